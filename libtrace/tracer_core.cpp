@@ -1,0 +1,653 @@
+#include "tracer_core.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#ifdef SKT_HAVE_LIBUNWIND
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+#endif
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "handle_map.h"
+#include "skel/skel_funcs.h"
+#include "skel/trace.h"
+#include "skel/trace_writer.h"
+#include "../templates/skel_kernel.h"
+
+#ifndef SKT_TRACER_VERSION
+#define SKT_TRACER_VERSION "0.1.0"
+#endif
+
+namespace skt::tracer {
+namespace {
+
+constexpr int kMaxStackDepth = 16;
+
+struct CommEntry {
+  std::vector<int64_t> members;  // world ranks
+};
+
+struct State {
+  bool started = false;
+  bool enabled = false;       // false after an I/O error or when disabled
+  bool multiple = false;      // MPI_THREAD_MULTIPLE: take the lock
+  int rank = 0, size = 1;
+  int stack_depth = 1;
+  bool verbose = false;
+  std::string dir;
+  int64_t origin_ns = 0;      // raw clock value of trace time 0; advanced past tracer overhead
+  TraceWriter writer;
+  std::mutex mu;
+  HandleMap comm_ids{64};     // MPI_Comm bits -> comm id
+  std::vector<CommEntry> comms;
+  HandleMap dtypes{128};      // MPI_Datatype bits -> (id << 1) | defined
+  uint32_t next_dtype = kFirstDerivedDatatype;
+  HandleMap ops{32};          // MPI_Op bits -> (id << 1) | defined
+  uint32_t next_op = kFirstUserOp;
+  HandleMap callsites{1024};  // return address (or frame hash) -> callsite id
+  uint32_t next_callsite = 0;
+  HandleMap modules{64};      // module base -> module id
+  uint32_t next_module = 0;
+  HandleMap requests{256};    // MPI_Request bits -> packed RequestInfo
+  uint32_t next_request = 0;
+  uintptr_t main_base = 0;
+  std::string exe;
+};
+
+State& st() {
+  static State* s = new State;  // never destroyed: wrappers may run during exit
+  return *s;
+}
+
+thread_local int t_depth = 0;
+
+template <typename H>
+uint64_t handle_bits(H h) {
+  uint64_t v = 0;
+  static_assert(sizeof(H) <= sizeof v, "MPI handle wider than 64 bits");
+  std::memcpy(&v, &h, sizeof h);
+  return v;
+}
+
+void warn_once(const std::string& what) {
+  State& s = st();
+  if (!s.enabled) return;
+  s.enabled = false;
+  std::fprintf(stderr, "skeltrace: rank %d: %s; tracing stops, the application continues\n", s.rank,
+               what.c_str());
+}
+
+int env_int(const char* name, int def, int lo, int hi) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return def;
+  char* end = nullptr;
+  long x = std::strtol(v, &end, 10);
+  if (*end || x < lo || x > hi) {
+    std::fprintf(stderr, "skeltrace: ignoring %s=%s (expected an integer in %d..%d)\n", name, v, lo, hi);
+    return def;
+  }
+  return static_cast<int>(x);
+}
+
+// ---- symbolic ids (called with the lock held when multiple)
+
+int64_t comm_id(MPI_Comm c) {
+  if (c == MPI_COMM_NULL) return kNone;
+  if (c == MPI_COMM_WORLD) return kCommWorld;
+  if (c == MPI_COMM_SELF) return kCommSelf;
+  const uint64_t* v = st().comm_ids.find(handle_bits(c));
+  return v ? static_cast<int64_t>(*v) : kUnknownComm;
+}
+
+int64_t to_world(int64_t cid, int64_t local) {
+  if (local < 0 || cid < 0) return local;
+  const auto& comms = st().comms;
+  if (static_cast<size_t>(cid) >= comms.size()) return local;
+  const auto& m = comms[static_cast<size_t>(cid)].members;
+  return local < static_cast<int64_t>(m.size()) ? m[static_cast<size_t>(local)] : local;
+}
+
+int64_t register_comm(MPI_Comm c, int64_t parent, uint32_t func) {
+  State& s = st();
+  MPI_Group g, wg;
+  int n = 0;
+  PMPI_Comm_group(c, &g);
+  PMPI_Group_size(g, &n);
+  PMPI_Comm_group(MPI_COMM_WORLD, &wg);
+  std::vector<int> local(static_cast<size_t>(n)), world(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) local[static_cast<size_t>(i)] = i;
+  PMPI_Group_translate_ranks(g, n, local.data(), wg, world.data());
+  PMPI_Group_free(&g);
+  PMPI_Group_free(&wg);
+  auto id = static_cast<uint32_t>(s.comms.size());
+  CommEntry e;
+  e.members.assign(world.begin(), world.end());
+  s.comms.push_back(e);
+  s.comm_ids.put(handle_bits(c), id);
+  s.writer.begin_record(RecordKind::kCommDef);
+  s.writer.put_int(Field::kId, id);
+  s.writer.put_int(Field::kParent, parent);
+  s.writer.put_int(Field::kFunc, func);
+  s.writer.put_list(Field::kMembers, s.comms.back().members.data(), s.comms.back().members.size());
+  s.writer.end_record();
+  return id;
+}
+
+void define_dtype(uint32_t id, MPI_Datatype t, const char* name) {
+  int size = 0;
+  PMPI_Type_size(t, &size);
+  State& s = st();
+  s.writer.begin_record(RecordKind::kDatatypeDef);
+  s.writer.put_int(Field::kId, id);
+  s.writer.put_int(Field::kSize, size);
+  s.writer.put_str(Field::kName, name);
+  s.writer.end_record();
+}
+
+int64_t dtype_id(MPI_Datatype t) {
+  if (t == MPI_DATATYPE_NULL) return kNone;
+  State& s = st();
+  uint64_t key = handle_bits(t);
+  const uint64_t* v = s.dtypes.find(key);
+  uint32_t id;
+  if (!v) {
+    id = s.next_dtype++;
+    s.dtypes.put(key, (static_cast<uint64_t>(id) << 1) | 1);
+    define_dtype(id, t, "derived");
+    return id;
+  }
+  id = static_cast<uint32_t>(*v >> 1);
+  if (!(*v & 1)) {  // predefined, defined on first use
+    s.dtypes.put(key, *v | 1);
+    const char* n = predefined_datatype_name(id);
+    define_dtype(id, t, n ? n : "?");
+  }
+  return id;
+}
+
+int64_t op_id(MPI_Op o) {
+  if (o == MPI_OP_NULL) return kNone;
+  State& s = st();
+  uint64_t key = handle_bits(o);
+  const uint64_t* v = s.ops.find(key);
+  uint32_t id;
+  if (!v) {
+    id = s.next_op++;
+    s.ops.put(key, (static_cast<uint64_t>(id) << 1) | 1);
+  } else {
+    id = static_cast<uint32_t>(*v >> 1);
+    if (*v & 1) return id;
+    s.ops.put(key, *v | 1);
+  }
+  const char* n = predefined_op_name(id);
+  s.writer.begin_record(RecordKind::kOpDef);
+  s.writer.put_int(Field::kId, id);
+  s.writer.put_str(Field::kName, n ? n : "user");
+  s.writer.end_record();
+  return id;
+}
+
+void register_predefined() {
+  State& s = st();
+#define SKT_REG_DT(id, name)                                                   \
+  if (name != MPI_DATATYPE_NULL && !s.dtypes.find(handle_bits(name)))          \
+    s.dtypes.put(handle_bits(name), static_cast<uint64_t>(id) << 1);
+  SKT_PREDEFINED_DATATYPES(SKT_REG_DT)
+#undef SKT_REG_DT
+#define SKT_REG_OP(id, name) \
+  if (name != MPI_OP_NULL) s.ops.put(handle_bits(name), static_cast<uint64_t>(id) << 1);
+  SKT_PREDEFINED_OPS(SKT_REG_OP)
+#undef SKT_REG_OP
+}
+
+// ---- call sites
+
+int find_main_base(struct dl_phdr_info* info, size_t, void* data) {
+  *static_cast<uintptr_t*>(data) = info->dlpi_addr;
+  return 1;  // the first object is the main program
+}
+
+uint32_t module_of(uintptr_t addr, uint64_t& offset) {
+  State& s = st();
+  Dl_info info{};
+  if (!dladdr(reinterpret_cast<void*>(addr), &info) || !info.dli_fbase) {
+    offset = addr;
+    info.dli_fbase = nullptr;
+  } else {
+    offset = addr - reinterpret_cast<uintptr_t>(info.dli_fbase);
+  }
+  uint64_t key = reinterpret_cast<uintptr_t>(info.dli_fbase) + 1;
+  if (const uint64_t* v = s.modules.find(key)) return static_cast<uint32_t>(*v);
+  std::string name = info.dli_fname ? info.dli_fname : "?";
+  if (!info.dli_fbase) name = "?";
+  else if (reinterpret_cast<uintptr_t>(info.dli_fbase) == s.main_base || name.empty() ||
+           name.find('/') == std::string::npos)
+    name = s.exe.empty() ? name : s.exe;
+  uint32_t id = s.next_module++;
+  s.modules.put(key, id);
+  s.writer.begin_record(RecordKind::kModuleDef);
+  s.writer.put_int(Field::kId, id);
+  s.writer.put_str(Field::kName, name);
+  s.writer.end_record();
+  return id;
+}
+
+uint32_t callsite_id(const void* ret) {
+  State& s = st();
+  uintptr_t frames[kMaxStackDepth];
+  int n = 1;
+  frames[0] = reinterpret_cast<uintptr_t>(ret);
+  uint64_t key = frames[0];
+#ifdef SKT_HAVE_LIBUNWIND
+  if (s.stack_depth > 1) {
+    void* bt[kMaxStackDepth + 8];
+    int got = unw_backtrace(bt, kMaxStackDepth + 8);
+    int from = 0;
+    while (from < got && bt[from] != ret) ++from;  // skip the tracer's own frames
+    n = 0;
+    key = 1469598103934665603ULL;
+    for (int i = from; i < got && n < s.stack_depth; ++i) {
+      frames[n++] = reinterpret_cast<uintptr_t>(bt[i]);
+      key = (key ^ reinterpret_cast<uintptr_t>(bt[i])) * 1099511628211ULL;
+    }
+    if (n == 0) {
+      frames[0] = reinterpret_cast<uintptr_t>(ret);
+      n = 1;
+      key = frames[0];
+    }
+  }
+#endif
+  if (const uint64_t* v = s.callsites.find(key | 1)) return static_cast<uint32_t>(*v);
+  int64_t list[2 * kMaxStackDepth];
+  for (int i = 0; i < n; ++i) {
+    uint64_t off = 0;
+    list[2 * i] = module_of(frames[i], off);
+    list[2 * i + 1] = static_cast<int64_t>(off);
+  }
+  uint32_t id = s.next_callsite++;
+  s.callsites.put(key | 1, id);
+  s.writer.begin_record(RecordKind::kCallsiteDef);
+  s.writer.put_int(Field::kId, id);
+  s.writer.put_list(Field::kFrames, list, static_cast<size_t>(2 * n));
+  s.writer.end_record();
+  return id;
+}
+
+// ---- requests: packed as id (32) | comm id (24) | flags (8)
+constexpr uint64_t kReqAnySource = 1, kReqPersistent = 2;
+
+uint64_t pack(const RequestInfo& ri) {
+  return (static_cast<uint64_t>(ri.id) << 32) | (static_cast<uint64_t>(ri.comm_id & 0xffffff) << 8) |
+         (ri.any_source_recv ? kReqAnySource : 0) | (ri.persistent ? kReqPersistent : 0);
+}
+
+// ---- time
+int64_t rel(int64_t raw) { return raw - st().origin_ns; }
+
+std::string hostname() {
+  char buf[256] = {0};
+  gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+std::string read_cmdline() {
+  FILE* f = std::fopen("/proc/self/cmdline", "rb");
+  if (!f) return "";
+  std::string out;
+  int c;
+  while ((c = std::fgetc(f)) != EOF) out.push_back(c == 0 ? ' ' : static_cast<char>(c));
+  std::fclose(f);
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
+double calibrate(int ms, double& seconds) {
+  if (ms <= 0) {
+    seconds = 0;
+    return 0;
+  }
+  volatile double sink = 0;
+  unsigned long long units = 1000;
+  int64_t begin = now_ns();
+  double best = 0;
+  // Double the work until one run takes ms/4, then keep the best rate of the
+  // runs that fit in the budget (the best is the least disturbed).
+  for (;;) {
+    int64_t a = now_ns();
+    sink = sink + skel_kernel_run(units, 1.0 + static_cast<double>(units & 7));
+    int64_t b = now_ns();
+    double dt = static_cast<double>(b - a) * 1e-9;
+    if (dt > 0 && dt * 4000 >= ms) {
+      double rate = static_cast<double>(units) / dt;
+      if (rate > best) best = rate;
+    } else {
+      units *= 2;
+    }
+    if ((b - begin) >= static_cast<int64_t>(ms) * 1000000) break;
+  }
+  seconds = static_cast<double>(now_ns() - begin) * 1e-9;
+  (void)sink;
+  return best;
+}
+
+bool make_dir(const std::string& dir) {
+  if (mkdir(dir.c_str(), 0755) == 0 || errno == EEXIST) return true;
+  return false;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- public
+
+int64_t now_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
+}
+
+bool recording() { return st().enabled; }
+
+bool enter() {
+  if (t_depth > 0 || !st().enabled) return false;
+  ++t_depth;
+  return true;
+}
+
+void leave() { --t_depth; }
+bool nested() { return t_depth > 0; }
+void push() { ++t_depth; }
+void pop() { --t_depth; }
+
+int comm_size(MPI_Comm c) {
+  int n = 0;
+  if (PMPI_Comm_size(c, &n) != MPI_SUCCESS) return 0;
+  return n;
+}
+
+int comm_rank(MPI_Comm c) {
+  int r = -1;
+  if (PMPI_Comm_rank(c, &r) != MPI_SUCCESS) return -1;
+  return r;
+}
+
+int cart_dims(MPI_Comm c) {
+  int n = 0;
+  if (PMPI_Cartdim_get(c, &n) != MPI_SUCCESS) return 0;
+  return n;
+}
+
+int64_t bytes_w(const int* counts, const MPI_Datatype* types, int n) {
+  int64_t sum = 0;
+  for (int i = 0; i < n; ++i) {
+    int sz = 0;
+    PMPI_Type_size(types[i], &sz);
+    sum += static_cast<int64_t>(counts[i]) * sz;
+  }
+  return sum;
+}
+
+int64_t bytes_w_f(const MPI_Fint* counts, const MPI_Fint* types, int n) {
+  int64_t sum = 0;
+  for (int i = 0; i < n; ++i) {
+    int sz = 0;
+    PMPI_Type_size(MPI_Type_f2c(types[i]), &sz);
+    sum += static_cast<int64_t>(counts[i]) * sz;
+  }
+  return sum;
+}
+
+RequestInfo request_info(MPI_Request h) {
+  RequestInfo ri;
+  if (h == MPI_REQUEST_NULL) return ri;
+  State& s = st();
+  std::unique_lock<std::mutex> lock(s.mu, std::defer_lock);
+  if (s.multiple) lock.lock();
+  if (const uint64_t* v = s.requests.find(handle_bits(h))) {
+    ri.id = static_cast<int64_t>(*v >> 32);
+    ri.comm_id = static_cast<uint32_t>((*v >> 8) & 0xffffff);
+    ri.any_source_recv = (*v & kReqAnySource) != 0;
+    ri.persistent = (*v & kReqPersistent) != 0;
+  }
+  return ri;
+}
+
+void request_done(MPI_Request h_before, const RequestInfo& info) {
+  if (info.id == kNone || info.persistent) return;
+  State& s = st();
+  std::unique_lock<std::mutex> lock(s.mu, std::defer_lock);
+  if (s.multiple) lock.lock();
+  s.requests.erase(handle_bits(h_before));
+}
+
+void request_freed(MPI_Request h_before) {
+  State& s = st();
+  std::unique_lock<std::mutex> lock(s.mu, std::defer_lock);
+  if (s.multiple) lock.lock();
+  s.requests.erase(handle_bits(h_before));
+}
+
+int64_t world_rank_of(uint32_t cid, int local_rank) {
+  State& s = st();
+  std::unique_lock<std::mutex> lock(s.mu, std::defer_lock);
+  if (s.multiple) lock.lock();
+  return to_world(cid, local_rank);
+}
+
+void record(Rec& r) {
+  State& s = st();
+  if (!s.enabled) return;
+  std::unique_lock<std::mutex> lock(s.mu, std::defer_lock);
+  if (s.multiple) lock.lock();
+  TraceWriter& w = s.writer;
+  // Definitions first: they must precede the event record that uses them.
+  uint32_t cs = callsite_id(r.ret);
+  int64_t cid = r.has_comm ? comm_id(r.comm) : kNone;
+  int64_t dt = dtype_id(r.dtype);
+  int64_t dt2 = dtype_id(r.dtype2);
+  int64_t op = op_id(r.op);
+  int64_t new_cid = kNone;
+  if (r.has_new_comm && r.new_comm != MPI_COMM_NULL) new_cid = register_comm(r.new_comm, cid, r.func);
+  int64_t committed = kNone;
+  if (r.has_commit && r.committed != MPI_DATATYPE_NULL) {
+    committed = s.next_dtype++;
+    s.dtypes.put(handle_bits(r.committed), (static_cast<uint64_t>(committed) << 1) | 1);
+    define_dtype(static_cast<uint32_t>(committed), r.committed, "derived");
+  }
+  int64_t req_id = kNone;
+  if (r.has_new_request && r.new_request != MPI_REQUEST_NULL) {
+    RequestInfo ri;
+    ri.id = s.next_request++;
+    ri.comm_id = cid >= 0 ? static_cast<uint32_t>(cid) : 0xffffff;
+    ri.any_source_recv = (r.flags & kFlagAnySource) != 0;
+    ri.persistent = (r.flags & kFlagPersistent) != 0;
+    s.requests.put(handle_bits(r.new_request), pack(ri));
+    req_id = ri.id;
+  }
+
+  w.begin_event(r.func, cs);
+  if (cid != kNone) w.put_int(Field::kComm, cid);
+  if (r.peer != kNone) w.put_int(Field::kPeer, to_world(cid, r.peer));
+  if (r.tag != kNone) w.put_int(Field::kTag, r.tag);
+  if (r.count != kNone) w.put_int(Field::kCount, r.count);
+  if (dt != kNone) w.put_int(Field::kDtype, dt);
+  if (r.peer2 != kNone) w.put_int(Field::kPeer2, to_world(cid, r.peer2));
+  if (r.tag2 != kNone) w.put_int(Field::kTag2, r.tag2);
+  if (r.count2 != kNone) w.put_int(Field::kCount2, r.count2);
+  if (dt2 != kNone) w.put_int(Field::kDtype2, dt2);
+  if (r.root != kNone) w.put_int(Field::kRoot, to_world(cid, r.root));
+  if (op != kNone) w.put_int(Field::kOp, op);
+  if (r.flags) w.put_int(Field::kFlags, static_cast<int64_t>(r.flags));
+  if (r.bytes != kNone) w.put_int(Field::kBytes, r.bytes);
+  if (r.bytes2 != kNone) w.put_int(Field::kBytes2, r.bytes2);
+  if (r.counts) w.put_list(Field::kCounts, r.counts, static_cast<size_t>(r.ncounts));
+  if (r.counts2) w.put_list(Field::kCounts2, r.counts2, static_cast<size_t>(r.ncounts2));
+  if (r.dims) w.put_list(Field::kDims, r.dims, static_cast<size_t>(r.ndims));
+  if (r.periods) w.put_list(Field::kPeriods, r.periods, static_cast<size_t>(r.ndims));
+  if (r.color != kNone) w.put_int(Field::kColor, r.color);
+  if (r.key != kNone) w.put_int(Field::kKey, r.key);
+  if (new_cid != kNone) w.put_int(Field::kNewComm, new_cid);
+  if (committed != kNone) w.put_int(Field::kDtype, committed);
+  if (req_id != kNone) w.put_list(Field::kReqs, &req_id, 1);
+  if (r.req_ids) w.put_list(Field::kReqs, r.req_ids, static_cast<size_t>(r.nreqs));
+  if (r.req_sources) w.put_list(Field::kReqSources, r.req_sources, static_cast<size_t>(r.nreqs));
+  w.end_event(rel(r.t0), rel(r.t1));
+  if (r.frees_comm && cid >= static_cast<int64_t>(kFirstUserComm)) s.comm_ids.erase(handle_bits(r.comm));
+  if (w.failed()) warn_once(w.error());
+  // The tracer's own time after the call (ids, encoding, a chunk flush) is
+  // not application computation: move the time origin past it.
+  s.origin_ns += now_ns() - r.t1;
+}
+
+void start(int64_t t0, int64_t t1, uint32_t func, const void* ret, int provided, bool fortran) {
+  State& s = st();
+  if (s.started) return;
+  s.started = true;
+  if (const char* d = std::getenv("SKELTRACE_DISABLE"); d && *d && std::strcmp(d, "0") != 0) return;
+  int initialized = 0;
+  PMPI_Initialized(&initialized);
+  if (!initialized) return;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &s.rank);
+  PMPI_Comm_size(MPI_COMM_WORLD, &s.size);
+  s.multiple = provided == MPI_THREAD_MULTIPLE;
+  s.stack_depth = env_int("SKELTRACE_STACK_DEPTH", 1, 1, kMaxStackDepth);
+#ifndef SKT_HAVE_LIBUNWIND
+  if (s.stack_depth > 1 && s.rank == 0)
+    std::fprintf(stderr, "skeltrace: built without libunwind; SKELTRACE_STACK_DEPTH>1 ignored\n");
+  s.stack_depth = 1;
+#endif
+  s.verbose = env_int("SKELTRACE_VERBOSE", 0, 0, 1) != 0;
+  int buffer_kb = env_int("SKELTRACE_BUFFER_KB", 1024, 4, 1 << 20);
+  int level = env_int("SKELTRACE_ZSTD_LEVEL", 3, 1, 19);
+  int cal_ms = env_int("SKELTRACE_CALIBRATE_MS", 20, 0, 10000);
+
+  // One run id for all files of this run: rank 0 draws it and broadcasts it.
+  uint64_t run_id = 0;
+  if (s.rank == 0) {
+    timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    run_id = (static_cast<uint64_t>(ts.tv_sec) << 32) ^ static_cast<uint64_t>(ts.tv_nsec) ^
+             (static_cast<uint64_t>(getpid()) << 16);
+    if (run_id == 0) run_id = 1;
+  }
+  PMPI_Bcast(&run_id, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+
+  const char* dir_env = std::getenv("SKELTRACE_DIR");
+  if (dir_env && *dir_env) {
+    s.dir = dir_env;
+  } else {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "skeltrace-%016llx", static_cast<unsigned long long>(run_id));
+    s.dir = buf;
+  }
+  char exe[4096];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n > 0) s.exe.assign(exe, static_cast<size_t>(n));
+  dl_iterate_phdr(find_main_base, &s.main_base);
+
+  TraceHeader h;
+  h.rank = static_cast<uint32_t>(s.rank);
+  h.world_size = static_cast<uint32_t>(s.size);
+  h.run_id = run_id;
+  h.pid = static_cast<uint32_t>(getpid());
+#if defined(OPEN_MPI)
+  h.mpi_flavor = MpiFlavor::kOpenMpi;
+#elif defined(MPICH)
+  h.mpi_flavor = MpiFlavor::kMpich;
+#endif
+  int ver = 0, sub = 0;
+  PMPI_Get_version(&ver, &sub);
+  h.mpi_version_major = static_cast<uint8_t>(ver);
+  h.mpi_version_minor = static_cast<uint8_t>(sub);
+  h.stack_depth = static_cast<uint8_t>(s.stack_depth);
+  h.thread_level = static_cast<uint8_t>(provided < 0 ? 0 : provided);
+  char lib[MPI_MAX_LIBRARY_VERSION_STRING] = {0};
+  int liblen = 0;
+  PMPI_Get_library_version(lib, &liblen);
+  h.mpi_library = std::string(lib, strnlen(lib, sizeof lib));
+  if (auto nl = h.mpi_library.find('\n'); nl != std::string::npos) h.mpi_library.resize(nl);
+  for (char& c : h.mpi_library)
+    if (c == '\t') c = ' ';
+  h.tracer_version = SKT_TRACER_VERSION;
+  h.hostname = hostname();
+  h.executable = s.exe;
+  h.command_line = read_cmdline();
+  h.kernel_name = SKEL_KERNEL_NAME;
+  h.kernel_version = SKEL_KERNEL_VERSION;
+  h.kernel_units_per_s = calibrate(cal_ms, h.calibration_s);
+
+  register_predefined();
+  s.comms.resize(2);
+  s.comms[kCommWorld].members.resize(static_cast<size_t>(s.size));
+  for (int i = 0; i < s.size; ++i) s.comms[kCommWorld].members[static_cast<size_t>(i)] = i;
+  s.comms[kCommSelf].members.assign(1, s.rank);
+
+  // Trace time 0 is the entry into MPI_Init; the tracer's set-up after
+  // PMPI_Init returned (broadcast, calibration, opening the file) is cut out.
+  int64_t t2 = now_ns();
+  s.origin_ns = t0 + (t2 - t1);
+  timespec rt;
+  clock_gettime(CLOCK_REALTIME, &rt);
+  h.start_realtime_ns = static_cast<int64_t>(rt.tv_sec) * 1000000000LL + rt.tv_nsec - (t2 - t0);
+  h.start_monotonic_ns = s.origin_ns;
+
+  std::string path = s.dir + "/" + TraceDir::rank_file_name(static_cast<uint32_t>(s.rank));
+  s.enabled = true;
+  if (!make_dir(s.dir)) {
+    warn_once("cannot create trace directory " + s.dir + ": " + std::strerror(errno));
+    return;
+  }
+  if (!s.writer.open(path, h, static_cast<size_t>(buffer_kb) * 1024, level)) {
+    warn_once(s.writer.error());
+    return;
+  }
+  Rec r(func, ret);
+  r.t0 = t0;
+  r.t1 = t1;
+  if (fortran) r.flags |= kFlagFortran;
+  // Both start at trace time 0 (t0 - origin would be negative by the set-up time).
+  int64_t shift = s.origin_ns - t0;
+  r.t0 += shift;
+  r.t1 += shift;
+  record(r);
+}
+
+void finish(int64_t t0, int64_t t1, const void* ret, bool fortran) {
+  State& s = st();
+  if (!s.enabled) return;
+  Rec r(kFunc_MPI_Finalize, ret);
+  r.t0 = t0;
+  r.t1 = t1;
+  if (fortran) r.flags |= kFlagFortran;
+  record(r);
+  uint64_t events = s.writer.events();
+  if (!s.writer.close(EndStatus::kFinalized)) warn_once(s.writer.error());
+  if (s.verbose && s.rank == 0)
+    std::fprintf(stderr, "skeltrace: rank 0 wrote %llu events to %s/\n", static_cast<unsigned long long>(events),
+                 s.dir.c_str());
+  s.enabled = false;
+}
+
+void abort_flush(const void* ret, MPI_Comm comm, int errorcode, bool fortran) {
+  State& s = st();
+  if (!s.enabled) return;
+  Rec r(kFunc_MPI_Abort, ret);
+  r.t0 = r.t1 = now_ns();
+  r.set_comm(comm);
+  (void)errorcode;
+  if (fortran) r.flags |= kFlagFortran;
+  record(r);
+  s.writer.close(EndStatus::kAborted);
+  s.enabled = false;
+}
+
+}  // namespace skt::tracer

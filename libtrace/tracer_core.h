@@ -1,0 +1,129 @@
+// The tracer's core, shared by the generated and the hand-written wrappers.
+// Compiled once per MPI library (it sees that library's mpi.h).
+//
+// Every wrapper has the same shape:
+//   if (!enter()) return PMPI_X(...);       // not tracing, or nested inside another wrapper
+//   Rec r(func_id, __builtin_return_address(0));
+//   r.t0 = now_ns(); rc = PMPI_X(...); r.t1 = now_ns();
+//   fill r from the arguments; record(r); leave();
+// record() turns handles into symbolic ids, local ranks into world ranks,
+// writes the event, and never throws or aborts: on an I/O error it warns
+// once on stderr and tracing stops while the application goes on.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+
+#include "skel/trace_format.h"
+
+namespace skt::tracer {
+
+// Raw CLOCK_MONOTONIC in ns.
+int64_t now_ns();
+
+// True when this call is to be recorded; then the caller must call leave().
+bool enter();
+void leave();
+// Nesting guard without the recording check (MPI_Init / MPI_Finalize wrappers).
+bool nested();
+void push();
+void pop();
+
+// Whether the tracer records at all (started and not disabled by an error).
+bool recording();
+
+// What one call recorded. Ranks are local to `comm` (translated in record()).
+struct Rec {
+  Rec(uint32_t func_id, const void* return_address) : func(func_id), ret(return_address) {}
+  uint32_t func;
+  const void* ret;
+  int64_t t0 = 0, t1 = 0;
+  uint64_t flags = 0;
+  MPI_Comm comm = MPI_COMM_NULL;
+  bool has_comm = false;
+  int64_t peer = kNone, tag = kNone, count = kNone;   // peer: local rank, kProcNull, or kNone
+  int64_t peer2 = kNone, tag2 = kNone, count2 = kNone;
+  MPI_Datatype dtype = MPI_DATATYPE_NULL, dtype2 = MPI_DATATYPE_NULL;
+  int64_t root = kNone;                                 // local rank in comm
+  MPI_Op op = MPI_OP_NULL;
+  int64_t bytes = kNone, bytes2 = kNone;
+  const int* counts = nullptr;
+  int ncounts = 0;
+  const int* counts2 = nullptr;
+  int ncounts2 = 0;
+  const int* dims = nullptr;
+  const int* periods = nullptr;
+  int ndims = 0;
+  int64_t color = kNone, key = kNone;
+  // Requests: one created (req_out), or a list of ids already resolved
+  // (start / completion / free), with the matched sources of completions.
+  bool has_new_request = false;
+  MPI_Request new_request = MPI_REQUEST_NULL;
+  const int64_t* req_ids = nullptr;
+  const int64_t* req_sources = nullptr;
+  int nreqs = 0;
+  // Communicator life cycle.
+  bool has_new_comm = false;
+  MPI_Comm new_comm = MPI_COMM_NULL;
+  bool frees_comm = false;
+  // Datatype committed by this call (gets a fresh id).
+  bool has_commit = false;
+  MPI_Datatype committed = MPI_DATATYPE_NULL;
+
+  void set_comm(MPI_Comm c) {
+    comm = c;
+    has_comm = true;
+  }
+  void set_dest(int d) { peer = d == MPI_PROC_NULL ? (flags |= kFlagProcNull, kProcNull) : d; }
+  // A receive source: MPI_ANY_SOURCE is resolved from the status when there is one.
+  void set_src(int s, const MPI_Status* st) { peer = resolve_src(s, st); }
+  void set_src2(int s, const MPI_Status* st) { peer2 = resolve_src(s, st); }
+  void set_tag(int t) {
+    tag = t;
+    if (t == MPI_ANY_TAG) flags |= kFlagAnyTag;
+  }
+  void set_root(int r) { root = r; }
+
+ private:
+  int64_t resolve_src(int s, const MPI_Status* st) {
+    if (s == MPI_PROC_NULL) {
+      flags |= kFlagProcNull;
+      return kProcNull;
+    }
+    if (s != MPI_ANY_SOURCE) return s;
+    flags |= kFlagAnySource;
+    return st ? st->MPI_SOURCE : kNone;
+  }
+};
+
+void record(Rec& r);
+
+// Size of a communicator / this process's rank in it (0 / -1 on error).
+int comm_size(MPI_Comm c);
+int comm_rank(MPI_Comm c);
+int cart_dims(MPI_Comm c);
+// Alltoallw bytes: sum of counts[i] * size(types[i]) over n ranks.
+int64_t bytes_w(const int* counts, const MPI_Datatype* types, int n);
+int64_t bytes_w_f(const MPI_Fint* counts, const MPI_Fint* types, int n);
+
+// Requests. Before a completion call: the tracer's id for a handle (kNone if
+// unknown) and whether it is a receive posted with MPI_ANY_SOURCE.
+struct RequestInfo {
+  int64_t id = kNone;
+  bool any_source_recv = false;
+  bool persistent = false;
+  uint32_t comm_id = 0;
+};
+RequestInfo request_info(MPI_Request h);
+// After completion: forget non-persistent requests; source -> world rank.
+void request_done(MPI_Request h_before, const RequestInfo& info);
+void request_freed(MPI_Request h_before);
+int64_t world_rank_of(uint32_t comm_id, int local_rank);
+
+// Start / end of the run (hand-written wrappers).
+void start(int64_t t0, int64_t t1, uint32_t func, const void* ret, int thread_level_provided, bool fortran);
+void finish(int64_t t0, int64_t t1, const void* ret, bool fortran);  // after PMPI_Finalize
+void abort_flush(const void* ret, MPI_Comm comm, int errorcode, bool fortran);  // before PMPI_Abort
+
+}  // namespace skt::tracer

@@ -1,0 +1,237 @@
+// skelgen dump: print a trace's events as text or JSON Lines.
+#include <sys/stat.h>
+
+#include <cinttypes>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "skel/skel_funcs.h"
+#include "skel/trace.h"
+
+namespace skelgen {
+namespace {
+
+using nlohmann::json;
+using skt::Event;
+using skt::kNone;
+
+bool is_completion(uint32_t f) {
+  switch (f) {
+    case skt::kFunc_MPI_Wait: case skt::kFunc_MPI_Waitall: case skt::kFunc_MPI_Waitany:
+    case skt::kFunc_MPI_Waitsome: case skt::kFunc_MPI_Test: case skt::kFunc_MPI_Testall:
+    case skt::kFunc_MPI_Testany: case skt::kFunc_MPI_Testsome:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::vector<std::string> flag_names(uint64_t f) {
+  static const std::pair<uint64_t, const char*> names[] = {
+      {skt::kFlagAnySource, "any_source"}, {skt::kFlagAnyTag, "any_tag"},   {skt::kFlagInPlace, "in_place"},
+      {skt::kFlagProcNull, "proc_null"},   {skt::kFlagFortran, "fortran"},  {skt::kFlagTestFailed, "not_completed"},
+      {skt::kFlagPersistent, "persistent"}};
+  std::vector<std::string> out;
+  for (auto& [bit, n] : names)
+    if (f & bit) out.push_back(n);
+  return out;
+}
+
+std::string func_label(uint32_t id) {
+  const char* n = skt::func_name(id);
+  return n ? n : "func" + std::to_string(id);
+}
+
+json opt(int64_t v) { return v == kNone || v == skt::kProcNull || v == skt::kUnknownComm ? json(nullptr) : json(v); }
+
+json event_json(uint32_t rank, const Event& e, const skt::TraceFile& f) {
+  json j;
+  j["rank"] = rank;
+  j["seq"] = e.seq;
+  j["func"] = func_label(e.func);
+  j["peer"] = opt(e.peer);
+  j["tag"] = opt(e.tag);
+  j["count"] = opt(e.count);
+  j["bytes"] = opt(e.bytes);
+  j["comm"] = opt(e.comm);
+  j["root"] = opt(e.root);
+  j["callsite"] = f.callsite_name(e.callsite);
+  j["t_start"] = static_cast<double>(e.t_start_ns) * 1e-9;
+  j["duration"] = static_cast<double>(e.duration_ns) * 1e-9;
+  j["gap"] = static_cast<double>(e.gap_ns) * 1e-9;
+  if (e.dtype != kNone) {
+    j["dtype"] = e.dtype;
+    j["dtype_size"] = f.datatype_size(e.dtype);
+  }
+  if (e.peer2 != kNone) j["peer2"] = opt(e.peer2);
+  if (e.tag2 != kNone) j["tag2"] = e.tag2;
+  if (e.count2 != kNone) j["count2"] = e.count2;
+  if (e.bytes2 != kNone) j["bytes2"] = e.bytes2;
+  if (e.dtype2 != kNone) j["dtype2"] = e.dtype2;
+  if (e.op != kNone) {
+    auto it = f.ops().find(static_cast<uint32_t>(e.op));
+    j["op"] = it == f.ops().end() ? json(e.op) : json(it->second);
+  }
+  if (e.flags) j["flags"] = flag_names(e.flags);
+  if (is_completion(e.func)) {
+    j["completed"] = e.reqs;
+    if (!e.req_sources.empty()) {
+      json s = json::array();
+      for (int64_t x : e.req_sources) s.push_back(opt(x));
+      j["sources"] = s;
+    }
+  } else if (!e.reqs.empty()) {
+    bool created = e.func != skt::kFunc_MPI_Start && e.func != skt::kFunc_MPI_Startall &&
+                   e.func != skt::kFunc_MPI_Request_free;
+    if (created) j["request"] = e.reqs.at(0);
+    else j["reqs"] = e.reqs;
+  }
+  if (!e.counts.empty()) j["counts"] = e.counts;
+  if (!e.counts2.empty()) j["counts2"] = e.counts2;
+  if (e.new_comm != kNone) j["new_comm"] = e.new_comm;
+  if (e.color != kNone) j["color"] = e.color;
+  if (e.key != kNone) j["key"] = e.key;
+  if (!e.dims.empty()) j["dims"] = e.dims;
+  if (!e.periods.empty()) j["periods"] = e.periods;
+  return j;
+}
+
+std::string event_text(uint32_t rank, const Event& e, const skt::TraceFile& f) {
+  char head[128];
+  std::snprintf(head, sizeof head, "%u %6" PRIu64 " %12.9f %11.9f %-20s", rank, e.seq,
+                static_cast<double>(e.t_start_ns) * 1e-9, static_cast<double>(e.duration_ns) * 1e-9,
+                func_label(e.func).c_str());
+  std::string s = head;
+  auto kv = [&s](const char* k, int64_t v) {
+    if (v == kNone) return;
+    s += ' ';
+    s += k;
+    s += '=';
+    s += v == skt::kProcNull ? "null" : v == skt::kUnknownComm ? "?" : std::to_string(v);
+  };
+  auto list = [&s](const char* k, const std::vector<int64_t>& v) {
+    if (v.empty()) return;
+    s += ' ';
+    s += k;
+    s += '=';
+    for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  };
+  kv("peer", e.peer);
+  kv("tag", e.tag);
+  kv("count", e.count);
+  kv("bytes", e.bytes);
+  kv("peer2", e.peer2);
+  kv("tag2", e.tag2);
+  kv("count2", e.count2);
+  kv("bytes2", e.bytes2);
+  kv("root", e.root);
+  kv("op", e.op);
+  kv("comm", e.comm);
+  kv("new_comm", e.new_comm);
+  kv("color", e.color);
+  kv("key", e.key);
+  list(is_completion(e.func) ? "completed" : "reqs", e.reqs);
+  list("sources", e.req_sources);
+  list("counts", e.counts);
+  list("counts2", e.counts2);
+  list("dims", e.dims);
+  for (const std::string& fl : flag_names(e.flags)) s += " " + fl;
+  s += " @" + f.callsite_name(e.callsite);
+  return s;
+}
+
+json info_json(const skt::TraceFile& f) {
+  const skt::TraceHeader& h = f.header();
+  json j;
+  j["type"] = "rank_info";
+  j["rank"] = h.rank;
+  j["world_size"] = h.world_size;
+  j["format_version"] = std::to_string(h.version_major) + "." + std::to_string(h.version_minor);
+  j["run_id"] = h.run_id;
+  j["hostname"] = h.hostname;
+  j["pid"] = h.pid;
+  j["mpi_library"] = h.mpi_library;
+  j["mpi_version"] = std::to_string(h.mpi_version_major) + "." + std::to_string(h.mpi_version_minor);
+  j["thread_level"] = h.thread_level;
+  j["executable"] = h.executable;
+  j["command_line"] = h.command_line;
+  j["tracer_version"] = h.tracer_version;
+  j["clock"] = "CLOCK_MONOTONIC";
+  j["start_realtime_ns"] = h.start_realtime_ns;
+  j["stack_depth"] = h.stack_depth;
+  j["kernel"] = {{"name", h.kernel_name}, {"version", h.kernel_version},
+                 {"units_per_s", h.kernel_units_per_s}, {"calibration_s", h.calibration_s}};
+  j["events"] = f.events_read();
+  j["end"] = skt::trace_end_name(f.end());
+  json comms = json::array();
+  for (const auto& [id, c] : f.comms())
+    comms.push_back({{"id", id}, {"parent", opt(c.parent)}, {"created_by", func_label(c.created_by)},
+                     {"members", c.members}});
+  j["comms"] = comms;
+  json types = json::array();
+  for (const auto& [id, t] : f.datatypes()) types.push_back({{"id", id}, {"size", t.size}, {"name", t.name}});
+  j["datatypes"] = types;
+  json sites = json::array();
+  for (const auto& [id, c] : f.callsites()) sites.push_back({{"id", id}, {"site", f.callsite_name(id)}});
+  j["callsites"] = sites;
+  return j;
+}
+
+}  // namespace
+
+void setup_dump(CLI::App& app, DumpOptions& opt) {
+  app.description(
+      "Print the events of a trace directory (or of one rank-NNNNN.skt file).\n"
+      "text: one line per event: rank seq t_start duration func fields... @callsite\n"
+      "jsonl: one JSON object per event (fields in docs/trace-format.md, \"Dump\")");
+  app.add_option("input", opt.input, "Trace directory or rank file")->required();
+  app.add_option("-r,--rank", opt.rank, "Only this rank")->check(CLI::NonNegativeNumber);
+  app.add_option("-f,--format", opt.format, "Output format")->check(CLI::IsMember({"text", "jsonl"}));
+  app.add_flag("--info", opt.info,
+               "Print each rank's header and tables (communicators, datatypes, call sites) after its events");
+}
+
+int run_dump(const DumpOptions& opt) {
+  struct stat sb {};
+  if (stat(opt.input.c_str(), &sb) != 0) throw skt::TraceError(opt.input + ": no such file or directory");
+  std::vector<std::string> files;
+  if (S_ISDIR(sb.st_mode)) {
+    skt::TraceDir td(opt.input);
+    if (opt.rank >= 0 && static_cast<uint32_t>(opt.rank) >= td.world_size())
+      throw skt::TraceError(opt.input + ": no rank " + std::to_string(opt.rank) + " (world size " +
+                            std::to_string(td.world_size()) + ")");
+    for (uint32_t r = 0; r < td.world_size(); ++r)
+      if (opt.rank < 0 || static_cast<uint32_t>(opt.rank) == r) files.push_back(td.rank_path(r));
+  } else {
+    files.push_back(opt.input);
+  }
+  bool jsonl = opt.format == "jsonl";
+  int status = 0;
+  for (const std::string& path : files) {
+    skt::TraceFile f(path);
+    uint32_t rank = f.header().rank;
+    if (!jsonl) {
+      std::printf("# rank %u of %u  host %s  %s\n", rank, f.header().world_size, f.header().hostname.c_str(),
+                  f.header().mpi_library.c_str());
+      std::printf("# rank    seq      t_start    duration func                 fields @callsite\n");
+    }
+    Event e;
+    while (f.next(e)) {
+      if (jsonl) std::puts(event_json(rank, e, f).dump().c_str());
+      else std::puts(event_text(rank, e, f).c_str());
+    }
+    if (f.end() == skt::TraceEnd::kTruncated) {
+      std::fprintf(stderr, "skelgen: warning: %s: truncated (the process died or the disk filled); %llu events read\n",
+                   path.c_str(), static_cast<unsigned long long>(f.events_read()));
+    }
+    if (opt.info) {
+      json j = info_json(f);
+      if (jsonl) std::puts(j.dump().c_str());
+      else std::printf("# info %s\n", j.dump(2).c_str());
+    }
+  }
+  return status;
+}
+
+}  // namespace skelgen

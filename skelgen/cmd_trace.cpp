@@ -1,0 +1,220 @@
+// skelgen trace: run an application with the right tracer preloaded.
+#include <dirent.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+
+#include "commands.h"
+
+namespace skelgen {
+namespace {
+
+std::string basename_of(const std::string& p) {
+  auto s = p.rfind('/');
+  return s == std::string::npos ? p : p.substr(s + 1);
+}
+
+std::string dirname_of(const std::string& p) {
+  auto s = p.rfind('/');
+  return s == std::string::npos ? "." : (s == 0 ? "/" : p.substr(0, s));
+}
+
+// Full path of a command as the shell would find it ("" if not found).
+std::string which(const std::string& cmd) {
+  if (cmd.find('/') != std::string::npos) return access(cmd.c_str(), X_OK) == 0 ? cmd : "";
+  const char* path = std::getenv("PATH");
+  std::string p = path ? path : "/usr/bin:/bin";
+  size_t start = 0;
+  while (start <= p.size()) {
+    size_t end = p.find(':', start);
+    if (end == std::string::npos) end = p.size();
+    std::string d = p.substr(start, end - start);
+    std::string full = (d.empty() ? "." : d) + "/" + cmd;
+    if (access(full.c_str(), X_OK) == 0) return full;
+    start = end + 1;
+  }
+  return "";
+}
+
+std::string real_path(const std::string& p) {
+  char buf[PATH_MAX];
+  return realpath(p.c_str(), buf) ? std::string(buf) : p;
+}
+
+// "mpich", "openmpi" or "" from a launcher's name (following symlinks such as
+// /usr/bin/mpirun -> /etc/alternatives/mpirun -> /usr/bin/mpirun.openmpi).
+std::string flavor_of_launcher(const std::string& launcher) {
+  std::string full = which(launcher);
+  for (const std::string& name : {basename_of(launcher), basename_of(real_path(full.empty() ? launcher : full))}) {
+    if (name.find("mpich") != std::string::npos || name.find("hydra") != std::string::npos) return "mpich";
+    if (name.find("openmpi") != std::string::npos || name.find("orterun") != std::string::npos ||
+        name.find("prterun") != std::string::npos)
+      return "openmpi";
+  }
+  return "";
+}
+
+// "mpich", "openmpi" or "" from the shared libraries a program links.
+std::string flavor_of_binary(const std::string& prog) {
+  std::string full = which(prog);
+  if (full.empty()) return "";
+  std::string cmd = "ldd '" + full + "' 2>/dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return "";
+  std::string out;
+  char buf[512];
+  while (std::fgets(buf, sizeof buf, p)) out += buf;
+  pclose(p);
+  if (out.find("libmpich") != std::string::npos) return "mpich";
+  if (out.find("libmpi.so") != std::string::npos || out.find("openmpi") != std::string::npos) return "openmpi";
+  return "";
+}
+
+bool is_launcher(const std::string& cmd) {
+  std::string b = basename_of(cmd);
+  return b.rfind("mpirun", 0) == 0 || b.rfind("mpiexec", 0) == 0 || b.rfind("orterun", 0) == 0;
+}
+
+std::string self_dir() {
+  char buf[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return ".";
+  buf[n] = 0;
+  return dirname_of(buf);
+}
+
+std::string tracer_library(const std::string& flavor) {
+  const char* env = std::getenv("SKELGEN_TRACER_DIR");
+  std::string dir = env && *env ? env : self_dir() + "/../lib";
+  std::string lib = real_path(dir) + "/libskeltrace-" + flavor + ".so";
+  if (access(lib.c_str(), R_OK) != 0)
+    throw std::runtime_error("no tracer for " + flavor + " (" + lib +
+                             " is missing; was skelgen built with that MPI installed?)");
+  return lib;
+}
+
+bool holds_trace(const std::string& dir, bool remove) {
+  DIR* d = opendir(dir.c_str());
+  if (!d) return false;
+  bool found = false;
+  while (dirent* e = readdir(d)) {
+    std::string n = e->d_name;
+    if (n.rfind("rank-", 0) == 0 && n.size() > 4 && n.compare(n.size() - 4, 4, ".skt") == 0) {
+      found = true;
+      if (remove) unlink((dir + "/" + n).c_str());
+    }
+  }
+  closedir(d);
+  return found;
+}
+
+}  // namespace
+
+void setup_trace(CLI::App& app, TraceOptions& opt) {
+  app.description(
+      "Run an MPI application once under the skelgen tracer: one trace file per rank in DIR.\n"
+      "Example: skelgen trace -o ring.trace -- mpiexec.mpich -n 2 ./ring\n"
+      "The MPI is detected from the launcher (mpiexec.mpich, mpirun.openmpi, ...) or, for an\n"
+      "unknown launcher, from the libraries the program links; --mpi overrides. Tracer settings\n"
+      "come from SKELTRACE_* environment variables (see docs/tracer.md).");
+  app.add_option("-o,--output", opt.out_dir, "Trace directory (default: ./skeltrace)");
+  app.add_option("--mpi", opt.mpi, "MPI library the application uses")->check(CLI::IsMember({"mpich", "openmpi"}));
+  app.add_option("--stack-depth", opt.stack_depth, "Frames per call site (1 = caller only; >1 uses libunwind)")
+      ->check(CLI::Range(1, 16));
+  app.add_flag("--force", opt.force, "Replace a trace already in the output directory");
+  app.add_flag("-q,--quiet", opt.quiet, "Do not print the summary");
+  app.add_option("command", opt.command, "Launcher and application: -- LAUNCHER [ARGS] APP [ARGS]")
+      ->required()
+      ->expected(-1);
+}
+
+int run_trace(const TraceOptions& opt) {
+  const std::string& launcher = opt.command.at(0);
+  if (which(launcher).empty()) throw std::runtime_error("command not found: " + launcher);
+  std::string flavor = opt.mpi;
+  if (flavor.empty()) flavor = flavor_of_launcher(launcher);
+  for (size_t i = 1; flavor.empty() && i < opt.command.size(); ++i) flavor = flavor_of_binary(opt.command[i]);
+  if (flavor.empty()) flavor = flavor_of_binary(launcher);
+  if (flavor.empty())
+    throw std::runtime_error("cannot tell which MPI '" + launcher + "' uses; say --mpi mpich or --mpi openmpi");
+  std::string lib = tracer_library(flavor);
+
+  std::string dir = opt.out_dir.empty() ? "skeltrace" : opt.out_dir;
+  if (holds_trace(dir, false)) {
+    if (!opt.force)
+      throw std::runtime_error(dir + " already holds a trace; use --force to replace it or -o for another directory");
+    holds_trace(dir, true);
+  }
+  if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
+    throw std::runtime_error("cannot create " + dir + ": " + std::strerror(errno));
+  dir = real_path(dir);
+
+  std::string preload = lib;
+  if (const char* old = std::getenv("LD_PRELOAD"); old && *old) preload += std::string(":") + old;
+  std::vector<std::pair<std::string, std::string>> env = {
+      {"LD_PRELOAD", preload}, {"SKELTRACE_DIR", dir}, {"SKELTRACE_STACK_DEPTH", std::to_string(opt.stack_depth)}};
+
+  // Pass the settings to the ranks only, not to the launcher itself.
+  std::vector<std::string> argv{launcher};
+  std::string lflavor = is_launcher(launcher) ? flavor_of_launcher(launcher) : "";
+  for (const auto& [k, v] : env) {
+    if (lflavor == "mpich") {
+      argv.insert(argv.end(), {"-genv", k, v});
+    } else if (lflavor == "openmpi") {
+      argv.insert(argv.end(), {"-x", k + "=" + v});
+    } else {
+      setenv(k.c_str(), v.c_str(), 1);
+    }
+  }
+  if (lflavor.empty() && is_launcher(launcher))
+    std::fprintf(stderr, "skelgen: note: unknown launcher %s; passing the tracer through the environment\n",
+                 launcher.c_str());
+  argv.insert(argv.end(), opt.command.begin() + 1, opt.command.end());
+
+  if (!opt.quiet) std::fprintf(stderr, "skelgen: tracing with %s into %s\n", basename_of(lib).c_str(), dir.c_str());
+  std::fflush(nullptr);
+  pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
+  if (pid == 0) {
+    std::vector<char*> cargv;
+    for (auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+    cargv.push_back(nullptr);
+    execvp(cargv[0], cargv.data());
+    std::fprintf(stderr, "skelgen: error: cannot run %s: %s\n", cargv[0], std::strerror(errno));
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  if (rc != 0) std::fprintf(stderr, "skelgen: the application exited with status %d\n", rc);
+  if (!holds_trace(dir, false)) {
+    std::fprintf(stderr, "skelgen: error: no trace was written to %s (did the program call MPI_Init?)\n",
+                 dir.c_str());
+    return rc ? rc : 1;
+  }
+  if (!opt.quiet) {
+    std::fflush(stdout);
+    // The summary goes to stderr: the application's stdout stays its own.
+    int saved = dup(1);
+    dup2(2, 1);
+    try {
+      print_trace_summary(dir);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "skelgen: warning: %s\n", e.what());
+    }
+    std::fflush(stdout);
+    dup2(saved, 1);
+    close(saved);
+  }
+  return rc;
+}
+
+}  // namespace skelgen

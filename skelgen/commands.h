@@ -1,0 +1,36 @@
+// The skelgen subcommands. Each has an options struct filled by CLI11 in
+// setup_x() and a run_x() that does the work and returns the exit code.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+namespace skelgen {
+
+struct TraceOptions {
+  std::string out_dir;
+  std::string mpi;  // "", "mpich" or "openmpi"
+  int stack_depth = 1;
+  bool force = false;
+  bool quiet = false;
+  std::vector<std::string> command;
+};
+void setup_trace(CLI::App& app, TraceOptions& opt);
+int run_trace(const TraceOptions& opt);
+
+struct DumpOptions {
+  std::string input;
+  int rank = -1;
+  std::string format = "text";
+  bool info = false;
+};
+void setup_dump(CLI::App& app, DumpOptions& opt);
+int run_dump(const DumpOptions& opt);
+
+// Prints what a trace directory holds: ranks, events per rank, bytes on disk, end state.
+// Returns false (after printing the reason) when the directory is unreadable.
+bool print_trace_summary(const std::string& dir);
+
+}  // namespace skelgen

@@ -1,0 +1,39 @@
+// skelgen: build performance skeletons of MPI applications.
+#include <cstdio>
+#include <exception>
+
+#include "commands.h"
+#include "skel/trace.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "skelgen: turn one traced run of an MPI application into a short C + MPI skeleton "
+      "that communicates and computes like it.\n"
+      "Pipeline: trace -> merge -> compress -> generate -> predict. See README.md."};
+  app.set_version_flag("--version", std::string("skelgen ") + SKELGEN_VERSION);
+  app.require_subcommand(1);
+
+  skelgen::TraceOptions trace_opt;
+  skelgen::DumpOptions dump_opt;
+  CLI::App* trace = app.add_subcommand("trace", "Run an MPI application under the tracer (one trace file per rank)");
+  CLI::App* dump = app.add_subcommand("dump", "Print the events of a trace as text or JSON Lines");
+  skelgen::setup_trace(*trace, trace_opt);
+  skelgen::setup_dump(*dump, dump_opt);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  try {
+    if (*trace) return skelgen::run_trace(trace_opt);
+    if (*dump) return skelgen::run_dump(dump_opt);
+  } catch (const skt::TraceError& e) {
+    std::fprintf(stderr, "skelgen: error: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "skelgen: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

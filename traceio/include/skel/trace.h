@@ -1,0 +1,168 @@
+// In-memory view of a skelgen trace, and the reader used by every tool.
+//
+// A trace is a directory with one file per rank, rank-NNNNN.skt (see
+// docs/trace-format.md). TraceFile reads one of them; TraceDir opens and
+// validates the whole set. Errors are reported as skt::TraceError whose
+// what() is one line naming the file and the problem.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "skel/trace_format.h"
+
+namespace skt {
+
+class TraceError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The per-file header (docs/trace-format.md, "Header body").
+struct TraceHeader {
+  uint16_t version_major = kVersionMajor;
+  uint16_t version_minor = kVersionMinor;
+  uint32_t rank = 0;
+  uint32_t world_size = 0;
+  uint64_t run_id = 0;  // equal in all files of one run
+  uint32_t pid = 0;
+  ClockSource clock = ClockSource::kMonotonicNs;
+  MpiFlavor mpi_flavor = MpiFlavor::kUnknown;
+  uint8_t mpi_version_major = 0, mpi_version_minor = 0;
+  uint8_t stack_depth = 1;    // frames recorded per call site
+  uint8_t thread_level = 0;   // MPI thread level provided (0 = SINGLE ... 3 = MULTIPLE)
+  int64_t start_realtime_ns = 0;   // wall clock (CLOCK_REALTIME) at time 0
+  int64_t start_monotonic_ns = 0;  // the clock value that event time 0 corresponds to
+  // Calibration of the reference compute kernel (templates/skel_kernel.h) on
+  // this node: how many kernel units it runs per second.
+  std::string kernel_name;
+  uint32_t kernel_version = 0;
+  double kernel_units_per_s = 0.0;
+  double calibration_s = 0.0;      // how long the calibration ran
+  std::string hostname;
+  std::string mpi_library;         // MPI_Get_library_version, first line
+  std::string tracer_version;
+  std::string executable;          // /proc/self/exe of the traced program
+  std::string command_line;        // argv joined by spaces
+};
+
+// One MPI call. Absent scalar fields hold kNone.
+struct Event {
+  uint64_t seq = 0;        // 0-based index of the event in its rank's trace
+  uint32_t func = 0;       // function id (skel_funcs.h)
+  uint32_t callsite = 0;   // id into TraceFile::callsites()
+  int64_t t_start_ns = 0;  // relative to TraceHeader::start_monotonic_ns
+  int64_t duration_ns = 0;
+  int64_t gap_ns = 0;      // computation before this call: t_start - end of previous call
+  int64_t peer = kNone, tag = kNone, count = kNone, dtype = kNone;
+  int64_t peer2 = kNone, tag2 = kNone, count2 = kNone, dtype2 = kNone;
+  int64_t comm = kNone, root = kNone, op = kNone, new_comm = kNone;
+  int64_t color = kNone, key = kNone;
+  int64_t bytes = kNone, bytes2 = kNone;  // as recorded (Alltoallw) or filled in by the reader
+  uint64_t flags = 0;
+  std::vector<int64_t> reqs, req_sources, counts, counts2, dims, periods;
+};
+
+struct Frame {
+  uint32_t module = 0;  // id into TraceFile::modules()
+  uint64_t offset = 0;  // return address minus the module's load base
+};
+struct Callsite {
+  std::vector<Frame> frames;  // innermost (the caller of MPI) first
+};
+struct CommInfo {
+  uint32_t id = 0;
+  int64_t parent = kNone;     // comm id it was derived from
+  uint32_t created_by = 0;    // function id of the creating call
+  std::vector<int64_t> members;  // world ranks, in comm rank order
+};
+struct DatatypeInfo {
+  uint32_t id = 0;
+  int64_t size = 0;  // bytes
+  std::string name;
+};
+
+enum class TraceEnd {
+  kFinalized,  // MPI_Finalize ran; the file is complete
+  kAborted,    // MPI_Abort ran; complete up to the abort
+  kTruncated,  // the process died (or the disk filled): readable up to the last complete chunk
+};
+const char* trace_end_name(TraceEnd e);
+
+// Reads one rank file. Events are decoded one chunk at a time; memory stays
+// proportional to one chunk plus the definition tables.
+class TraceFile {
+ public:
+  // Throws TraceError if the file can not be opened or its header is bad.
+  explicit TraceFile(const std::string& path);
+  ~TraceFile();
+  TraceFile(const TraceFile&) = delete;
+  TraceFile& operator=(const TraceFile&) = delete;
+
+  const std::string& path() const { return path_; }
+  const TraceHeader& header() const { return header_; }
+
+  // Next event, false at the end of the trace. A damaged chunk or record
+  // throws TraceError; a file cut inside a chunk just ends (end() says so).
+  bool next(Event& ev);
+
+  // Valid once next() returned false.
+  TraceEnd end() const { return end_; }
+  uint64_t events_read() const { return next_seq_; }
+
+  // Definition tables, filled as records are read (complete after the last event).
+  const std::vector<std::string>& modules() const { return modules_; }
+  const std::map<uint32_t, Callsite>& callsites() const { return callsites_; }
+  const std::map<uint32_t, CommInfo>& comms() const { return comms_; }
+  const std::map<uint32_t, DatatypeInfo>& datatypes() const { return datatypes_; }
+  const std::map<uint32_t, std::string>& ops() const { return ops_; }
+
+  // Size in bytes of a datatype id (predefined ones after their definition record), -1 if unknown.
+  int64_t datatype_size(int64_t id) const;
+  // "module+0xoffset" for a callsite (innermost frame), "?" if unknown.
+  std::string callsite_name(uint32_t id) const;
+
+ private:
+  bool load_chunk();
+  bool decode_record(Event& ev);  // false when the chunk is exhausted
+  [[noreturn]] void fail(const std::string& what) const;
+
+  std::string path_;
+  struct Io;
+  std::unique_ptr<Io> io_;
+  TraceHeader header_;
+  TraceEnd end_ = TraceEnd::kTruncated;
+  bool done_ = false;
+  uint64_t next_seq_ = 0;
+  int64_t prev_end_ns_ = 0;
+  std::vector<std::string> modules_;
+  std::map<uint32_t, Callsite> callsites_;
+  std::map<uint32_t, CommInfo> comms_;
+  std::map<uint32_t, DatatypeInfo> datatypes_;
+  std::map<uint32_t, std::string> ops_;
+};
+
+// A whole trace directory: rank-00000.skt ... rank-(P-1).skt of one run.
+class TraceDir {
+ public:
+  // Throws TraceError for a missing directory, no rank files, missing ranks,
+  // files of different runs or world sizes.
+  explicit TraceDir(const std::string& dir);
+  const std::string& dir() const { return dir_; }
+  uint32_t world_size() const { return world_size_; }
+  const std::string& rank_path(uint32_t rank) const { return paths_.at(rank); }
+  std::unique_ptr<TraceFile> open_rank(uint32_t rank) const;
+
+  static std::string rank_file_name(uint32_t rank);  // "rank-00000.skt"
+
+ private:
+  std::string dir_;
+  uint32_t world_size_ = 0;
+  std::vector<std::string> paths_;
+};
+
+}  // namespace skt

@@ -1,0 +1,218 @@
+// The skelgen trace format: the one place that defines it.
+//
+// Writer (libtrace) and every reader include this header; the prose
+// specification is docs/trace-format.md. Rules:
+//   * all fixed-width fields are little-endian and written one at a time;
+//   * new fields bump SKT_VERSION_MINOR (old readers skip them, see FieldType);
+//   * a changed meaning bumps SKT_VERSION_MAJOR (readers refuse other majors).
+// Nothing here holds runtime-only state.
+#pragma once
+
+#include <cstdint>
+
+namespace skt {
+
+// ---------------------------------------------------------------- file header
+// offset type      field
+//  0     char[8]   magic "SKELTRC" + '\0'
+//  8     u16       major version
+// 10     u16       minor version
+// 12     u32       header body length in bytes (what follows, up to the first chunk)
+// 16     ...       header body, see docs/trace-format.md (HeaderField order)
+inline constexpr char kFileMagic[8] = {'S', 'K', 'E', 'L', 'T', 'R', 'C', '\0'};
+inline constexpr uint16_t kVersionMajor = 1;
+inline constexpr uint16_t kVersionMinor = 0;
+inline constexpr uint32_t kFixedHeaderBytes = 16;
+
+// Clock the event times come from.
+enum class ClockSource : uint8_t { kMonotonicNs = 1 };
+
+// Which MPI library the tracer was built against.
+enum class MpiFlavor : uint8_t { kUnknown = 0, kMpich = 1, kOpenMpi = 2 };
+
+// ---------------------------------------------------------------- chunks
+// Every chunk starts with this fixed 40-byte header:
+// offset type  field
+//  0     u32   chunk magic 0x48434B53 ("SKCH")
+//  4     u8    chunk type (ChunkType)
+//  5     u8    end status (EndStatus, end chunks only; 0 otherwise)
+//  6     u16   reserved, 0
+//  8     u32   number of event records in the chunk (end chunk: total events)
+// 12     u64   sequence number of the first event in the chunk
+// 20     i64   base time (ns): end time of the event before this chunk
+// 28     u32   raw length of the record stream
+// 32     u32   raw length of the time stream
+// 36     u32   payload length (one zstd frame of record stream ++ time stream)
+// 40     payload
+// Each chunk's payload is an independent zstd frame with content checksum.
+inline constexpr uint32_t kChunkMagic = 0x48434B53u;
+inline constexpr uint32_t kChunkHeaderBytes = 40;
+enum class ChunkType : uint8_t { kEvents = 1, kEnd = 2 };
+enum class EndStatus : uint8_t { kFinalized = 0, kAborted = 1 };
+
+// ---------------------------------------------------------------- records
+// The record stream is a sequence of records, each:
+//   varint kind, then kind-specific content, then tagged fields until tag 0.
+// Event records: varint kind=kEvent, varint func id, varint callsite id,
+//   tagged fields. Their times are in the time stream: per event
+//   zigzag-varint gap (ns since the end of the previous event) then
+//   varint duration (ns).
+// Definition records (callsite, comm, datatype, op) carry an id field and
+// describe it; a definition always precedes the first event that uses it.
+enum class RecordKind : uint32_t {
+  kEvent = 1,
+  kCallsiteDef = 2,   // F_ID, F_FRAMES (pairs module id, offset)
+  kModuleDef = 3,     // F_ID, F_NAME (path of the shared object / executable)
+  kCommDef = 4,       // F_ID, F_PARENT, F_FUNC, F_MEMBERS (world ranks, in comm rank order)
+  kDatatypeDef = 5,   // F_ID, F_SIZE, F_NAME
+  kOpDef = 6,         // F_ID, F_NAME
+};
+
+// A tag is varint(field_id << 2 | FieldType). Unknown field ids are skipped
+// by their type, which is what lets minor versions add fields.
+enum class FieldType : uint32_t {
+  kInt = 0,     // one zigzag varint
+  kIntList = 1, // varint n, then n zigzag varints
+  kString = 2,  // varint n, then n bytes
+};
+
+// Field ids. Never renumber, never reuse.
+#define SKT_FIELDS(X)                                                          \
+  X(kPeer, 1, kInt)        /* world rank of the peer (dest / matched source) */ \
+  X(kTag, 2, kInt)                                                             \
+  X(kCount, 3, kInt)       /* element count (send side) */                     \
+  X(kDtype, 4, kInt)       /* datatype id (send side) */                       \
+  X(kComm, 5, kInt)        /* communicator id */                               \
+  X(kRoot, 6, kInt)        /* world rank of the root */                        \
+  X(kOp, 7, kInt)          /* reduction op id */                               \
+  X(kFlags, 8, kInt)       /* EventFlag bits */                                \
+  X(kPeer2, 9, kInt)       /* receive side of Sendrecv */                      \
+  X(kTag2, 10, kInt)                                                           \
+  X(kCount2, 11, kInt)     /* receive count (Sendrecv, Gather, Alltoall ...) */\
+  X(kDtype2, 12, kInt)                                                         \
+  X(kReqs, 13, kIntList)   /* request ids created / started / completed / freed */ \
+  X(kReqSources, 14, kIntList) /* per completed request: matched world source or -1 */ \
+  X(kCounts, 15, kIntList) /* per-rank send counts (v-collectives) */           \
+  X(kCounts2, 16, kIntList)/* per-rank receive counts (v-collectives) */        \
+  X(kNewComm, 17, kInt)    /* communicator id created by this call */          \
+  X(kColor, 18, kInt)                                                          \
+  X(kKey, 19, kInt)                                                            \
+  X(kDims, 20, kIntList)   /* Cart_create dims / Cart_sub remain_dims */        \
+  X(kPeriods, 21, kIntList)                                                    \
+  X(kBytes, 22, kInt)      /* total bytes when not count x dtype size (Alltoallw) */ \
+  X(kBytes2, 23, kInt)                                                         \
+  X(kId, 32, kInt)         /* definitions: the id being defined */             \
+  X(kFrames, 33, kIntList) /* callsite: module id, offset, module id, offset ... */ \
+  X(kName, 34, kString)                                                        \
+  X(kSize, 35, kInt)                                                           \
+  X(kMembers, 36, kIntList)                                                    \
+  X(kParent, 37, kInt)                                                         \
+  X(kFunc, 38, kInt)
+
+enum class Field : uint32_t {
+#define SKT_FIELD_ENUM(name, id, type) name = id,
+  SKT_FIELDS(SKT_FIELD_ENUM)
+#undef SKT_FIELD_ENUM
+};
+
+constexpr FieldType field_type(Field f) {
+  switch (f) {
+#define SKT_FIELD_TYPE(name, id, type) \
+  case Field::name:                    \
+    return FieldType::type;
+    SKT_FIELDS(SKT_FIELD_TYPE)
+#undef SKT_FIELD_TYPE
+  }
+  return FieldType::kInt;
+}
+
+// EventFlag bits (Field::kFlags).
+enum EventFlag : uint32_t {
+  kFlagAnySource = 1u << 0,  // the call was posted with MPI_ANY_SOURCE
+  kFlagAnyTag = 1u << 1,     // posted with MPI_ANY_TAG
+  kFlagInPlace = 1u << 2,    // send buffer was MPI_IN_PLACE (C callers only)
+  kFlagProcNull = 1u << 3,   // peer was MPI_PROC_NULL
+  kFlagFortran = 1u << 4,    // called through the Fortran binding
+  kFlagTestFailed = 1u << 5, // a Test* / Iprobe that found nothing
+  kFlagPersistent = 1u << 6, // the request(s) created are persistent
+};
+
+// Special values.
+inline constexpr int64_t kNone = -1;          // absent peer/root/id
+inline constexpr int64_t kProcNull = -2;      // peer was MPI_PROC_NULL
+inline constexpr int64_t kUnknownComm = -3;   // a communicator the tracer did not see created
+inline constexpr uint32_t kCommWorld = 0;     // symbolic id of MPI_COMM_WORLD
+inline constexpr uint32_t kCommSelf = 1;      // symbolic id of MPI_COMM_SELF
+inline constexpr uint32_t kFirstUserComm = 2;
+
+// Predefined datatype ids: stable, independent of any mpi.h. Derived types
+// get ids from kFirstDerivedDatatype on, defined by kDatatypeDef records.
+#define SKT_PREDEFINED_DATATYPES(X) \
+  X(1, MPI_CHAR)                    \
+  X(2, MPI_SIGNED_CHAR)             \
+  X(3, MPI_UNSIGNED_CHAR)           \
+  X(4, MPI_BYTE)                    \
+  X(5, MPI_SHORT)                   \
+  X(6, MPI_UNSIGNED_SHORT)          \
+  X(7, MPI_INT)                     \
+  X(8, MPI_UNSIGNED)                \
+  X(9, MPI_LONG)                    \
+  X(10, MPI_UNSIGNED_LONG)          \
+  X(11, MPI_LONG_LONG)              \
+  X(12, MPI_UNSIGNED_LONG_LONG)     \
+  X(13, MPI_FLOAT)                  \
+  X(14, MPI_DOUBLE)                 \
+  X(15, MPI_LONG_DOUBLE)            \
+  X(16, MPI_C_BOOL)                 \
+  X(17, MPI_INT8_T)                 \
+  X(18, MPI_INT16_T)                \
+  X(19, MPI_INT32_T)                \
+  X(20, MPI_INT64_T)                \
+  X(21, MPI_UINT8_T)                \
+  X(22, MPI_UINT16_T)               \
+  X(23, MPI_UINT32_T)               \
+  X(24, MPI_UINT64_T)               \
+  X(25, MPI_C_DOUBLE_COMPLEX)       \
+  X(26, MPI_FLOAT_INT)              \
+  X(27, MPI_DOUBLE_INT)             \
+  X(28, MPI_LONG_INT)               \
+  X(29, MPI_2INT)                   \
+  X(30, MPI_PACKED)                 \
+  X(31, MPI_AINT)                   \
+  X(32, MPI_OFFSET)                 \
+  X(64, MPI_INTEGER)                \
+  X(65, MPI_REAL)                   \
+  X(66, MPI_DOUBLE_PRECISION)       \
+  X(67, MPI_COMPLEX)                \
+  X(68, MPI_DOUBLE_COMPLEX)         \
+  X(69, MPI_LOGICAL)                \
+  X(70, MPI_CHARACTER)              \
+  X(71, MPI_2INTEGER)               \
+  X(72, MPI_2DOUBLE_PRECISION)      \
+  X(73, MPI_INTEGER4)               \
+  X(74, MPI_INTEGER8)               \
+  X(75, MPI_REAL4)                  \
+  X(76, MPI_REAL8)
+inline constexpr uint32_t kFirstDerivedDatatype = 256;
+
+#define SKT_PREDEFINED_OPS(X) \
+  X(1, MPI_SUM)               \
+  X(2, MPI_MAX)               \
+  X(3, MPI_MIN)               \
+  X(4, MPI_PROD)              \
+  X(5, MPI_LAND)              \
+  X(6, MPI_BAND)              \
+  X(7, MPI_LOR)               \
+  X(8, MPI_BOR)               \
+  X(9, MPI_LXOR)              \
+  X(10, MPI_BXOR)             \
+  X(11, MPI_MAXLOC)           \
+  X(12, MPI_MINLOC)           \
+  X(13, MPI_REPLACE)          \
+  X(14, MPI_NO_OP)
+inline constexpr uint32_t kFirstUserOp = 64;
+
+const char* predefined_datatype_name(uint32_t id);  // nullptr if not predefined
+const char* predefined_op_name(uint32_t id);        // nullptr if not predefined
+
+}  // namespace skt

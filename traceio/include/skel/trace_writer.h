@@ -1,0 +1,78 @@
+// Writes one rank's trace file (docs/trace-format.md). Used by the tracer.
+//
+// Records go into two in-memory streams (records, times); when the record
+// stream passes the buffer size the chunk is zstd-compressed and written with
+// one write loop, so memory stays bounded and a process that dies leaves a file
+// readable up to its last complete chunk. After an I/O error every call is a
+// no-op and failed()/error() say why; the caller decides how to warn.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "skel/trace.h"
+#include "skel/trace_format.h"
+
+namespace skt {
+
+class TraceWriter {
+ public:
+  TraceWriter() = default;
+  ~TraceWriter();
+  TraceWriter(const TraceWriter&) = delete;
+  TraceWriter& operator=(const TraceWriter&) = delete;
+
+  // Creates (truncates) path and writes the header. buffer_bytes: flush
+  // threshold of the record stream (at least 4 KiB is used).
+  bool open(const std::string& path, const TraceHeader& header, size_t buffer_bytes, int zstd_level);
+
+  // A definition record: begin_record, put_* fields, end_record.
+  void begin_record(RecordKind kind);
+  void end_record();
+  // An event: begin_event, put_* fields, end_event with its times (ns since time 0).
+  void begin_event(uint32_t func, uint32_t callsite);
+  void end_event(int64_t t_start_ns, int64_t t_end_ns);
+
+  void put_int(Field f, int64_t v);
+  void put_list(Field f, const int64_t* v, size_t n);
+  void put_list(Field f, const int* v, size_t n);
+  void put_str(Field f, const std::string& s);
+
+  // Writes the buffered chunk now (also done automatically when full).
+  bool flush();
+  // Flushes, writes the end chunk, closes. Idempotent.
+  bool close(EndStatus status);
+
+  bool is_open() const { return fd_ >= 0; }
+  bool failed() const { return failed_; }
+  const std::string& error() const { return error_; }
+  uint64_t events() const { return events_total_; }
+  uint64_t bytes_written() const { return bytes_written_; }
+
+ private:
+  void varint(uint64_t v);
+  void tag(Field f);
+  bool write_all(const std::string& bytes);
+  void set_error(const std::string& what, int err);
+
+  int fd_ = -1;
+  bool failed_ = false;
+  std::string error_;
+  std::string path_;
+  std::string records_, times_, chunk_;
+  size_t threshold_ = 0;
+  int level_ = 3;
+  void* cctx_ = nullptr;  // ZSTD_CCtx
+  uint32_t chunk_events_ = 0;
+  uint64_t chunk_first_seq_ = 0;
+  int64_t chunk_base_ns_ = 0;
+  int64_t prev_end_ns_ = 0;
+  uint64_t events_total_ = 0;
+  uint64_t bytes_written_ = 0;
+};
+
+// Serialises a header (fixed part + body) exactly as it goes on disk.
+std::string encode_header(const TraceHeader& h);
+
+}  // namespace skt

@@ -1,0 +1,414 @@
+#include <dirent.h>
+#include <zstd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <set>
+
+#include "skel/codec.h"
+#include "skel/skel_funcs.h"
+#include "skel/trace.h"
+
+namespace skt {
+
+const char* trace_end_name(TraceEnd e) {
+  switch (e) {
+    case TraceEnd::kFinalized: return "finalized";
+    case TraceEnd::kAborted: return "aborted";
+    case TraceEnd::kTruncated: return "truncated";
+  }
+  return "?";
+}
+
+struct TraceFile::Io {
+  FILE* f = nullptr;
+  ZSTD_DCtx* dctx = nullptr;
+  std::string compressed, raw;
+  size_t rec_pos = 0, rec_end = 0;   // record stream within raw
+  size_t time_pos = 0, time_end = 0; // time stream within raw
+  uint32_t chunk_events = 0, chunk_events_seen = 0;
+  uint64_t chunks = 0;
+  ~Io() {
+    if (f) std::fclose(f);
+    if (dctx) ZSTD_freeDCtx(dctx);
+  }
+};
+
+void TraceFile::fail(const std::string& what) const { throw TraceError(path_ + ": " + what); }
+
+TraceFile::~TraceFile() = default;
+
+TraceFile::TraceFile(const std::string& path) : path_(path), io_(new Io) {
+  io_->f = std::fopen(path.c_str(), "rb");
+  if (!io_->f) fail(std::string("cannot open: ") + std::strerror(errno));
+  uint8_t fixed[kFixedHeaderBytes];
+  size_t got = std::fread(fixed, 1, sizeof fixed, io_->f);
+  if (got < sizeof kFileMagic || std::memcmp(fixed, kFileMagic, sizeof kFileMagic) != 0)
+    fail("not a skelgen trace file (bad magic number)");
+  if (got < sizeof fixed) fail("truncated header");
+  codec::Cursor c(fixed + 8, sizeof fixed - 8);
+  uint32_t body_len = 0;
+  c.le(header_.version_major);
+  c.le(header_.version_minor);
+  c.le(body_len);
+  if (header_.version_major != kVersionMajor)
+    fail("trace format version " + std::to_string(header_.version_major) + "." +
+         std::to_string(header_.version_minor) + " is not supported (this reader reads " +
+         std::to_string(kVersionMajor) + ".x)");
+  if (body_len > (1u << 24)) fail("corrupt header (body length " + std::to_string(body_len) + ")");
+  std::string body(body_len, '\0');
+  if (std::fread(&body[0], 1, body_len, io_->f) != body_len) fail("truncated header");
+  codec::Cursor b(reinterpret_cast<const uint8_t*>(body.data()), body.size());
+  uint8_t clock = 0, flavor = 0;
+  uint16_t reserved = 0;
+  uint64_t rt = 0, mono = 0;
+  bool ok = b.le(header_.rank) && b.le(header_.world_size) && b.le(header_.run_id) &&
+            b.le(header_.pid) && b.le(clock) && b.le(flavor) && b.le(header_.mpi_version_major) &&
+            b.le(header_.mpi_version_minor) && b.le(header_.stack_depth) &&
+            b.le(header_.thread_level) && b.le(reserved) && b.le(rt) && b.le(mono) &&
+            b.str(header_.kernel_name) && b.le(header_.kernel_version) &&
+            b.f64(header_.kernel_units_per_s) && b.f64(header_.calibration_s) &&
+            b.str(header_.hostname) && b.str(header_.mpi_library) &&
+            b.str(header_.tracer_version) && b.str(header_.executable) &&
+            b.str(header_.command_line);
+  // Later minor versions may append fields to the body: they are skipped.
+  if (!ok) fail("corrupt header (fields do not fit the header length)");
+  if (clock != static_cast<uint8_t>(ClockSource::kMonotonicNs)) fail("unknown clock source " + std::to_string(clock));
+  if (header_.world_size == 0 || header_.rank >= header_.world_size)
+    fail("corrupt header (rank " + std::to_string(header_.rank) + " of world size " +
+         std::to_string(header_.world_size) + ")");
+  header_.clock = static_cast<ClockSource>(clock);
+  header_.mpi_flavor = static_cast<MpiFlavor>(flavor);
+  header_.start_realtime_ns = static_cast<int64_t>(rt);
+  header_.start_monotonic_ns = static_cast<int64_t>(mono);
+  io_->dctx = ZSTD_createDCtx();
+}
+
+bool TraceFile::load_chunk() {
+  Io& io = *io_;
+  uint8_t hdr[kChunkHeaderBytes];
+  size_t got = std::fread(hdr, 1, sizeof hdr, io.f);
+  if (got == 0) return false;  // clean end of file without end chunk: truncated
+  if (got < sizeof hdr) return false;
+  codec::Cursor c(hdr, sizeof hdr);
+  uint32_t magic = 0, n_events = 0, rec_len = 0, time_len = 0, payload_len = 0;
+  uint8_t type = 0, status = 0;
+  uint16_t reserved = 0;
+  uint64_t first_seq = 0, base = 0;
+  c.le(magic);
+  c.le(type);
+  c.le(status);
+  c.le(reserved);
+  c.le(n_events);
+  c.le(first_seq);
+  c.le(base);
+  c.le(rec_len);
+  c.le(time_len);
+  c.le(payload_len);
+  if (magic != kChunkMagic)
+    fail("corrupt chunk " + std::to_string(io.chunks) + " (bad chunk magic)");
+  if (type == static_cast<uint8_t>(ChunkType::kEnd)) {
+    if (first_seq != next_seq_)
+      fail("corrupt end chunk (says " + std::to_string(first_seq) + " events, read " +
+           std::to_string(next_seq_) + ")");
+    end_ = status == static_cast<uint8_t>(EndStatus::kAborted) ? TraceEnd::kAborted : TraceEnd::kFinalized;
+    done_ = true;
+    return false;
+  }
+  if (type != static_cast<uint8_t>(ChunkType::kEvents))
+    fail("corrupt chunk " + std::to_string(io.chunks) + " (unknown type " + std::to_string(type) + ")");
+  if (first_seq != next_seq_)
+    fail("corrupt chunk " + std::to_string(io.chunks) + " (first event " + std::to_string(first_seq) +
+         ", expected " + std::to_string(next_seq_) + ")");
+  uint64_t raw_len = static_cast<uint64_t>(rec_len) + time_len;
+  if (payload_len > (1u << 30) || raw_len > (1u << 30))
+    fail("corrupt chunk " + std::to_string(io.chunks) + " (implausible size)");
+  io.compressed.resize(payload_len);
+  if (std::fread(&io.compressed[0], 1, payload_len, io.f) != payload_len) return false;  // cut inside: truncated
+  io.raw.resize(raw_len);
+  size_t n = ZSTD_decompressDCtx(io.dctx, &io.raw[0], raw_len, io.compressed.data(), payload_len);
+  if (ZSTD_isError(n) || n != raw_len)
+    fail("corrupt chunk " + std::to_string(io.chunks) + " (" +
+         (ZSTD_isError(n) ? ZSTD_getErrorName(n) : "wrong decompressed size") + ")");
+  io.rec_pos = 0;
+  io.rec_end = rec_len;
+  io.time_pos = rec_len;
+  io.time_end = raw_len;
+  io.chunk_events = n_events;
+  io.chunk_events_seen = 0;
+  prev_end_ns_ = static_cast<int64_t>(base);
+  ++io.chunks;
+  return true;
+}
+
+namespace {
+// Reads the tagged fields of one record into ev (events) or a scratch event
+// (definitions); strings go to name.
+bool read_fields(codec::Cursor& c, Event& ev, std::string& name, int64_t& id, int64_t& size,
+                 std::vector<int64_t>& list_frames, std::vector<int64_t>& members, int64_t& parent,
+                 int64_t& func) {
+  for (;;) {
+    uint64_t tag;
+    if (!c.varint(tag)) return false;
+    if (tag == 0) return true;
+    uint32_t fid = static_cast<uint32_t>(tag >> 2);
+    auto type = static_cast<FieldType>(tag & 3);
+    if (type == FieldType::kInt) {
+      int64_t v;
+      if (!c.svarint(v)) return false;
+      switch (static_cast<Field>(fid)) {
+        case Field::kPeer: ev.peer = v; break;
+        case Field::kTag: ev.tag = v; break;
+        case Field::kCount: ev.count = v; break;
+        case Field::kDtype: ev.dtype = v; break;
+        case Field::kComm: ev.comm = v; break;
+        case Field::kRoot: ev.root = v; break;
+        case Field::kOp: ev.op = v; break;
+        case Field::kFlags: ev.flags = static_cast<uint64_t>(v); break;
+        case Field::kPeer2: ev.peer2 = v; break;
+        case Field::kTag2: ev.tag2 = v; break;
+        case Field::kCount2: ev.count2 = v; break;
+        case Field::kDtype2: ev.dtype2 = v; break;
+        case Field::kNewComm: ev.new_comm = v; break;
+        case Field::kColor: ev.color = v; break;
+        case Field::kKey: ev.key = v; break;
+        case Field::kBytes: ev.bytes = v; break;
+        case Field::kBytes2: ev.bytes2 = v; break;
+        case Field::kId: id = v; break;
+        case Field::kSize: size = v; break;
+        case Field::kParent: parent = v; break;
+        case Field::kFunc: func = v; break;
+        default: break;  // unknown (newer minor version): skipped
+      }
+    } else if (type == FieldType::kIntList) {
+      uint64_t n;
+      if (!c.varint(n) || n > c.remaining()) return false;
+      std::vector<int64_t> tmp;
+      std::vector<int64_t>* dst = &tmp;
+      switch (static_cast<Field>(fid)) {
+        case Field::kReqs: dst = &ev.reqs; break;
+        case Field::kReqSources: dst = &ev.req_sources; break;
+        case Field::kCounts: dst = &ev.counts; break;
+        case Field::kCounts2: dst = &ev.counts2; break;
+        case Field::kDims: dst = &ev.dims; break;
+        case Field::kPeriods: dst = &ev.periods; break;
+        case Field::kFrames: dst = &list_frames; break;
+        case Field::kMembers: dst = &members; break;
+        default: break;
+      }
+      dst->resize(n);
+      for (uint64_t i = 0; i < n; ++i)
+        if (!c.svarint((*dst)[i])) return false;
+    } else if (type == FieldType::kString) {
+      uint64_t n;
+      const uint8_t* b;
+      if (!c.varint(n) || !c.bytes(n, b)) return false;
+      if (static_cast<Field>(fid) == Field::kName) name.assign(reinterpret_cast<const char*>(b), n);
+    } else {
+      return false;
+    }
+  }
+}
+}  // namespace
+
+bool TraceFile::decode_record(Event& ev) {
+  Io& io = *io_;
+  for (;;) {
+    if (io.rec_pos >= io.rec_end) {
+      if (io.chunk_events_seen != io.chunk_events)
+        fail("corrupt chunk " + std::to_string(io.chunks - 1) + " (event count mismatch)");
+      return false;
+    }
+    codec::Cursor c(reinterpret_cast<const uint8_t*>(io.raw.data()) + io.rec_pos, io.rec_end - io.rec_pos);
+    uint64_t kind;
+    if (!c.varint(kind)) fail("corrupt record");
+    Event scratch;
+    std::string name;
+    int64_t id = kNone, size = kNone, parent = kNone, func = kNone;
+    std::vector<int64_t> frames, members;
+    if (kind == static_cast<uint64_t>(RecordKind::kEvent)) {
+      ev = Event();
+      uint64_t f, cs;
+      if (!c.varint(f) || !c.varint(cs) || !read_fields(c, ev, name, id, size, frames, members, parent, func))
+        fail("corrupt event record " + std::to_string(next_seq_));
+      ev.func = static_cast<uint32_t>(f);
+      ev.callsite = static_cast<uint32_t>(cs);
+      io.rec_pos = io.rec_end - c.remaining();
+      codec::Cursor t(reinterpret_cast<const uint8_t*>(io.raw.data()) + io.time_pos, io.time_end - io.time_pos);
+      int64_t gap;
+      uint64_t dur;
+      if (!t.svarint(gap) || !t.varint(dur)) fail("corrupt time stream at event " + std::to_string(next_seq_));
+      io.time_pos = io.time_end - t.remaining();
+      ev.gap_ns = gap;
+      ev.t_start_ns = prev_end_ns_ + gap;
+      ev.duration_ns = static_cast<int64_t>(dur);
+      prev_end_ns_ = ev.t_start_ns + ev.duration_ns;
+      ev.seq = next_seq_++;
+      ++io.chunk_events_seen;
+      if (ev.bytes == kNone && ev.count != kNone && ev.dtype != kNone) {
+        int64_t s = datatype_size(ev.dtype);
+        if (s >= 0) ev.bytes = ev.count * s;
+      }
+      if (ev.bytes == kNone && !ev.counts.empty() && ev.dtype != kNone) {
+        int64_t s = datatype_size(ev.dtype), sum = 0;
+        for (int64_t x : ev.counts) sum += x;
+        if (s >= 0) ev.bytes = sum * s;
+      }
+      if (ev.bytes2 == kNone && ev.count2 != kNone && ev.dtype2 != kNone) {
+        int64_t s = datatype_size(ev.dtype2);
+        if (s >= 0) ev.bytes2 = ev.count2 * s;
+      }
+      if (ev.bytes2 == kNone && !ev.counts2.empty() && ev.dtype2 != kNone) {
+        int64_t s = datatype_size(ev.dtype2), sum = 0;
+        for (int64_t x : ev.counts2) sum += x;
+        if (s >= 0) ev.bytes2 = sum * s;
+      }
+      return true;
+    }
+    if (!read_fields(c, scratch, name, id, size, frames, members, parent, func) || id < 0)
+      fail("corrupt definition record before event " + std::to_string(next_seq_));
+    io.rec_pos = io.rec_end - c.remaining();
+    auto uid = static_cast<uint32_t>(id);
+    switch (static_cast<RecordKind>(kind)) {
+      case RecordKind::kModuleDef:
+        if (uid != modules_.size()) fail("corrupt module definition (id " + std::to_string(uid) + ")");
+        modules_.push_back(name);
+        break;
+      case RecordKind::kCallsiteDef: {
+        if (frames.size() % 2) fail("corrupt callsite definition");
+        Callsite cs;
+        for (size_t i = 0; i < frames.size(); i += 2)
+          cs.frames.push_back(Frame{static_cast<uint32_t>(frames[i]), static_cast<uint64_t>(frames[i + 1])});
+        callsites_[uid] = cs;
+        break;
+      }
+      case RecordKind::kCommDef: {
+        CommInfo ci;
+        ci.id = uid;
+        ci.parent = parent;
+        ci.created_by = func < 0 ? 0 : static_cast<uint32_t>(func);
+        ci.members = members;
+        comms_[uid] = ci;
+        break;
+      }
+      case RecordKind::kDatatypeDef:
+        datatypes_[uid] = DatatypeInfo{uid, size, name};
+        break;
+      case RecordKind::kOpDef:
+        ops_[uid] = name;
+        break;
+      default:
+        fail("unknown record kind " + std::to_string(kind) + " before event " + std::to_string(next_seq_));
+    }
+  }
+}
+
+bool TraceFile::next(Event& ev) {
+  if (done_) return false;
+  for (;;) {
+    if (io_->rec_pos < io_->rec_end && decode_record(ev)) return true;
+    if (io_->rec_pos >= io_->rec_end && io_->chunk_events_seen != io_->chunk_events)
+      fail("corrupt chunk (event count mismatch)");
+    if (!load_chunk()) {
+      done_ = true;  // end_ stays kTruncated unless the end chunk was read
+      return false;
+    }
+  }
+}
+
+int64_t TraceFile::datatype_size(int64_t id) const {
+  auto it = datatypes_.find(static_cast<uint32_t>(id));
+  return it == datatypes_.end() ? -1 : it->second.size;
+}
+
+std::string TraceFile::callsite_name(uint32_t id) const {
+  auto it = callsites_.find(id);
+  if (it == callsites_.end() || it->second.frames.empty()) return "?";
+  std::string out;
+  for (const Frame& fr : it->second.frames) {
+    if (!out.empty()) out += "<";
+    std::string mod = fr.module < modules_.size() ? modules_[fr.module] : "?";
+    auto slash = mod.rfind('/');
+    if (slash != std::string::npos) mod = mod.substr(slash + 1);
+    char off[32];
+    std::snprintf(off, sizeof off, "+0x%llx", static_cast<unsigned long long>(fr.offset));
+    out += mod + off;
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- TraceDir
+
+std::string TraceDir::rank_file_name(uint32_t rank) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "rank-%05u.skt", rank);
+  return buf;
+}
+
+TraceDir::TraceDir(const std::string& dir) : dir_(dir) {
+  DIR* d = opendir(dir.c_str());
+  if (!d) throw TraceError(dir + ": cannot open trace directory: " + std::strerror(errno));
+  std::set<std::string> names;
+  while (dirent* e = readdir(d)) {
+    std::string n = e->d_name;
+    if (n.size() > 9 && n.compare(0, 5, "rank-") == 0 && n.compare(n.size() - 4, 4, ".skt") == 0) names.insert(n);
+  }
+  closedir(d);
+  if (names.empty()) throw TraceError(dir + ": no rank-*.skt trace files in this directory");
+  std::map<uint32_t, std::string> by_rank;
+  uint64_t run_id = 0;
+  std::string first;
+  for (const std::string& n : names) {
+    std::string path = dir + "/" + n;
+    TraceFile f(path);
+    const TraceHeader& h = f.header();
+    if (first.empty()) {
+      first = path;
+      run_id = h.run_id;
+      world_size_ = h.world_size;
+    } else if (h.run_id != run_id) {
+      throw TraceError(path + ": belongs to a different run than " + first + " (run ids differ)");
+    } else if (h.world_size != world_size_) {
+      throw TraceError(path + ": world size " + std::to_string(h.world_size) + " differs from " +
+                       std::to_string(world_size_) + " in " + first);
+    }
+    if (n != rank_file_name(h.rank))
+      throw TraceError(path + ": file name does not match the rank in its header (" + std::to_string(h.rank) + ")");
+    by_rank[h.rank] = path;
+  }
+  for (uint32_t r = 0; r < world_size_; ++r) {
+    if (!by_rank.count(r))
+      throw TraceError(dir + ": rank " + std::to_string(r) + " of " + std::to_string(world_size_) +
+                       " is missing (" + rank_file_name(r) + ")");
+    paths_.push_back(by_rank[r]);
+  }
+}
+
+std::unique_ptr<TraceFile> TraceDir::open_rank(uint32_t rank) const {
+  return std::make_unique<TraceFile>(paths_.at(rank));
+}
+
+const char* predefined_datatype_name(uint32_t id) {
+  switch (id) {
+#define SKT_DT_NAME(n, name) \
+  case n:                    \
+    return #name;
+    SKT_PREDEFINED_DATATYPES(SKT_DT_NAME)
+#undef SKT_DT_NAME
+  }
+  return nullptr;
+}
+
+const char* predefined_op_name(uint32_t id) {
+  switch (id) {
+#define SKT_OP_NAME(n, name) \
+  case n:                    \
+    return #name;
+    SKT_PREDEFINED_OPS(SKT_OP_NAME)
+#undef SKT_OP_NAME
+  }
+  return nullptr;
+}
+
+}  // namespace skt

@@ -1,0 +1,217 @@
+#include "skel/trace_writer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include <cstring>
+
+#include "skel/codec.h"
+
+namespace skt {
+
+std::string encode_header(const TraceHeader& h) {
+  using namespace codec;
+  std::string body;
+  put_u32(body, h.rank);
+  put_u32(body, h.world_size);
+  put_u64(body, h.run_id);
+  put_u32(body, h.pid);
+  put_u8(body, static_cast<uint8_t>(h.clock));
+  put_u8(body, static_cast<uint8_t>(h.mpi_flavor));
+  put_u8(body, h.mpi_version_major);
+  put_u8(body, h.mpi_version_minor);
+  put_u8(body, h.stack_depth);
+  put_u8(body, h.thread_level);
+  put_u16(body, 0);
+  put_u64(body, static_cast<uint64_t>(h.start_realtime_ns));
+  put_u64(body, static_cast<uint64_t>(h.start_monotonic_ns));
+  put_str(body, h.kernel_name);
+  put_u32(body, h.kernel_version);
+  put_f64(body, h.kernel_units_per_s);
+  put_f64(body, h.calibration_s);
+  put_str(body, h.hostname);
+  put_str(body, h.mpi_library);
+  put_str(body, h.tracer_version);
+  put_str(body, h.executable);
+  put_str(body, h.command_line);
+
+  std::string out(kFileMagic, sizeof kFileMagic);
+  put_u16(out, kVersionMajor);
+  put_u16(out, kVersionMinor);
+  put_u32(out, static_cast<uint32_t>(body.size()));
+  out += body;
+  return out;
+}
+
+TraceWriter::~TraceWriter() {
+  if (fd_ >= 0) ::close(fd_);
+  if (cctx_) ZSTD_freeCCtx(static_cast<ZSTD_CCtx*>(cctx_));
+}
+
+void TraceWriter::set_error(const std::string& what, int err) {
+  if (failed_) return;
+  failed_ = true;
+  error_ = path_ + ": " + what + ": " + std::strerror(err);
+}
+
+bool TraceWriter::write_all(const std::string& bytes) {
+  if (failed_ || fd_ < 0) return false;
+  const char* p = bytes.data();
+  size_t left = bytes.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd_, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      set_error("write failed", n < 0 ? errno : ENOSPC);
+      return false;
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  bytes_written_ += bytes.size();
+  return true;
+}
+
+bool TraceWriter::open(const std::string& path, const TraceHeader& header, size_t buffer_bytes,
+                       int zstd_level) {
+  path_ = path;
+  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd_ < 0) {
+    set_error("cannot create trace file", errno);
+    return false;
+  }
+  threshold_ = buffer_bytes < 4096 ? 4096 : buffer_bytes;
+  level_ = zstd_level;
+  records_.reserve(threshold_ + 4096);
+  times_.reserve(threshold_ / 2 + 1024);
+  cctx_ = ZSTD_createCCtx();
+  if (!cctx_) {
+    set_error("cannot create zstd context", ENOMEM);
+    return false;
+  }
+  ZSTD_CCtx_setParameter(static_cast<ZSTD_CCtx*>(cctx_), ZSTD_c_compressionLevel, level_);
+  ZSTD_CCtx_setParameter(static_cast<ZSTD_CCtx*>(cctx_), ZSTD_c_checksumFlag, 1);
+  return write_all(encode_header(header));
+}
+
+inline void TraceWriter::varint(uint64_t v) {
+  uint8_t tmp[10];
+  uint8_t* e = codec::put_varint(tmp, v);
+  records_.append(reinterpret_cast<char*>(tmp), static_cast<size_t>(e - tmp));
+}
+
+inline void TraceWriter::tag(Field f) {
+  varint((static_cast<uint64_t>(f) << 2) | static_cast<uint64_t>(field_type(f)));
+}
+
+void TraceWriter::begin_record(RecordKind kind) { varint(static_cast<uint64_t>(kind)); }
+void TraceWriter::end_record() { varint(0); }
+
+void TraceWriter::begin_event(uint32_t func, uint32_t callsite) {
+  varint(static_cast<uint64_t>(RecordKind::kEvent));
+  varint(func);
+  varint(callsite);
+}
+
+void TraceWriter::end_event(int64_t t_start_ns, int64_t t_end_ns) {
+  varint(0);
+  uint8_t tmp[20];
+  uint8_t* e = codec::put_varint(tmp, codec::zigzag(t_start_ns - prev_end_ns_));
+  e = codec::put_varint(e, static_cast<uint64_t>(t_end_ns >= t_start_ns ? t_end_ns - t_start_ns : 0));
+  times_.append(reinterpret_cast<char*>(tmp), static_cast<size_t>(e - tmp));
+  prev_end_ns_ = t_end_ns >= t_start_ns ? t_end_ns : t_start_ns;
+  ++chunk_events_;
+  ++events_total_;
+  if (records_.size() >= threshold_) flush();
+}
+
+void TraceWriter::put_int(Field f, int64_t v) {
+  tag(f);
+  varint(codec::zigzag(v));
+}
+
+void TraceWriter::put_list(Field f, const int64_t* v, size_t n) {
+  tag(f);
+  varint(n);
+  for (size_t i = 0; i < n; ++i) varint(codec::zigzag(v[i]));
+}
+
+void TraceWriter::put_list(Field f, const int* v, size_t n) {
+  tag(f);
+  varint(n);
+  for (size_t i = 0; i < n; ++i) varint(codec::zigzag(v[i]));
+}
+
+void TraceWriter::put_str(Field f, const std::string& s) {
+  tag(f);
+  varint(s.size());
+  records_.append(s);
+}
+
+bool TraceWriter::flush() {
+  if (failed_ || fd_ < 0) {
+    records_.clear();
+    times_.clear();
+    return false;
+  }
+  if (records_.empty() && times_.empty()) return true;
+  std::string payload_in = records_;
+  payload_in += times_;
+  size_t bound = ZSTD_compressBound(payload_in.size());
+  chunk_.clear();
+  codec::put_u32(chunk_, kChunkMagic);
+  codec::put_u8(chunk_, static_cast<uint8_t>(ChunkType::kEvents));
+  codec::put_u8(chunk_, 0);
+  codec::put_u16(chunk_, 0);
+  codec::put_u32(chunk_, chunk_events_);
+  codec::put_u64(chunk_, chunk_first_seq_);
+  codec::put_u64(chunk_, static_cast<uint64_t>(chunk_base_ns_));
+  codec::put_u32(chunk_, static_cast<uint32_t>(records_.size()));
+  codec::put_u32(chunk_, static_cast<uint32_t>(times_.size()));
+  size_t len_pos = chunk_.size();
+  codec::put_u32(chunk_, 0);
+  chunk_.resize(kChunkHeaderBytes + bound);
+  size_t n = ZSTD_compress2(static_cast<ZSTD_CCtx*>(cctx_), &chunk_[kChunkHeaderBytes], bound,
+                            payload_in.data(), payload_in.size());
+  if (ZSTD_isError(n)) {
+    set_error(std::string("zstd compression failed (") + ZSTD_getErrorName(n) + ")", EIO);
+    return false;
+  }
+  chunk_.resize(kChunkHeaderBytes + n);
+  for (int i = 0; i < 4; ++i) chunk_[len_pos + i] = static_cast<char>((n >> (8 * i)) & 0xff);
+  records_.clear();
+  times_.clear();
+  chunk_first_seq_ += chunk_events_;
+  chunk_events_ = 0;
+  chunk_base_ns_ = prev_end_ns_;
+  return write_all(chunk_);
+}
+
+bool TraceWriter::close(EndStatus status) {
+  if (fd_ < 0) return !failed_;
+  bool ok = flush();
+  if (ok) {
+    std::string end;
+    codec::put_u32(end, kChunkMagic);
+    codec::put_u8(end, static_cast<uint8_t>(ChunkType::kEnd));
+    codec::put_u8(end, static_cast<uint8_t>(status));
+    codec::put_u16(end, 0);
+    codec::put_u32(end, static_cast<uint32_t>(events_total_));
+    codec::put_u64(end, events_total_);
+    codec::put_u64(end, static_cast<uint64_t>(prev_end_ns_));
+    codec::put_u32(end, 0);
+    codec::put_u32(end, 0);
+    codec::put_u32(end, 0);
+    ok = write_all(end);
+  }
+  if (::close(fd_) != 0 && ok) {
+    set_error("close failed", errno);
+    ok = false;
+  }
+  fd_ = -1;
+  return ok;
+}
+
+}  // namespace skt
