@@ -14,7 +14,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <mutex>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
@@ -58,7 +60,10 @@ struct State {
   uint32_t next_callsite = 0;
   HandleMap modules{64};      // module base -> module id
   uint32_t next_module = 0;
-  HandleMap requests{256};    // MPI_Request bits -> packed RequestInfo
+  HandleMap requests{256};    // MPI_Request bits -> packed RequestInfo (oldest live one)
+  // Live requests sharing a handle with an older live one, oldest first. MPI
+  // libraries return one shared handle for every MPI_PROC_NULL request.
+  std::unordered_map<uint64_t, std::deque<uint64_t>> request_dups;
   uint32_t next_request = 0;
   uintptr_t main_base = 0;
   std::string exe;
@@ -406,13 +411,19 @@ int64_t bytes_w_f(const MPI_Fint* counts, const MPI_Fint* types, int n) {
   return sum;
 }
 
-RequestInfo request_info(MPI_Request h) {
+RequestInfo request_info(MPI_Request h, int nth) {
   RequestInfo ri;
   if (h == MPI_REQUEST_NULL) return ri;
   State& s = st();
   std::unique_lock<std::mutex> lock(s.mu, std::defer_lock);
   if (s.multiple) lock.lock();
-  if (const uint64_t* v = s.requests.find(handle_bits(h))) {
+  uint64_t key = handle_bits(h);
+  const uint64_t* v = s.requests.find(key);
+  if (v && nth > 0) {
+    auto it = s.request_dups.find(key);
+    v = it != s.request_dups.end() && static_cast<size_t>(nth) <= it->second.size() ? &it->second[nth - 1] : nullptr;
+  }
+  if (v) {
     ri.id = static_cast<int64_t>(*v >> 32);
     ri.comm_id = static_cast<uint32_t>((*v >> 8) & 0xffffff);
     ri.any_source_recv = (*v & kReqAnySource) != 0;
@@ -421,19 +432,43 @@ RequestInfo request_info(MPI_Request h) {
   return ri;
 }
 
+namespace {
+// Forgets the live request `id` behind handle h (the handle may be shared).
+void forget_request(MPI_Request h, int64_t id) {
+  State& s = st();
+  std::unique_lock<std::mutex> lock(s.mu, std::defer_lock);
+  if (s.multiple) lock.lock();
+  uint64_t key = handle_bits(h);
+  const uint64_t* v = s.requests.find(key);
+  if (!v) return;
+  auto dup = s.request_dups.find(key);
+  bool has_dups = dup != s.request_dups.end() && !dup->second.empty();
+  if (static_cast<int64_t>(*v >> 32) == id) {
+    if (has_dups) {
+      s.requests.put(key, dup->second.front());
+      dup->second.pop_front();
+    } else {
+      s.requests.erase(key);
+    }
+  } else if (has_dups) {
+    auto& q = dup->second;
+    for (auto it = q.begin(); it != q.end(); ++it)
+      if (static_cast<int64_t>(*it >> 32) == id) {
+        q.erase(it);
+        break;
+      }
+  }
+  if (dup != s.request_dups.end() && dup->second.empty()) s.request_dups.erase(dup);
+}
+}  // namespace
+
 void request_done(MPI_Request h_before, const RequestInfo& info) {
   if (info.id == kNone || info.persistent) return;
-  State& s = st();
-  std::unique_lock<std::mutex> lock(s.mu, std::defer_lock);
-  if (s.multiple) lock.lock();
-  s.requests.erase(handle_bits(h_before));
+  forget_request(h_before, info.id);
 }
 
-void request_freed(MPI_Request h_before) {
-  State& s = st();
-  std::unique_lock<std::mutex> lock(s.mu, std::defer_lock);
-  if (s.multiple) lock.lock();
-  s.requests.erase(handle_bits(h_before));
+void request_freed(MPI_Request h_before, const RequestInfo& info) {
+  if (info.id != kNone) forget_request(h_before, info.id);
 }
 
 int64_t world_rank_of(uint32_t cid, int local_rank) {
@@ -470,7 +505,9 @@ void record(Rec& r) {
     ri.comm_id = cid >= 0 ? static_cast<uint32_t>(cid) : 0xffffff;
     ri.any_source_recv = (r.flags & kFlagAnySource) != 0;
     ri.persistent = (r.flags & kFlagPersistent) != 0;
-    s.requests.put(handle_bits(r.new_request), pack(ri));
+    uint64_t key = handle_bits(r.new_request);
+    if (s.requests.find(key)) s.request_dups[key].push_back(pack(ri));
+    else s.requests.put(key, pack(ri));
     req_id = ri.id;
   }
 

@@ -115,10 +115,12 @@ struct RequestInfo {
   bool persistent = false;
   uint32_t comm_id = 0;
 };
-RequestInfo request_info(MPI_Request h);
-// After completion: forget non-persistent requests; source -> world rank.
+// nth: how many earlier positions of the same call hold the same handle
+// (one handle can stand for several live requests, e.g. MPI_PROC_NULL ones).
+RequestInfo request_info(MPI_Request h, int nth);
+// After completion: forget non-persistent requests; after Request_free: forget.
 void request_done(MPI_Request h_before, const RequestInfo& info);
-void request_freed(MPI_Request h_before);
+void request_freed(MPI_Request h_before, const RequestInfo& info);
 int64_t world_rank_of(uint32_t comm_id, int local_rank);
 
 // Start / end of the run (hand-written wrappers).

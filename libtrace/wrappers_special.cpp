@@ -8,6 +8,8 @@
 // because completion resets them to MPI_REQUEST_NULL.
 #include <mpi.h>
 
+#include <cstring>
+#include <unordered_map>
 #include <vector>
 
 #include "skel/skel_funcs.h"
@@ -29,6 +31,7 @@ struct Pending {
   std::vector<MPI_Request> handles;
   std::vector<RequestInfo> infos;
   std::vector<int64_t> ids, sources;
+  std::unordered_map<uint64_t, int> seen;
   bool any_source = false;
 
   void capture_c(const MPI_Request* reqs, int n) {
@@ -43,8 +46,15 @@ struct Pending {
   void fill() {
     infos.resize(handles.size());
     any_source = false;
+    seen.clear();
     for (size_t i = 0; i < handles.size(); ++i) {
-      infos[i] = request_info(handles[i]);
+      int nth = 0;
+      if (handles.size() > 1) {  // the n-th occurrence of a shared handle is its n-th live request
+        uint64_t key = 0;
+        std::memcpy(&key, &handles[i], sizeof handles[i]);
+        nth = seen[key]++;
+      }
+      infos[i] = request_info(handles[i], nth);
       any_source |= infos[i].any_source_recv;
     }
     ids.clear();
@@ -56,14 +66,14 @@ struct Pending {
     const RequestInfo& ri = infos[static_cast<size_t>(i)];
     if (handles[static_cast<size_t>(i)] == MPI_REQUEST_NULL) return;
     ids.push_back(ri.id);
-    sources.push_back(ri.any_source_recv && st ? world_rank_of(ri.comm_id, st->MPI_SOURCE) : kNone);
+    sources.push_back(ri.any_source_recv && st ? world_rank_of(ri.comm_id, st->MPI_SOURCE) : kNoSource);
     request_done(handles[static_cast<size_t>(i)], ri);
   }
   void to(Rec& r) {
     r.req_ids = ids.data();
     r.nreqs = static_cast<int>(ids.size());
     bool any = false;
-    for (int64_t s : sources) any |= s != kNone;
+    for (int64_t s : sources) any |= s != kNoSource;
     if (any) r.req_sources = sources.data();
   }
 };
@@ -314,7 +324,7 @@ extern "C" int MPI_Request_free(MPI_Request* request) {
   r.t0 = now_ns();
   int rc = PMPI_Request_free(request);
   r.t1 = now_ns();
-  request_freed(p.handles[0]);
+  request_freed(p.handles[0], p.infos[0]);
   p.ids.push_back(p.infos[0].id);
   p.to(r);
   record(r);
@@ -617,7 +627,7 @@ extern "C" void mpi_request_free_(MPI_Fint* request, MPI_Fint* ierr) {
   r.t0 = now_ns();
   pmpi_request_free_(request, ierr);
   r.t1 = now_ns();
-  request_freed(p.handles[0]);
+  request_freed(p.handles[0], p.infos[0]);
   p.ids.push_back(p.infos[0].id);
   p.to(r);
   record(r);

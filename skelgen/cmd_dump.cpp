@@ -78,7 +78,7 @@ json event_json(uint32_t rank, const Event& e, const skt::TraceFile& f) {
     j["completed"] = e.reqs;
     if (!e.req_sources.empty()) {
       json s = json::array();
-      for (int64_t x : e.req_sources) s.push_back(opt(x));
+      for (int64_t x : e.req_sources) s.push_back(x == skt::kNoSource ? json(nullptr) : json(x));
       j["sources"] = s;
     }
   } else if (!e.reqs.empty()) {

@@ -137,8 +137,10 @@ enum EventFlag : uint32_t {
   kFlagPersistent = 1u << 6, // the request(s) created are persistent
 };
 
-// Special values.
-inline constexpr int64_t kNone = -1;          // absent peer/root/id
+// Special values. Absent fields are not written; readers see kNone, a value
+// no MPI integer argument can take (MPI_ANY_TAG, colours, keys may be negative).
+inline constexpr int64_t kNone = INT64_MIN;
+inline constexpr int64_t kNoSource = -1;      // in kReqSources: not a wildcard receive
 inline constexpr int64_t kProcNull = -2;      // peer was MPI_PROC_NULL
 inline constexpr int64_t kUnknownComm = -3;   // a communicator the tracer did not see created
 inline constexpr uint32_t kCommWorld = 0;     // symbolic id of MPI_COMM_WORLD

@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""Compare test programs' own call logs with the tracer's JSON Lines dump.
+
+usage: check_trace.py SKELGEN TRACE_DIR LOG_DIR [--unordered] [--prefix-ranks R,R]
+
+Each log line (tests/apps/applog.h) is "MPI_Func key=value ...". For every
+rank the sequence of functions must equal the trace's, and every key a line
+gives must agree with the traced event:
+  peer peer2 root  world ranks ("null" for MPI_PROC_NULL)
+  tag tag2 count count2 bytes bytes2  integers
+  counts counts2   comma-separated integers
+  comm new_comm    labels: consistently one traced communicator id per label
+  request          label of the request created; completed= / reqs= name
+                   labels in order; sources= the matched world ranks
+  any_source in_place  the flag is set
+--unordered compares the calls as a multiset (threaded programs);
+--prefix-ranks lists ranks whose trace may stop early (killed by MPI_Abort):
+their trace must be a prefix of their log.
+Exits 1 with one line per mismatch (at most 20 per rank).
+"""
+import json
+import os
+import subprocess
+import sys
+from collections import Counter, defaultdict
+
+
+def parse_log(path):
+    out = []
+    for line in open(path):
+        parts = line.split()
+        if not parts:
+            continue
+        kv = {}
+        for p in parts[1:]:
+            k, _, v = p.partition("=")
+            kv[k] = v
+        out.append((parts[0], kv))
+    return out
+
+
+class Labels:
+    """A bijection between the program's labels and the tracer's ids."""
+
+    def __init__(self, what):
+        self.what, self.fwd, self.back = what, {}, {}
+
+    def check(self, label, value):
+        if label in self.fwd:
+            return self.fwd[label] == value
+        if value in self.back:
+            return False
+        self.fwd[label], self.back[value] = value, label
+        return True
+
+
+def as_int_or_null(v):
+    return None if v == "null" else int(v)
+
+
+def compare_event(log, ev, comms, reqs):
+    func, kv = log
+    errs = []
+    if ev["func"] != func:
+        return [f"function {ev['func']} in the trace, {func} in the log"]
+    for k, v in kv.items():
+        if k in ("peer", "peer2", "root"):
+            if ev.get(k) != as_int_or_null(v):
+                errs.append(f"{k}: trace {ev.get(k)} log {v}")
+        elif k in ("tag", "tag2", "count", "count2", "bytes", "bytes2", "color", "key"):
+            if ev.get(k) != int(v):
+                errs.append(f"{k}: trace {ev.get(k)} log {v}")
+        elif k in ("counts", "counts2"):
+            want = [int(x) for x in v.split(",")] if v else []
+            if ev.get(k, []) != want:
+                errs.append(f"{k}: trace {ev.get(k)} log {want}")
+        elif k in ("comm", "new_comm"):
+            if ev.get(k) is None or not comms.check(v, ev[k]):
+                errs.append(f"{k}: label {v} does not map to one communicator (trace {ev.get(k)})")
+        elif k == "request":
+            if ev.get("request") is None or not reqs.check(v, ev["request"]):
+                errs.append(f"request: label {v} does not map to one request id (trace {ev.get('request')})")
+        elif k in ("completed", "reqs"):
+            labels = [x for x in v.split(",") if x]
+            got = ev.get(k, [])
+            if len(got) != len(labels) or not all(reqs.check(l, g) for l, g in zip(labels, got)):
+                errs.append(f"{k}: trace {got} log {labels} (request {reqs.fwd})")
+        elif k == "sources":
+            want = [as_int_or_null(x) for x in v.split(",") if x]
+            if ev.get("sources", [None] * len(want)) != want:
+                errs.append(f"sources: trace {ev.get('sources')} log {want}")
+        elif k in ("any_source", "in_place"):
+            if k not in ev.get("flags", []):
+                errs.append(f"flag {k} missing (flags {ev.get('flags')})")
+        else:
+            errs.append(f"checker does not know log key {k}")
+    return errs
+
+
+def main():
+    args = sys.argv[1:]
+    unordered = "--unordered" in args
+    prefix = set()
+    if "--prefix-ranks" in args:
+        i = args.index("--prefix-ranks")
+        prefix = {int(x) for x in args[i + 1].split(",") if x}
+        del args[i:i + 2]
+    args = [a for a in args if a != "--unordered"]
+    skelgen, trace_dir, log_dir = args
+    dump = subprocess.run([skelgen, "dump", trace_dir, "--format", "jsonl"], capture_output=True, text=True)
+    if dump.returncode != 0:
+        print(f"skelgen dump failed: {dump.stderr.strip()}")
+        return 1
+    events = defaultdict(list)
+    for line in dump.stdout.splitlines():
+        ev = json.loads(line)
+        events[ev["rank"]].append(ev)
+    logs = sorted(f for f in os.listdir(log_dir) if f.startswith("rank-") and f.endswith(".log"))
+    if not logs:
+        print(f"no logs in {log_dir}")
+        return 1
+    failures = 0
+    checked = 0
+    for name in logs:
+        rank = int(name[5:-4])
+        log = parse_log(os.path.join(log_dir, name))
+        evs = events.get(rank, [])
+        comms, reqs = Labels("comm"), Labels("request")
+        errs = []
+        if unordered:
+            a = Counter((f, tuple(sorted(kv.items()))) for f, kv in log)
+            b = Counter(e["func"] for e in evs)
+            if Counter(f for f, _ in log) != b:
+                errs.append(f"calls differ: log {dict(Counter(f for f, _ in log))} trace {dict(b)}")
+            else:
+                # every logged call must match some traced call of the same function
+                pool = defaultdict(list)
+                for e in evs:
+                    pool[e["func"]].append(e)
+                for (f, kvs), n in a.items():
+                    kv = dict(kvs)
+                    cands = [e for e in pool[f] if not compare_event((f, kv), e, Labels("c"), Labels("r"))]
+                    if len(cands) < n:
+                        errs.append(f"{f} {kv}: {n} in the log, {len(cands)} matching in the trace")
+        else:
+            if rank in prefix:
+                if len(evs) > len(log):
+                    errs.append(f"trace has {len(evs)} events, more than the {len(log)} logged")
+                log = log[:len(evs)]
+            elif len(evs) != len(log):
+                errs.append(f"trace has {len(evs)} events, log {len(log)}")
+            for i, (lg, ev) in enumerate(zip(log, evs)):
+                for e in compare_event(lg, ev, comms, reqs):
+                    errs.append(f"call {i} ({lg[0]}): {e}")
+        checked += len(log)
+        for e in errs[:20]:
+            print(f"rank {rank}: {e}")
+        failures += len(errs)
+    print(f"checked {checked} logged calls on {len(logs)} ranks: {failures} mismatches")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

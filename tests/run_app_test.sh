@@ -1,0 +1,36 @@
+#!/bin/bash
+# Runs one test program untraced and traced, checks that its standard output
+# is the same both times and that the trace agrees with its own call log.
+#   run_app_test.sh SKELGEN LAUNCHER NP APP WORKDIR [check_trace.py options]
+# LAUNCHER is "mpich" or "openmpi". Extra environment (SKELTRACE_*) passes through.
+set -u
+skelgen=$1 flavor=$2 np=$3 app=$4 work=$5
+shift 5
+here=$(cd "$(dirname "$0")" && pwd)
+case $flavor in
+  mpich) launch=(mpiexec.mpich -n "$np") ;;
+  openmpi) launch=(mpirun.openmpi --allow-run-as-root --oversubscribe -n "$np") ;;
+  *) echo "unknown MPI $flavor"; exit 2 ;;
+esac
+rm -rf "$work" && mkdir -p "$work/log"
+expect_rc=0
+[[ " $* " == *" --prefix-ranks "* ]] && expect_rc=nonzero
+
+"${launch[@]}" "$app" > "$work/plain.out" 2> "$work/plain.err"
+rc_plain=$?
+APPLOG_DIR="$work/log" timeout 120 "$skelgen" trace -o "$work/trace" -- "${launch[@]}" "$app" \
+  > "$work/traced.out" 2> "$work/traced.err"
+rc_traced=$?
+if [ "$expect_rc" = 0 ] && { [ $rc_plain != 0 ] || [ $rc_traced != 0 ]; }; then
+  echo "FAIL: exit status untraced $rc_plain, traced $rc_traced"; cat "$work/traced.err"; exit 1
+fi
+if [ "$rc_plain" != "$rc_traced" ]; then
+  echo "FAIL: exit status differs: untraced $rc_plain, traced $rc_traced"; exit 1
+fi
+if ! diff -u "$work/plain.out" "$work/traced.out"; then
+  echo "FAIL: standard output differs with the tracer"; exit 1
+fi
+if grep -q "skeltrace:" "$work/traced.err"; then
+  echo "FAIL: the tracer warned:"; grep "skeltrace:" "$work/traced.err"; exit 1
+fi
+python3 "$here/check_trace.py" "$skelgen" "$work/trace" "$work/log" "$@"
