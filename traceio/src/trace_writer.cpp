@@ -102,8 +102,10 @@ inline void TraceWriter::varint(uint64_t v) {
   records_.append(reinterpret_cast<char*>(tmp), static_cast<size_t>(e - tmp));
 }
 
-inline void TraceWriter::tag(Field f) {
-  varint((static_cast<uint64_t>(f) << 2) | static_cast<uint64_t>(field_type(f)));
+// The wire type comes from the put_* call, so that the tag always matches
+// the value that follows it.
+inline void TraceWriter::tag(Field f, FieldType type) {
+  varint((static_cast<uint64_t>(f) << 2) | static_cast<uint64_t>(type));
 }
 
 void TraceWriter::begin_record(RecordKind kind) { varint(static_cast<uint64_t>(kind)); }
@@ -128,24 +130,24 @@ void TraceWriter::end_event(int64_t t_start_ns, int64_t t_end_ns) {
 }
 
 void TraceWriter::put_int(Field f, int64_t v) {
-  tag(f);
+  tag(f, FieldType::kInt);
   varint(codec::zigzag(v));
 }
 
 void TraceWriter::put_list(Field f, const int64_t* v, size_t n) {
-  tag(f);
+  tag(f, FieldType::kIntList);
   varint(n);
   for (size_t i = 0; i < n; ++i) varint(codec::zigzag(v[i]));
 }
 
 void TraceWriter::put_list(Field f, const int* v, size_t n) {
-  tag(f);
+  tag(f, FieldType::kIntList);
   varint(n);
   for (size_t i = 0; i < n; ++i) varint(codec::zigzag(v[i]));
 }
 
 void TraceWriter::put_str(Field f, const std::string& s) {
-  tag(f);
+  tag(f, FieldType::kString);
   varint(s.size());
   records_.append(s);
 }

@@ -52,7 +52,7 @@ class TraceWriter {
 
  private:
   void varint(uint64_t v);
-  void tag(Field f);
+  void tag(Field f, FieldType type);
   bool write_all(const std::string& bytes);
   void set_error(const std::string& what, int err);
 

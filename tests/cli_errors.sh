@@ -1,0 +1,35 @@
+#!/bin/bash
+# Bad input to skelgen gives a one-line error and a non-zero exit, never a crash.
+#   cli_errors.sh SKELGEN CORPUS_DIR WORKDIR
+set -u
+skelgen=$1 corpus=$2 work=$3
+rm -rf "$work" && mkdir -p "$work"
+fail=0
+expect_error() {  # expect_error "what must be in the message" command...
+  local want=$1; shift
+  "$@" > "$work/out" 2> "$work/err"
+  local rc=$?
+  if [ $rc -eq 0 ] || [ $rc -ge 128 ]; then
+    echo "FAIL: '$*' exited $rc"; fail=1; return
+  fi
+  if ! grep -q -- "$want" "$work/err"; then
+    echo "FAIL: '$*': expected '$want' in: $(cat "$work/err")"; fail=1; return
+  fi
+  if [ "$(grep -c . "$work/err")" -gt 3 ]; then
+    echo "FAIL: '$*': error is not short: $(cat "$work/err")"; fail=1
+  fi
+}
+expect_error "no such file or directory" "$skelgen" dump "$work/nothing-here"
+mkdir -p "$work/emptydir"
+expect_error "no rank-\*.skt trace files" "$skelgen" dump "$work/emptydir"
+expect_error "bad magic number" "$skelgen" dump "$corpus/text.skt"
+expect_error "version 9.0 is not supported" "$skelgen" dump "$corpus/future-major.skt"
+expect_error "corrupt chunk 0" "$skelgen" dump "$corpus/corrupt-payload.skt"
+expect_error "format" "$skelgen" dump --format xml "$corpus/text.skt"
+expect_error "command not found: no-such-launcher" "$skelgen" trace -o "$work/t" -- no-such-launcher -n 2 ./app
+expect_error "cannot tell which MPI" "$skelgen" trace -o "$work/t" -- /bin/true
+expect_error "required" "$skelgen" trace -o "$work/t"
+mkdir -p "$work/full" && cp "$corpus/text.skt" "$work/full/rank-00000.skt"
+expect_error "already holds a trace" "$skelgen" trace -o "$work/full" --mpi mpich -- /bin/true
+[ $fail = 0 ] && echo "cli errors: all rejected cleanly"
+exit $fail

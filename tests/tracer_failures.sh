@@ -1,0 +1,42 @@
+#!/bin/bash
+# The tracer must never harm the application: with an unwritable trace
+# directory, a full disk (the rank files are links to /dev/full) or tracing
+# disabled, the program's output and exit status stay as without the
+# tracer, and the tracer warns at most once per rank.
+#   tracer_failures.sh SKELGEN FLAVOR NP APP TRACER_LIB WORKDIR
+set -u
+skelgen=$1 flavor=$2 np=$3 app=$4 lib=$5 work=$6
+case $flavor in
+  mpich) launch=(mpiexec.mpich -n "$np"); envflag() { echo -genv "$1" "$2"; } ;;
+  openmpi) launch=(mpirun.openmpi --allow-run-as-root --oversubscribe -n "$np"); envflag() { echo -x "$1=$2"; } ;;
+esac
+rm -rf "$work" && mkdir -p "$work"
+"${launch[@]}" "$app" > "$work/plain.out" 2>&1 || { echo "FAIL: untraced run failed"; exit 1; }
+fail=0
+check() {  # check NAME DIR expected-warning-or-empty
+  local name=$1 dir=$2 warn=$3
+  local launcher=("${launch[0]}" $(envflag LD_PRELOAD "$lib") $(envflag SKELTRACE_DIR "$dir") \
+                  $(envflag SKELTRACE_DISABLE "${DISABLE:-0}") "${launch[@]:1}")
+  timeout 120 "${launcher[@]}" "$app" > "$work/$name.out" 2> "$work/$name.err"
+  local rc=$?
+  if [ $rc != 0 ]; then echo "FAIL $name: exit status $rc"; cat "$work/$name.err"; fail=1; return; fi
+  if ! diff -q "$work/plain.out" "$work/$name.out" > /dev/null; then
+    echo "FAIL $name: output differs"; diff "$work/plain.out" "$work/$name.out"; fail=1; return
+  fi
+  local n; n=$(grep -c "skeltrace:" "$work/$name.err")
+  if [ -n "$warn" ]; then
+    if [ "$n" -lt 1 ] || [ "$n" -gt "$np" ] || ! grep -q "$warn" "$work/$name.err"; then
+      echo "FAIL $name: expected one '$warn' warning per rank at most, got:"; cat "$work/$name.err"; fail=1; return
+    fi
+  elif [ "$n" != 0 ]; then
+    echo "FAIL $name: unexpected warning:"; cat "$work/$name.err"; fail=1; return
+  fi
+  echo "ok $name"
+}
+check unwritable_dir /proc/no-such-dir/trace "cannot create trace directory"
+mkdir -p "$work/full"
+for ((r = 0; r < np; ++r)); do ln -s /dev/full "$work/full/$(printf 'rank-%05d.skt' $r)"; done
+check disk_full "$work/full" "No space left on device"
+DISABLE=1 check disabled "$work/disabled" ""
+[ -e "$work/disabled" ] && { echo "FAIL disabled: a trace directory was created"; fail=1; }
+exit $fail

@@ -1,0 +1,282 @@
+// The trace format: round trips through the real writer and reader, and
+// rejection of damaged, truncated, foreign and wrong-version input.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <fstream>
+#include <map>
+
+#include "skel/codec.h"
+#include "skel/trace.h"
+#include "skel/trace_writer.h"
+#include "trace_fixtures.h"
+
+using namespace skt;
+using namespace skt::testing;
+
+namespace {
+
+void expect_same(const Event& a, const Event& b) {
+  EXPECT_EQ(a.seq, b.seq);
+  EXPECT_EQ(a.func, b.func);
+  EXPECT_EQ(a.callsite, b.callsite);
+  EXPECT_EQ(a.t_start_ns, b.t_start_ns);
+  EXPECT_EQ(a.duration_ns, b.duration_ns);
+  EXPECT_EQ(a.peer, b.peer);
+  EXPECT_EQ(a.tag, b.tag);
+  EXPECT_EQ(a.count, b.count);
+  EXPECT_EQ(a.dtype, b.dtype);
+  EXPECT_EQ(a.comm, b.comm);
+  EXPECT_EQ(a.root, b.root);
+  EXPECT_EQ(a.op, b.op);
+  EXPECT_EQ(a.flags, b.flags);
+  EXPECT_EQ(a.peer2, b.peer2);
+  EXPECT_EQ(a.tag2, b.tag2);
+  EXPECT_EQ(a.count2, b.count2);
+  EXPECT_EQ(a.dtype2, b.dtype2);
+  EXPECT_EQ(a.color, b.color);
+  EXPECT_EQ(a.key, b.key);
+  EXPECT_EQ(a.new_comm, b.new_comm);
+  EXPECT_EQ(a.bytes, b.bytes);
+  EXPECT_EQ(a.bytes2, b.bytes2);
+  EXPECT_EQ(a.reqs, b.reqs);
+  EXPECT_EQ(a.req_sources, b.req_sources);
+  EXPECT_EQ(a.counts, b.counts);
+  EXPECT_EQ(a.counts2, b.counts2);
+  EXPECT_EQ(a.dims, b.dims);
+  EXPECT_EQ(a.periods, b.periods);
+}
+
+std::vector<Event> read_all(TraceFile& f) {
+  std::vector<Event> out;
+  Event e;
+  while (f.next(e)) out.push_back(e);
+  return out;
+}
+
+}  // namespace
+
+TEST(TraceFormat, VarintRoundTripAtTheEdges) {
+  for (int64_t v : {int64_t{0}, int64_t{1}, int64_t{-1}, int64_t{63}, int64_t{-64}, int64_t{1} << 40, INT64_MAX, INT64_MIN}) {
+    uint8_t buf[10];
+    uint8_t* end = codec::put_varint(buf, codec::zigzag(v));
+    codec::Cursor c(buf, static_cast<size_t>(end - buf));
+    int64_t back = 0;
+    ASSERT_TRUE(c.svarint(back));
+    EXPECT_EQ(back, v);
+    EXPECT_TRUE(c.at_end());
+  }
+  uint8_t bad[11];
+  std::fill(std::begin(bad), std::end(bad), 0xff);
+  codec::Cursor c(bad, sizeof bad);
+  uint64_t v;
+  EXPECT_FALSE(c.varint(v));  // more than 10 bytes
+}
+
+TEST(TraceFormat, RoundTripManyChunks) {
+  std::string dir = temp_dir("rt");
+  std::string path = dir + "/rank-00003.skt";
+  TraceHeader h = sample_header(3, 8, 77);
+  auto want = write_trace(path, h, random_events(20000, 1), 4096, EndStatus::kFinalized);
+  TraceFile f(path);
+  const TraceHeader& g = f.header();
+  EXPECT_EQ(g.rank, 3u);
+  EXPECT_EQ(g.world_size, 8u);
+  EXPECT_EQ(g.run_id, 77u);
+  EXPECT_EQ(g.pid, h.pid);
+  EXPECT_EQ(g.mpi_flavor, MpiFlavor::kMpich);
+  EXPECT_EQ(g.stack_depth, 3);
+  EXPECT_EQ(g.thread_level, 1);
+  EXPECT_EQ(g.start_realtime_ns, h.start_realtime_ns);
+  EXPECT_EQ(g.start_monotonic_ns, h.start_monotonic_ns);
+  EXPECT_EQ(g.kernel_name, h.kernel_name);
+  EXPECT_EQ(g.kernel_version, h.kernel_version);
+  EXPECT_DOUBLE_EQ(g.kernel_units_per_s, h.kernel_units_per_s);
+  EXPECT_DOUBLE_EQ(g.calibration_s, h.calibration_s);
+  EXPECT_EQ(g.hostname, h.hostname);
+  EXPECT_EQ(g.mpi_library, h.mpi_library);
+  EXPECT_EQ(g.executable, h.executable);
+  EXPECT_EQ(g.command_line, h.command_line);
+  auto got = read_all(f);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    SCOPED_TRACE("event " + std::to_string(i));
+    expect_same(got[i], want[i]);
+    EXPECT_EQ(got[i].gap_ns, want[i].gap_ns);
+    if (::testing::Test::HasFailure()) break;
+  }
+  EXPECT_EQ(f.end(), TraceEnd::kFinalized);
+  EXPECT_EQ(f.callsite_name(1), "app+0x1010");
+  EXPECT_EQ(f.datatype_size(256), 24);
+  ASSERT_TRUE(f.comms().count(2) || f.comms().empty());
+}
+
+TEST(TraceFormat, AbortedAndUnclosedTracesSayHowTheyEnded) {
+  std::string dir = temp_dir("end");
+  write_trace(dir + "/a.skt", sample_header(0, 1, 1), random_events(500, 2), 4096, EndStatus::kAborted);
+  TraceFile a(dir + "/a.skt");
+  EXPECT_EQ(read_all(a).size(), 500u);
+  EXPECT_EQ(a.end(), TraceEnd::kAborted);
+  // A process that dies leaves chunks but no end chunk.
+  auto want = write_trace(dir + "/b.skt", sample_header(0, 1, 1), random_events(500, 3), 4096, EndStatus::kFinalized,
+                          /*close=*/false);
+  TraceFile b(dir + "/b.skt");
+  EXPECT_EQ(read_all(b).size(), 500u);
+  EXPECT_EQ(b.end(), TraceEnd::kTruncated);
+}
+
+TEST(TraceFormat, EveryTruncationReadsAPrefixOrFailsCleanly) {
+  std::string dir = temp_dir("trunc");
+  std::string path = dir + "/full.skt";
+  auto want = write_trace(path, sample_header(0, 2, 9), random_events(3000, 4), 4096, EndStatus::kFinalized);
+  std::string bytes = read_file(path);
+  std::string cut = dir + "/cut.skt";
+  size_t header_len = encode_header(sample_header(0, 2, 9)).size();
+  size_t step = bytes.size() > 4000 ? 7 : 1;
+  for (size_t len = 0; len < bytes.size(); len += step) {
+    write_file(cut, bytes.substr(0, len));
+    try {
+      TraceFile f(cut);
+      ASSERT_GE(len, header_len) << "a cut header was accepted at " << len;
+      auto got = read_all(f);
+      ASSERT_LE(got.size(), want.size());
+      for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i].t_start_ns, want[i].t_start_ns);
+      EXPECT_EQ(f.end(), TraceEnd::kTruncated) << "cut at " << len;
+    } catch (const TraceError& e) {
+      EXPECT_LT(len, header_len) << "cut at " << len << " inside the events threw: " << e.what();
+      EXPECT_NE(std::string(e.what()).find(cut), std::string::npos) << "message must name the file";
+    }
+  }
+}
+
+TEST(TraceFormat, FlippedBytesNeverCrashTheReader) {
+  std::string dir = temp_dir("flip");
+  std::string path = dir + "/full.skt";
+  write_trace(path, sample_header(0, 2, 9), random_events(2000, 5), 4096, EndStatus::kFinalized);
+  std::string bytes = read_file(path);
+  std::mt19937 rng(6);
+  std::string bad = dir + "/bad.skt";
+  int rejected = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    std::string b = bytes;
+    size_t pos = std::uniform_int_distribution<size_t>(0, b.size() - 1)(rng);
+    b[pos] = static_cast<char>(b[pos] ^ (1 << (trial % 8)));
+    write_file(bad, b);
+    try {
+      TraceFile f(bad);
+      read_all(f);
+    } catch (const TraceError& e) {
+      ++rejected;
+      EXPECT_FALSE(std::string(e.what()).empty());
+    }
+  }
+  // zstd checksums every chunk: most flips are caught, none crash.
+  EXPECT_GT(rejected, 200);
+}
+
+TEST(TraceFormat, UnknownFieldsOfANewerMinorVersionAreSkipped) {
+  std::string dir = temp_dir("minor");
+  std::string path = dir + "/r.skt";
+  TraceWriter w;
+  ASSERT_TRUE(w.open(path, sample_header(0, 1, 1), 4096, 1));
+  w.begin_event(10, 0);
+  w.put_int(Field::kPeer, 5);
+  w.put_int(static_cast<Field>(60), 123);             // an int field this reader does not know
+  w.put_list(static_cast<Field>(61), std::vector<int64_t>{1, 2, 3}.data(), 3);
+  w.put_str(static_cast<Field>(62), "future");
+  w.put_int(Field::kTag, 9);
+  w.end_event(100, 150);
+  ASSERT_TRUE(w.close(EndStatus::kFinalized));
+  TraceFile f(path);
+  Event e;
+  ASSERT_TRUE(f.next(e));
+  EXPECT_EQ(e.peer, 5);
+  EXPECT_EQ(e.tag, 9);
+  EXPECT_EQ(e.duration_ns, 50);
+  EXPECT_FALSE(f.next(e));
+}
+
+// The checked-in corpus: each file must be rejected with its expected message.
+TEST(TraceFormat, CorpusOfBrokenFilesIsRejectedWithClearMessages) {
+  std::ifstream expect(std::string(SKEL_CORPUS_DIR) + "/expected.txt");
+  ASSERT_TRUE(expect.good());
+  std::string line;
+  int n = 0;
+  while (std::getline(expect, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    auto tab = line.find('\t');
+    ASSERT_NE(tab, std::string::npos) << line;
+    std::string file = std::string(SKEL_CORPUS_DIR) + "/" + line.substr(0, tab);
+    std::string msg = line.substr(tab + 1);
+    SCOPED_TRACE(file);
+    try {
+      TraceFile f(file);
+      read_all(f);
+      ADD_FAILURE() << "accepted";
+    } catch (const TraceError& e) {
+      EXPECT_NE(std::string(e.what()).find(msg), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << "one line";
+    }
+    ++n;
+  }
+  EXPECT_GE(n, 6);
+}
+
+TEST(TraceDir, RejectsIncompleteOrMixedSets) {
+  auto expect_error = [](const std::string& dir, const std::string& what) {
+    try {
+      TraceDir d(dir);
+      ADD_FAILURE() << "accepted " << dir;
+    } catch (const TraceError& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+  };
+  expect_error("/nonexistent/skel", "cannot open trace directory");
+  std::string empty = temp_dir("empty");
+  expect_error(empty, "no rank-*.skt");
+
+  std::string missing = temp_dir("missing");
+  write_trace(missing + "/rank-00000.skt", sample_header(0, 3, 5), random_events(10, 1), 4096, EndStatus::kFinalized);
+  write_trace(missing + "/rank-00002.skt", sample_header(2, 3, 5), random_events(10, 1), 4096, EndStatus::kFinalized);
+  expect_error(missing, "rank 1 of 3 is missing");
+
+  std::string mixed = temp_dir("mixed");
+  write_trace(mixed + "/rank-00000.skt", sample_header(0, 2, 5), random_events(10, 1), 4096, EndStatus::kFinalized);
+  write_trace(mixed + "/rank-00001.skt", sample_header(1, 2, 6), random_events(10, 1), 4096, EndStatus::kFinalized);
+  expect_error(mixed, "different run");
+
+  std::string sizes = temp_dir("sizes");
+  write_trace(sizes + "/rank-00000.skt", sample_header(0, 2, 5), random_events(10, 1), 4096, EndStatus::kFinalized);
+  write_trace(sizes + "/rank-00001.skt", sample_header(1, 4, 5), random_events(10, 1), 4096, EndStatus::kFinalized);
+  expect_error(sizes, "world size 4 differs");
+
+  std::string renamed = temp_dir("renamed");
+  write_trace(renamed + "/rank-00001.skt", sample_header(0, 1, 5), random_events(10, 1), 4096, EndStatus::kFinalized);
+  expect_error(renamed, "does not match the rank");
+
+  std::string good = temp_dir("good");
+  for (uint32_t r = 0; r < 3; ++r)
+    write_trace(good + "/" + TraceDir::rank_file_name(r), sample_header(r, 3, 5), random_events(10, r), 4096,
+                EndStatus::kFinalized);
+  TraceDir d(good);
+  EXPECT_EQ(d.world_size(), 3u);
+  EXPECT_EQ(d.open_rank(2)->header().rank, 2u);
+}
+
+TEST(TraceWriter, ReportsAnUnwritableFileInsteadOfThrowing) {
+  TraceWriter w;
+  EXPECT_FALSE(w.open("/nonexistent/dir/rank-00000.skt", sample_header(0, 1, 1), 4096, 1));
+  EXPECT_TRUE(w.failed());
+  EXPECT_NE(w.error().find("cannot create trace file"), std::string::npos);
+  w.begin_event(10, 0);  // no-ops after a failure
+  w.end_event(0, 1);
+  EXPECT_FALSE(w.close(EndStatus::kFinalized));
+}
+
+TEST(TraceWriter, DiskFullIsAnErrorNotACrash) {
+  struct stat sb {};
+  if (stat("/dev/full", &sb) != 0) GTEST_SKIP() << "no /dev/full";
+  TraceWriter w;
+  EXPECT_FALSE(w.open("/dev/full", sample_header(0, 1, 1), 4096, 1));
+  EXPECT_NE(w.error().find("No space left"), std::string::npos) << w.error();
+}
