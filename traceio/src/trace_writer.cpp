@@ -84,8 +84,8 @@ bool TraceWriter::open(const std::string& path, const TraceHeader& header, size_
   }
   threshold_ = buffer_bytes < 4096 ? 4096 : buffer_bytes;
   level_ = zstd_level;
-  records_.reserve(threshold_ + 4096);
-  times_.reserve(threshold_ / 2 + 1024);
+  records_.buf.resize(threshold_ + 64 * 1024);
+  times_.buf.resize(threshold_ + 64 * 1024);
   cctx_ = ZSTD_createCCtx();
   if (!cctx_) {
     set_error("cannot create zstd context", ENOMEM);
@@ -96,10 +96,12 @@ bool TraceWriter::open(const std::string& path, const TraceHeader& header, size_
   return write_all(encode_header(header));
 }
 
+// Every record writes at most a few dozen bytes between ensure() calls:
+// begin_* reserves room for a record's fixed part, lists and strings for themselves.
+constexpr size_t kRecordHeadroom = 512;
+
 inline void TraceWriter::varint(uint64_t v) {
-  uint8_t tmp[10];
-  uint8_t* e = codec::put_varint(tmp, v);
-  records_.append(reinterpret_cast<char*>(tmp), static_cast<size_t>(e - tmp));
+  records_.pos = static_cast<size_t>(codec::put_varint(records_.buf.data() + records_.pos, v) - records_.buf.data());
 }
 
 // The wire type comes from the put_* call, so that the tag always matches
@@ -108,10 +110,14 @@ inline void TraceWriter::tag(Field f, FieldType type) {
   varint((static_cast<uint64_t>(f) << 2) | static_cast<uint64_t>(type));
 }
 
-void TraceWriter::begin_record(RecordKind kind) { varint(static_cast<uint64_t>(kind)); }
+void TraceWriter::begin_record(RecordKind kind) {
+  records_.ensure(kRecordHeadroom);
+  varint(static_cast<uint64_t>(kind));
+}
 void TraceWriter::end_record() { varint(0); }
 
 void TraceWriter::begin_event(uint32_t func, uint32_t callsite) {
+  records_.ensure(kRecordHeadroom);
   varint(static_cast<uint64_t>(RecordKind::kEvent));
   varint(func);
   varint(callsite);
@@ -119,14 +125,14 @@ void TraceWriter::begin_event(uint32_t func, uint32_t callsite) {
 
 void TraceWriter::end_event(int64_t t_start_ns, int64_t t_end_ns) {
   varint(0);
-  uint8_t tmp[20];
-  uint8_t* e = codec::put_varint(tmp, codec::zigzag(t_start_ns - prev_end_ns_));
+  times_.ensure(20);
+  uint8_t* e = codec::put_varint(times_.buf.data() + times_.pos, codec::zigzag(t_start_ns - prev_end_ns_));
   e = codec::put_varint(e, static_cast<uint64_t>(t_end_ns >= t_start_ns ? t_end_ns - t_start_ns : 0));
-  times_.append(reinterpret_cast<char*>(tmp), static_cast<size_t>(e - tmp));
+  times_.pos = static_cast<size_t>(e - times_.buf.data());
   prev_end_ns_ = t_end_ns >= t_start_ns ? t_end_ns : t_start_ns;
   ++chunk_events_;
   ++events_total_;
-  if (records_.size() >= threshold_) flush();
+  if (records_.pos >= threshold_) flush();
 }
 
 void TraceWriter::put_int(Field f, int64_t v) {
@@ -135,33 +141,36 @@ void TraceWriter::put_int(Field f, int64_t v) {
 }
 
 void TraceWriter::put_list(Field f, const int64_t* v, size_t n) {
+  records_.ensure(10 * n + kRecordHeadroom);
   tag(f, FieldType::kIntList);
   varint(n);
   for (size_t i = 0; i < n; ++i) varint(codec::zigzag(v[i]));
 }
 
 void TraceWriter::put_list(Field f, const int* v, size_t n) {
+  records_.ensure(10 * n + kRecordHeadroom);
   tag(f, FieldType::kIntList);
   varint(n);
   for (size_t i = 0; i < n; ++i) varint(codec::zigzag(v[i]));
 }
 
 void TraceWriter::put_str(Field f, const std::string& s) {
+  records_.ensure(s.size() + kRecordHeadroom);
   tag(f, FieldType::kString);
   varint(s.size());
-  records_.append(s);
+  std::memcpy(records_.buf.data() + records_.pos, s.data(), s.size());
+  records_.pos += s.size();
 }
 
 bool TraceWriter::flush() {
   if (failed_ || fd_ < 0) {
-    records_.clear();
-    times_.clear();
+    records_.pos = times_.pos = 0;
     return false;
   }
-  if (records_.empty() && times_.empty()) return true;
-  std::string payload_in = records_;
-  payload_in += times_;
-  size_t bound = ZSTD_compressBound(payload_in.size());
+  if (records_.pos == 0 && times_.pos == 0) return true;
+  payload_.assign(reinterpret_cast<const char*>(records_.buf.data()), records_.pos);
+  payload_.append(reinterpret_cast<const char*>(times_.buf.data()), times_.pos);
+  size_t bound = ZSTD_compressBound(payload_.size());
   chunk_.clear();
   codec::put_u32(chunk_, kChunkMagic);
   codec::put_u8(chunk_, static_cast<uint8_t>(ChunkType::kEvents));
@@ -170,21 +179,20 @@ bool TraceWriter::flush() {
   codec::put_u32(chunk_, chunk_events_);
   codec::put_u64(chunk_, chunk_first_seq_);
   codec::put_u64(chunk_, static_cast<uint64_t>(chunk_base_ns_));
-  codec::put_u32(chunk_, static_cast<uint32_t>(records_.size()));
-  codec::put_u32(chunk_, static_cast<uint32_t>(times_.size()));
+  codec::put_u32(chunk_, static_cast<uint32_t>(records_.pos));
+  codec::put_u32(chunk_, static_cast<uint32_t>(times_.pos));
   size_t len_pos = chunk_.size();
   codec::put_u32(chunk_, 0);
   chunk_.resize(kChunkHeaderBytes + bound);
   size_t n = ZSTD_compress2(static_cast<ZSTD_CCtx*>(cctx_), &chunk_[kChunkHeaderBytes], bound,
-                            payload_in.data(), payload_in.size());
+                            payload_.data(), payload_.size());
   if (ZSTD_isError(n)) {
     set_error(std::string("zstd compression failed (") + ZSTD_getErrorName(n) + ")", EIO);
     return false;
   }
   chunk_.resize(kChunkHeaderBytes + n);
   for (int i = 0; i < 4; ++i) chunk_[len_pos + i] = static_cast<char>((n >> (8 * i)) & 0xff);
-  records_.clear();
-  times_.clear();
+  records_.pos = times_.pos = 0;
   chunk_first_seq_ += chunk_events_;
   chunk_events_ = 0;
   chunk_base_ns_ = prev_end_ns_;

@@ -9,7 +9,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "skel/trace.h"
 #include "skel/trace_format.h"
@@ -51,6 +53,15 @@ class TraceWriter {
   uint64_t bytes_written() const { return bytes_written_; }
 
  private:
+  // The two streams are raw byte buffers with a write position; ensure()
+  // grows them so that at least n more bytes fit (never on the common path).
+  struct Stream {
+    std::vector<uint8_t> buf;
+    size_t pos = 0;
+    void ensure(size_t n) {
+      if (pos + n > buf.size()) buf.resize(std::max(buf.size() * 2, pos + n));
+    }
+  };
   void varint(uint64_t v);
   void tag(Field f, FieldType type);
   bool write_all(const std::string& bytes);
@@ -60,7 +71,8 @@ class TraceWriter {
   bool failed_ = false;
   std::string error_;
   std::string path_;
-  std::string records_, times_, chunk_;
+  Stream records_, times_;
+  std::string payload_, chunk_;
   size_t threshold_ = 0;
   int level_ = 3;
   void* cctx_ = nullptr;  // ZSTD_CCtx

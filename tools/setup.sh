@@ -1,0 +1,52 @@
+#!/bin/bash
+# One command for a fresh Debian 12 machine: install what is missing, build,
+# then either run the main job on the bundled example (demo) or run the whole
+# test suite (test). Run as root, or as a user with sudo for the installs.
+#   tools/setup.sh demo|test
+# Environment: BUILD_DIR (default ./build), JOBS (default: number of cores).
+set -euo pipefail
+mode=${1:-}
+if [ "$mode" != demo ] && [ "$mode" != test ]; then
+  echo "usage: tools/setup.sh demo|test" >&2
+  exit 2
+fi
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD_DIR:-$root/build}
+jobs=${JOBS:-$(nproc)}
+
+packages=(build-essential cmake python3 pkg-config gfortran
+          mpich libmpich-dev openmpi-bin libopenmpi-dev
+          libunwind-dev libzstd-dev libcli11-dev nlohmann-json3-dev
+          libgtest-dev googletest libbenchmark-dev clang libclang-rt-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "== installing: ${missing[*]}"
+  sudo=()
+  if [ "$(id -u)" != 0 ]; then
+    command -v sudo > /dev/null || { echo "error: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+    sudo=(sudo)
+  fi
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
+fi
+
+echo "== building in $build"
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo > "$build.configure.log" 2>&1 \
+  || { cat "$build.configure.log"; exit 1; }
+sed -n '/skelgen .* configuration/,$p' "$build.configure.log"
+cmake --build "$build" -j "$jobs"
+
+if [ "$mode" = test ]; then
+  echo "== running the test suite"
+  cd "$build"
+  exec ctest --output-on-failure -j "$jobs"
+fi
+
+echo "== tracing the bundled example (examples/jacobi2d.c) on 2 MPICH ranks"
+"$build/bin/skelgen" trace --force -o "$build/example-trace" -- \
+  mpiexec.mpich -n 2 "$build/examples/jacobi2d"
+echo "== first events of rank 0 (skelgen dump $build/example-trace --rank 0)"
+"$build/bin/skelgen" dump "$build/example-trace" --rank 0 | head -n 14
