@@ -138,10 +138,22 @@ void setup_trace(CLI::App& app, TraceOptions& opt) {
 int run_trace(const TraceOptions& opt) {
   const std::string& launcher = opt.command.at(0);
   if (which(launcher).empty()) throw std::runtime_error("command not found: " + launcher);
+  // The program's MPI (from the libraries it links) and the launcher's must agree.
+  std::string app_flavor;
+  std::string app;
+  // Without a launcher (a singleton run) the first word is the program itself.
+  for (size_t i = is_launcher(launcher) ? 1 : 0; app_flavor.empty() && i < opt.command.size(); ++i) {
+    app_flavor = flavor_of_binary(opt.command[i]);
+    if (!app_flavor.empty()) app = opt.command[i];
+  }
+  std::string launcher_flavor = is_launcher(launcher) ? flavor_of_launcher(launcher) : "";
+  if (!app_flavor.empty() && !launcher_flavor.empty() && app_flavor != launcher_flavor)
+    throw std::runtime_error(app + " is linked with " + app_flavor + " but " + launcher + " launches " +
+                             launcher_flavor + " programs; use that MPI's launcher");
   std::string flavor = opt.mpi;
-  if (flavor.empty()) flavor = flavor_of_launcher(launcher);
-  for (size_t i = 1; flavor.empty() && i < opt.command.size(); ++i) flavor = flavor_of_binary(opt.command[i]);
-  if (flavor.empty()) flavor = flavor_of_binary(launcher);
+  if (flavor.empty()) flavor = !launcher_flavor.empty() ? launcher_flavor : app_flavor;
+  if (!opt.mpi.empty() && !app_flavor.empty() && opt.mpi != app_flavor)
+    throw std::runtime_error(app + " is linked with " + app_flavor + ", not " + opt.mpi);
   if (flavor.empty())
     throw std::runtime_error("cannot tell which MPI '" + launcher + "' uses; say --mpi mpich or --mpi openmpi");
   std::string lib = tracer_library(flavor);

@@ -31,5 +31,11 @@ expect_error "cannot tell which MPI" "$skelgen" trace -o "$work/t" -- /bin/true
 expect_error "required" "$skelgen" trace -o "$work/t"
 mkdir -p "$work/full" && cp "$corpus/text.skt" "$work/full/rank-00000.skt"
 expect_error "already holds a trace" "$skelgen" trace -o "$work/full" --mpi mpich -- /bin/true
+# a program built with one MPI, launched with the other's launcher
+if [ -n "${MPICH_APP:-}" ] && command -v mpirun.openmpi > /dev/null; then
+  expect_error "is linked with mpich but mpirun.openmpi launches openmpi" \
+    "$skelgen" trace -o "$work/mixed" -- mpirun.openmpi -n 2 "$MPICH_APP"
+  expect_error "is linked with mpich, not openmpi" "$skelgen" trace --mpi openmpi -o "$work/mixed" -- "$MPICH_APP"
+fi
 [ $fail = 0 ] && echo "cli errors: all rejected cleanly"
 exit $fail
