@@ -5,7 +5,9 @@
 // Completion calls record the tracer ids of the requests they completed (in
 // the order MPI reports them) and, for receives posted with MPI_ANY_SOURCE,
 // the world rank that actually matched. Handles are read before the call,
-// because completion resets them to MPI_REQUEST_NULL.
+// because completion resets them to MPI_REQUEST_NULL. Each wrapper only says
+// how to make the call and which requests it completed; the templates below
+// do the rest.
 #include <mpi.h>
 
 #include <cstring>
@@ -80,11 +82,91 @@ struct Pending {
 
 thread_local Pending t_pending;
 
-// A Fortran status (or array of them) converted to C, when one is needed.
-MPI_Status f_status(const MPI_Fint* fst) {
-  MPI_Status s;
-  MPI_Status_f2c(fst, &s);
-  return s;
+// One completion call from C. `statuses` is what the caller passed (a status
+// or an array of n); when it is ignored but the tracer needs a matched
+// source, the call gets the tracer's own array. call(statuses) makes the MPI
+// call; done(report) calls report(request index, status index) for every
+// request completed and returns false when a Test* completed nothing.
+template <typename Call, typename Done>
+int completion_c(uint32_t func, const void* ret, const MPI_Request* reqs, int n, MPI_Status* statuses,
+                 int nstatuses, Call call, Done done) {
+  Pending& p = t_pending;
+  p.capture_c(reqs, n);
+  bool ignored = statuses == MPI_STATUS_IGNORE || statuses == MPI_STATUSES_IGNORE;
+  std::vector<MPI_Status> own;
+  if (ignored && p.any_source) {
+    own.resize(static_cast<size_t>(nstatuses > 0 ? nstatuses : 1));
+    statuses = own.data();
+    ignored = false;
+  }
+  Rec r(func, ret);
+  r.t0 = now_ns();
+  int rc = call(statuses);
+  r.t1 = now_ns();
+  bool any = done([&](int i, int k) { p.completed(i, ignored ? nullptr : &statuses[k]); });
+  if (!any) r.flags |= kFlagTestFailed;
+  p.to(r);
+  record(r);
+  leave();
+  return rc;
+}
+
+// The same from Fortran: statuses are INTEGER arrays, and done reports
+// 1-based request indices, as Fortran gives them.
+template <typename Call, typename Done>
+void completion_f(uint32_t func, const void* ret, const MPI_Fint* reqs, int n, MPI_Fint* statuses, int nstatuses,
+                  Call call, Done done) {
+  Pending& p = t_pending;
+  p.capture_f(reqs, n);
+  bool ignored = statuses == MPI_F_STATUS_IGNORE || statuses == MPI_F_STATUSES_IGNORE;
+  std::vector<MPI_Fint> own;
+  if (ignored && p.any_source) {
+    own.assign(static_cast<size_t>(nstatuses > 0 ? nstatuses : 1) * SKT_F_STATUS_SIZE, 0);
+    statuses = own.data();
+    ignored = false;
+  }
+  Rec r(func, ret);
+  r.flags |= kFlagFortran;
+  r.t0 = now_ns();
+  call(statuses);
+  r.t1 = now_ns();
+  bool any = done([&](int i, int k) {
+    MPI_Status cs;
+    if (!ignored) MPI_Status_f2c(statuses + static_cast<size_t>(k) * SKT_F_STATUS_SIZE, &cs);
+    p.completed(i - 1, ignored ? nullptr : &cs);
+  });
+  if (!any) r.flags |= kFlagTestFailed;
+  p.to(r);
+  record(r);
+  leave();
+}
+
+// Start, Startall, Request_free: record the ids of the requests named
+// (reqs: MPI_Request[] from C, MPI_Fint[] from Fortran).
+template <typename Call>
+void request_call(uint32_t func, const void* ret, const void* reqs, int n, bool frees, bool fortran, Call call) {
+  Pending& p = t_pending;
+  if (fortran) p.capture_f(static_cast<const MPI_Fint*>(reqs), n);
+  else p.capture_c(static_cast<const MPI_Request*>(reqs), n);
+  Rec r(func, ret);
+  if (fortran) r.flags |= kFlagFortran;
+  r.t0 = now_ns();
+  call();
+  r.t1 = now_ns();
+  for (size_t i = 0; i < p.infos.size(); ++i) {
+    p.ids.push_back(p.infos[i].id);
+    if (frees) request_freed(p.handles[i], p.infos[i]);
+  }
+  p.to(r);
+  record(r);
+  leave();
+}
+
+// Calls report for 0..n-1 (Waitall, a successful Testall).
+template <typename Report>
+bool all(int n, Report report, int base = 0) {
+  for (int i = 0; i < n; ++i) report(i + base, i);
+  return true;
 }
 
 }  // namespace
@@ -127,209 +209,100 @@ extern "C" int MPI_Abort(MPI_Comm comm, int errorcode) {
 
 extern "C" int MPI_Start(MPI_Request* request) {
   if (!enter()) return PMPI_Start(request);
-  Pending& p = t_pending;
-  p.capture_c(request, 1);
-  Rec r(kFunc_MPI_Start, __builtin_return_address(0));
-  r.t0 = now_ns();
-  int rc = PMPI_Start(request);
-  r.t1 = now_ns();
-  p.ids.push_back(p.infos[0].id);
-  p.to(r);
-  record(r);
-  leave();
+  int rc = 0;
+  request_call(kFunc_MPI_Start, __builtin_return_address(0), request, 1, false, false,
+               [&] { rc = PMPI_Start(request); });
   return rc;
 }
 
 extern "C" int MPI_Startall(int count, MPI_Request reqs[]) {
   if (!enter()) return PMPI_Startall(count, reqs);
-  Pending& p = t_pending;
-  p.capture_c(reqs, count);
-  Rec r(kFunc_MPI_Startall, __builtin_return_address(0));
-  r.t0 = now_ns();
-  int rc = PMPI_Startall(count, reqs);
-  r.t1 = now_ns();
-  for (const RequestInfo& ri : p.infos) p.ids.push_back(ri.id);
-  p.to(r);
-  record(r);
-  leave();
-  return rc;
-}
-
-extern "C" int MPI_Wait(MPI_Request* request, MPI_Status* status) {
-  if (!enter()) return PMPI_Wait(request, status);
-  Pending& p = t_pending;
-  p.capture_c(request, 1);
-  MPI_Status own;
-  if (status == MPI_STATUS_IGNORE && p.any_source) status = &own;
-  Rec r(kFunc_MPI_Wait, __builtin_return_address(0));
-  r.t0 = now_ns();
-  int rc = PMPI_Wait(request, status);
-  r.t1 = now_ns();
-  p.completed(0, status == MPI_STATUS_IGNORE ? nullptr : status);
-  p.to(r);
-  record(r);
-  leave();
-  return rc;
-}
-
-extern "C" int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[]) {
-  if (!enter()) return PMPI_Waitall(count, reqs, statuses);
-  Pending& p = t_pending;
-  p.capture_c(reqs, count);
-  std::vector<MPI_Status> own;
-  if (statuses == MPI_STATUSES_IGNORE && p.any_source) {
-    own.resize(static_cast<size_t>(count));
-    statuses = own.data();
-  }
-  Rec r(kFunc_MPI_Waitall, __builtin_return_address(0));
-  r.t0 = now_ns();
-  int rc = PMPI_Waitall(count, reqs, statuses);
-  r.t1 = now_ns();
-  for (int i = 0; i < count; ++i) p.completed(i, statuses == MPI_STATUSES_IGNORE ? nullptr : &statuses[i]);
-  p.to(r);
-  record(r);
-  leave();
-  return rc;
-}
-
-extern "C" int MPI_Waitany(int count, MPI_Request reqs[], int* index, MPI_Status* status) {
-  if (!enter()) return PMPI_Waitany(count, reqs, index, status);
-  Pending& p = t_pending;
-  p.capture_c(reqs, count);
-  MPI_Status own;
-  if (status == MPI_STATUS_IGNORE && p.any_source) status = &own;
-  Rec r(kFunc_MPI_Waitany, __builtin_return_address(0));
-  r.t0 = now_ns();
-  int rc = PMPI_Waitany(count, reqs, index, status);
-  r.t1 = now_ns();
-  if (*index != MPI_UNDEFINED) p.completed(*index, status == MPI_STATUS_IGNORE ? nullptr : status);
-  p.to(r);
-  record(r);
-  leave();
-  return rc;
-}
-
-extern "C" int MPI_Waitsome(int incount, MPI_Request reqs[], int* outcount, int indices[], MPI_Status statuses[]) {
-  if (!enter()) return PMPI_Waitsome(incount, reqs, outcount, indices, statuses);
-  Pending& p = t_pending;
-  p.capture_c(reqs, incount);
-  std::vector<MPI_Status> own;
-  if (statuses == MPI_STATUSES_IGNORE && p.any_source) {
-    own.resize(static_cast<size_t>(incount));
-    statuses = own.data();
-  }
-  Rec r(kFunc_MPI_Waitsome, __builtin_return_address(0));
-  r.t0 = now_ns();
-  int rc = PMPI_Waitsome(incount, reqs, outcount, indices, statuses);
-  r.t1 = now_ns();
-  if (*outcount != MPI_UNDEFINED)
-    for (int k = 0; k < *outcount; ++k)
-      p.completed(indices[k], statuses == MPI_STATUSES_IGNORE ? nullptr : &statuses[k]);
-  p.to(r);
-  record(r);
-  leave();
-  return rc;
-}
-
-extern "C" int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
-  if (!enter()) return PMPI_Test(request, flag, status);
-  Pending& p = t_pending;
-  p.capture_c(request, 1);
-  MPI_Status own;
-  if (status == MPI_STATUS_IGNORE && p.any_source) status = &own;
-  Rec r(kFunc_MPI_Test, __builtin_return_address(0));
-  r.t0 = now_ns();
-  int rc = PMPI_Test(request, flag, status);
-  r.t1 = now_ns();
-  if (*flag) p.completed(0, status == MPI_STATUS_IGNORE ? nullptr : status);
-  else r.flags |= kFlagTestFailed;
-  p.to(r);
-  record(r);
-  leave();
-  return rc;
-}
-
-extern "C" int MPI_Testall(int count, MPI_Request reqs[], int* flag, MPI_Status statuses[]) {
-  if (!enter()) return PMPI_Testall(count, reqs, flag, statuses);
-  Pending& p = t_pending;
-  p.capture_c(reqs, count);
-  std::vector<MPI_Status> own;
-  if (statuses == MPI_STATUSES_IGNORE && p.any_source) {
-    own.resize(static_cast<size_t>(count));
-    statuses = own.data();
-  }
-  Rec r(kFunc_MPI_Testall, __builtin_return_address(0));
-  r.t0 = now_ns();
-  int rc = PMPI_Testall(count, reqs, flag, statuses);
-  r.t1 = now_ns();
-  if (*flag) {
-    for (int i = 0; i < count; ++i) p.completed(i, statuses == MPI_STATUSES_IGNORE ? nullptr : &statuses[i]);
-  } else {
-    r.flags |= kFlagTestFailed;
-  }
-  p.to(r);
-  record(r);
-  leave();
-  return rc;
-}
-
-extern "C" int MPI_Testany(int count, MPI_Request reqs[], int* index, int* flag, MPI_Status* status) {
-  if (!enter()) return PMPI_Testany(count, reqs, index, flag, status);
-  Pending& p = t_pending;
-  p.capture_c(reqs, count);
-  MPI_Status own;
-  if (status == MPI_STATUS_IGNORE && p.any_source) status = &own;
-  Rec r(kFunc_MPI_Testany, __builtin_return_address(0));
-  r.t0 = now_ns();
-  int rc = PMPI_Testany(count, reqs, index, flag, status);
-  r.t1 = now_ns();
-  if (*flag && *index != MPI_UNDEFINED) p.completed(*index, status == MPI_STATUS_IGNORE ? nullptr : status);
-  else if (!*flag) r.flags |= kFlagTestFailed;
-  p.to(r);
-  record(r);
-  leave();
-  return rc;
-}
-
-extern "C" int MPI_Testsome(int incount, MPI_Request reqs[], int* outcount, int indices[], MPI_Status statuses[]) {
-  if (!enter()) return PMPI_Testsome(incount, reqs, outcount, indices, statuses);
-  Pending& p = t_pending;
-  p.capture_c(reqs, incount);
-  std::vector<MPI_Status> own;
-  if (statuses == MPI_STATUSES_IGNORE && p.any_source) {
-    own.resize(static_cast<size_t>(incount));
-    statuses = own.data();
-  }
-  Rec r(kFunc_MPI_Testsome, __builtin_return_address(0));
-  r.t0 = now_ns();
-  int rc = PMPI_Testsome(incount, reqs, outcount, indices, statuses);
-  r.t1 = now_ns();
-  if (*outcount != MPI_UNDEFINED && *outcount > 0) {
-    for (int k = 0; k < *outcount; ++k)
-      p.completed(indices[k], statuses == MPI_STATUSES_IGNORE ? nullptr : &statuses[k]);
-  } else if (*outcount == 0) {
-    r.flags |= kFlagTestFailed;
-  }
-  p.to(r);
-  record(r);
-  leave();
+  int rc = 0;
+  request_call(kFunc_MPI_Startall, __builtin_return_address(0), reqs, count, false, false,
+               [&] { rc = PMPI_Startall(count, reqs); });
   return rc;
 }
 
 extern "C" int MPI_Request_free(MPI_Request* request) {
   if (!enter()) return PMPI_Request_free(request);
-  Pending& p = t_pending;
-  p.capture_c(request, 1);
-  Rec r(kFunc_MPI_Request_free, __builtin_return_address(0));
-  r.t0 = now_ns();
-  int rc = PMPI_Request_free(request);
-  r.t1 = now_ns();
-  request_freed(p.handles[0], p.infos[0]);
-  p.ids.push_back(p.infos[0].id);
-  p.to(r);
-  record(r);
-  leave();
+  int rc = 0;
+  request_call(kFunc_MPI_Request_free, __builtin_return_address(0), request, 1, true, false,
+               [&] { rc = PMPI_Request_free(request); });
   return rc;
+}
+
+extern "C" int MPI_Wait(MPI_Request* request, MPI_Status* status) {
+  if (!enter()) return PMPI_Wait(request, status);
+  return completion_c(
+      kFunc_MPI_Wait, __builtin_return_address(0), request, 1, status, 1,
+      [&](MPI_Status* st) { return PMPI_Wait(request, st); }, [](auto report) { return all(1, report); });
+}
+
+extern "C" int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[]) {
+  if (!enter()) return PMPI_Waitall(count, reqs, statuses);
+  return completion_c(
+      kFunc_MPI_Waitall, __builtin_return_address(0), reqs, count, statuses, count,
+      [&](MPI_Status* st) { return PMPI_Waitall(count, reqs, st); }, [&](auto report) { return all(count, report); });
+}
+
+extern "C" int MPI_Waitany(int count, MPI_Request reqs[], int* index, MPI_Status* status) {
+  if (!enter()) return PMPI_Waitany(count, reqs, index, status);
+  return completion_c(
+      kFunc_MPI_Waitany, __builtin_return_address(0), reqs, count, status, 1,
+      [&](MPI_Status* st) { return PMPI_Waitany(count, reqs, index, st); },
+      [&](auto report) {
+        if (*index != MPI_UNDEFINED) report(*index, 0);
+        return true;
+      });
+}
+
+extern "C" int MPI_Waitsome(int incount, MPI_Request reqs[], int* outcount, int indices[], MPI_Status statuses[]) {
+  if (!enter()) return PMPI_Waitsome(incount, reqs, outcount, indices, statuses);
+  return completion_c(
+      kFunc_MPI_Waitsome, __builtin_return_address(0), reqs, incount, statuses, incount,
+      [&](MPI_Status* st) { return PMPI_Waitsome(incount, reqs, outcount, indices, st); },
+      [&](auto report) {
+        for (int k = 0; *outcount != MPI_UNDEFINED && k < *outcount; ++k) report(indices[k], k);
+        return true;
+      });
+}
+
+extern "C" int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
+  if (!enter()) return PMPI_Test(request, flag, status);
+  return completion_c(
+      kFunc_MPI_Test, __builtin_return_address(0), request, 1, status, 1,
+      [&](MPI_Status* st) { return PMPI_Test(request, flag, st); },
+      [&](auto report) { return *flag && all(1, report); });
+}
+
+extern "C" int MPI_Testall(int count, MPI_Request reqs[], int* flag, MPI_Status statuses[]) {
+  if (!enter()) return PMPI_Testall(count, reqs, flag, statuses);
+  return completion_c(
+      kFunc_MPI_Testall, __builtin_return_address(0), reqs, count, statuses, count,
+      [&](MPI_Status* st) { return PMPI_Testall(count, reqs, flag, st); },
+      [&](auto report) { return *flag && all(count, report); });
+}
+
+extern "C" int MPI_Testany(int count, MPI_Request reqs[], int* index, int* flag, MPI_Status* status) {
+  if (!enter()) return PMPI_Testany(count, reqs, index, flag, status);
+  return completion_c(
+      kFunc_MPI_Testany, __builtin_return_address(0), reqs, count, status, 1,
+      [&](MPI_Status* st) { return PMPI_Testany(count, reqs, index, flag, st); },
+      [&](auto report) {
+        if (*flag && *index != MPI_UNDEFINED) report(*index, 0);
+        return *flag != 0;
+      });
+}
+
+extern "C" int MPI_Testsome(int incount, MPI_Request reqs[], int* outcount, int indices[], MPI_Status statuses[]) {
+  if (!enter()) return PMPI_Testsome(incount, reqs, outcount, indices, statuses);
+  return completion_c(
+      kFunc_MPI_Testsome, __builtin_return_address(0), reqs, incount, statuses, incount,
+      [&](MPI_Status* st) { return PMPI_Testsome(incount, reqs, outcount, indices, st); },
+      [&](auto report) {
+        for (int k = 0; *outcount != MPI_UNDEFINED && k < *outcount; ++k) report(indices[k], k);
+        return *outcount != 0;
+      });
 }
 
 // ------------------------------------------------------------------ Fortran
@@ -345,6 +318,7 @@ SKT_F_DECL(pmpi_finalize_, MPI_Fint*);
 SKT_F_DECL(pmpi_abort_, MPI_Fint*, MPI_Fint*, MPI_Fint*);
 SKT_F_DECL(pmpi_start_, MPI_Fint*, MPI_Fint*);
 SKT_F_DECL(pmpi_startall_, MPI_Fint*, MPI_Fint*, MPI_Fint*);
+SKT_F_DECL(pmpi_request_free_, MPI_Fint*, MPI_Fint*);
 SKT_F_DECL(pmpi_wait_, MPI_Fint*, MPI_Fint*, MPI_Fint*);
 SKT_F_DECL(pmpi_waitall_, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*);
 SKT_F_DECL(pmpi_waitany_, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*);
@@ -353,19 +327,6 @@ SKT_F_DECL(pmpi_test_, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*);
 SKT_F_DECL(pmpi_testall_, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*);
 SKT_F_DECL(pmpi_testany_, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*);
 SKT_F_DECL(pmpi_testsome_, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*);
-SKT_F_DECL(pmpi_request_free_, MPI_Fint*, MPI_Fint*);
-
-namespace {
-// Fortran MPI_STATUS(ES)_IGNORE replaced by our own buffer when the tracer
-// needs the matched source; returns the array to pass on.
-MPI_Fint* f_statuses(MPI_Fint* st, int n, bool needed, std::vector<MPI_Fint>& own, bool many) {
-  bool ignored = many ? st == MPI_F_STATUSES_IGNORE : st == MPI_F_STATUS_IGNORE;
-  if (!ignored || !needed) return st;
-  own.assign(static_cast<size_t>(n > 0 ? n : 1) * SKT_F_STATUS_SIZE + 8, 0);
-  return own.data();
-}
-bool f_ignored(const MPI_Fint* st) { return st == MPI_F_STATUS_IGNORE || st == MPI_F_STATUSES_IGNORE; }
-}  // namespace
 
 extern "C" void mpi_init_(MPI_Fint* ierr) {
   if (nested()) return pmpi_init_(ierr);
@@ -408,228 +369,96 @@ extern "C" void mpi_abort_(MPI_Fint* comm, MPI_Fint* errorcode, MPI_Fint* ierr) 
 
 extern "C" void mpi_start_(MPI_Fint* request, MPI_Fint* ierr) {
   if (!enter()) return pmpi_start_(request, ierr);
-  Pending& p = t_pending;
-  p.capture_f(request, 1);
-  Rec r(kFunc_MPI_Start, __builtin_return_address(0));
-  r.flags |= kFlagFortran;
-  r.t0 = now_ns();
-  pmpi_start_(request, ierr);
-  r.t1 = now_ns();
-  p.ids.push_back(p.infos[0].id);
-  p.to(r);
-  record(r);
-  leave();
+  request_call(kFunc_MPI_Start, __builtin_return_address(0), request, 1, false, true,
+               [&] { pmpi_start_(request, ierr); });
 }
 
 extern "C" void mpi_startall_(MPI_Fint* count, MPI_Fint* reqs, MPI_Fint* ierr) {
   if (!enter()) return pmpi_startall_(count, reqs, ierr);
-  Pending& p = t_pending;
-  p.capture_f(reqs, *count);
-  Rec r(kFunc_MPI_Startall, __builtin_return_address(0));
-  r.flags |= kFlagFortran;
-  r.t0 = now_ns();
-  pmpi_startall_(count, reqs, ierr);
-  r.t1 = now_ns();
-  for (const RequestInfo& ri : p.infos) p.ids.push_back(ri.id);
-  p.to(r);
-  record(r);
-  leave();
+  request_call(kFunc_MPI_Startall, __builtin_return_address(0), reqs, *count, false, true,
+               [&] { pmpi_startall_(count, reqs, ierr); });
+}
+
+extern "C" void mpi_request_free_(MPI_Fint* request, MPI_Fint* ierr) {
+  if (!enter()) return pmpi_request_free_(request, ierr);
+  request_call(kFunc_MPI_Request_free, __builtin_return_address(0), request, 1, true, true,
+               [&] { pmpi_request_free_(request, ierr); });
 }
 
 extern "C" void mpi_wait_(MPI_Fint* request, MPI_Fint* status, MPI_Fint* ierr) {
   if (!enter()) return pmpi_wait_(request, status, ierr);
-  Pending& p = t_pending;
-  p.capture_f(request, 1);
-  std::vector<MPI_Fint> own;
-  status = f_statuses(status, 1, p.any_source, own, false);
-  Rec r(kFunc_MPI_Wait, __builtin_return_address(0));
-  r.flags |= kFlagFortran;
-  r.t0 = now_ns();
-  pmpi_wait_(request, status, ierr);
-  r.t1 = now_ns();
-  MPI_Status cs;
-  if (!f_ignored(status)) cs = f_status(status);
-  p.completed(0, f_ignored(status) ? nullptr : &cs);
-  p.to(r);
-  record(r);
-  leave();
+  completion_f(
+      kFunc_MPI_Wait, __builtin_return_address(0), request, 1, status, 1,
+      [&](MPI_Fint* st) { pmpi_wait_(request, st, ierr); }, [](auto report) { return all(1, report, 1); });
 }
 
 extern "C" void mpi_waitall_(MPI_Fint* count, MPI_Fint* reqs, MPI_Fint* statuses, MPI_Fint* ierr) {
   if (!enter()) return pmpi_waitall_(count, reqs, statuses, ierr);
-  Pending& p = t_pending;
-  p.capture_f(reqs, *count);
-  std::vector<MPI_Fint> own;
-  statuses = f_statuses(statuses, *count, p.any_source, own, true);
-  Rec r(kFunc_MPI_Waitall, __builtin_return_address(0));
-  r.flags |= kFlagFortran;
-  r.t0 = now_ns();
-  pmpi_waitall_(count, reqs, statuses, ierr);
-  r.t1 = now_ns();
-  for (int i = 0; i < *count; ++i) {
-    MPI_Status cs;
-    if (!f_ignored(statuses)) cs = f_status(statuses + static_cast<size_t>(i) * SKT_F_STATUS_SIZE);
-    p.completed(i, f_ignored(statuses) ? nullptr : &cs);
-  }
-  p.to(r);
-  record(r);
-  leave();
+  completion_f(
+      kFunc_MPI_Waitall, __builtin_return_address(0), reqs, *count, statuses, *count,
+      [&](MPI_Fint* st) { pmpi_waitall_(count, reqs, st, ierr); },
+      [&](auto report) { return all(*count, report, 1); });
 }
 
 extern "C" void mpi_waitany_(MPI_Fint* count, MPI_Fint* reqs, MPI_Fint* index, MPI_Fint* status, MPI_Fint* ierr) {
   if (!enter()) return pmpi_waitany_(count, reqs, index, status, ierr);
-  Pending& p = t_pending;
-  p.capture_f(reqs, *count);
-  std::vector<MPI_Fint> own;
-  status = f_statuses(status, 1, p.any_source, own, false);
-  Rec r(kFunc_MPI_Waitany, __builtin_return_address(0));
-  r.flags |= kFlagFortran;
-  r.t0 = now_ns();
-  pmpi_waitany_(count, reqs, index, status, ierr);
-  r.t1 = now_ns();
-  if (*index != MPI_UNDEFINED) {  // Fortran indices are 1-based
-    MPI_Status cs;
-    if (!f_ignored(status)) cs = f_status(status);
-    p.completed(*index - 1, f_ignored(status) ? nullptr : &cs);
-  }
-  p.to(r);
-  record(r);
-  leave();
+  completion_f(
+      kFunc_MPI_Waitany, __builtin_return_address(0), reqs, *count, status, 1,
+      [&](MPI_Fint* st) { pmpi_waitany_(count, reqs, index, st, ierr); },
+      [&](auto report) {
+        if (*index != MPI_UNDEFINED) report(*index, 0);
+        return true;
+      });
 }
 
 extern "C" void mpi_waitsome_(MPI_Fint* incount, MPI_Fint* reqs, MPI_Fint* outcount, MPI_Fint* indices,
                               MPI_Fint* statuses, MPI_Fint* ierr) {
   if (!enter()) return pmpi_waitsome_(incount, reqs, outcount, indices, statuses, ierr);
-  Pending& p = t_pending;
-  p.capture_f(reqs, *incount);
-  std::vector<MPI_Fint> own;
-  statuses = f_statuses(statuses, *incount, p.any_source, own, true);
-  Rec r(kFunc_MPI_Waitsome, __builtin_return_address(0));
-  r.flags |= kFlagFortran;
-  r.t0 = now_ns();
-  pmpi_waitsome_(incount, reqs, outcount, indices, statuses, ierr);
-  r.t1 = now_ns();
-  if (*outcount != MPI_UNDEFINED)
-    for (int k = 0; k < *outcount; ++k) {
-      MPI_Status cs;
-      if (!f_ignored(statuses)) cs = f_status(statuses + static_cast<size_t>(k) * SKT_F_STATUS_SIZE);
-      p.completed(indices[k] - 1, f_ignored(statuses) ? nullptr : &cs);
-    }
-  p.to(r);
-  record(r);
-  leave();
+  completion_f(
+      kFunc_MPI_Waitsome, __builtin_return_address(0), reqs, *incount, statuses, *incount,
+      [&](MPI_Fint* st) { pmpi_waitsome_(incount, reqs, outcount, indices, st, ierr); },
+      [&](auto report) {
+        for (int k = 0; *outcount != MPI_UNDEFINED && k < *outcount; ++k) report(indices[k], k);
+        return true;
+      });
 }
 
 extern "C" void mpi_test_(MPI_Fint* request, MPI_Fint* flag, MPI_Fint* status, MPI_Fint* ierr) {
   if (!enter()) return pmpi_test_(request, flag, status, ierr);
-  Pending& p = t_pending;
-  p.capture_f(request, 1);
-  std::vector<MPI_Fint> own;
-  status = f_statuses(status, 1, p.any_source, own, false);
-  Rec r(kFunc_MPI_Test, __builtin_return_address(0));
-  r.flags |= kFlagFortran;
-  r.t0 = now_ns();
-  pmpi_test_(request, flag, status, ierr);
-  r.t1 = now_ns();
-  if (*flag) {
-    MPI_Status cs;
-    if (!f_ignored(status)) cs = f_status(status);
-    p.completed(0, f_ignored(status) ? nullptr : &cs);
-  } else {
-    r.flags |= kFlagTestFailed;
-  }
-  p.to(r);
-  record(r);
-  leave();
+  completion_f(
+      kFunc_MPI_Test, __builtin_return_address(0), request, 1, status, 1,
+      [&](MPI_Fint* st) { pmpi_test_(request, flag, st, ierr); },
+      [&](auto report) { return *flag && all(1, report, 1); });
 }
 
 extern "C" void mpi_testall_(MPI_Fint* count, MPI_Fint* reqs, MPI_Fint* flag, MPI_Fint* statuses, MPI_Fint* ierr) {
   if (!enter()) return pmpi_testall_(count, reqs, flag, statuses, ierr);
-  Pending& p = t_pending;
-  p.capture_f(reqs, *count);
-  std::vector<MPI_Fint> own;
-  statuses = f_statuses(statuses, *count, p.any_source, own, true);
-  Rec r(kFunc_MPI_Testall, __builtin_return_address(0));
-  r.flags |= kFlagFortran;
-  r.t0 = now_ns();
-  pmpi_testall_(count, reqs, flag, statuses, ierr);
-  r.t1 = now_ns();
-  if (*flag) {
-    for (int i = 0; i < *count; ++i) {
-      MPI_Status cs;
-      if (!f_ignored(statuses)) cs = f_status(statuses + static_cast<size_t>(i) * SKT_F_STATUS_SIZE);
-      p.completed(i, f_ignored(statuses) ? nullptr : &cs);
-    }
-  } else {
-    r.flags |= kFlagTestFailed;
-  }
-  p.to(r);
-  record(r);
-  leave();
+  completion_f(
+      kFunc_MPI_Testall, __builtin_return_address(0), reqs, *count, statuses, *count,
+      [&](MPI_Fint* st) { pmpi_testall_(count, reqs, flag, st, ierr); },
+      [&](auto report) { return *flag && all(*count, report, 1); });
 }
 
 extern "C" void mpi_testany_(MPI_Fint* count, MPI_Fint* reqs, MPI_Fint* index, MPI_Fint* flag, MPI_Fint* status,
                              MPI_Fint* ierr) {
   if (!enter()) return pmpi_testany_(count, reqs, index, flag, status, ierr);
-  Pending& p = t_pending;
-  p.capture_f(reqs, *count);
-  std::vector<MPI_Fint> own;
-  status = f_statuses(status, 1, p.any_source, own, false);
-  Rec r(kFunc_MPI_Testany, __builtin_return_address(0));
-  r.flags |= kFlagFortran;
-  r.t0 = now_ns();
-  pmpi_testany_(count, reqs, index, flag, status, ierr);
-  r.t1 = now_ns();
-  if (*flag && *index != MPI_UNDEFINED) {
-    MPI_Status cs;
-    if (!f_ignored(status)) cs = f_status(status);
-    p.completed(*index - 1, f_ignored(status) ? nullptr : &cs);
-  } else if (!*flag) {
-    r.flags |= kFlagTestFailed;
-  }
-  p.to(r);
-  record(r);
-  leave();
+  completion_f(
+      kFunc_MPI_Testany, __builtin_return_address(0), reqs, *count, status, 1,
+      [&](MPI_Fint* st) { pmpi_testany_(count, reqs, index, flag, st, ierr); },
+      [&](auto report) {
+        if (*flag && *index != MPI_UNDEFINED) report(*index, 0);
+        return *flag != 0;
+      });
 }
 
 extern "C" void mpi_testsome_(MPI_Fint* incount, MPI_Fint* reqs, MPI_Fint* outcount, MPI_Fint* indices,
                               MPI_Fint* statuses, MPI_Fint* ierr) {
   if (!enter()) return pmpi_testsome_(incount, reqs, outcount, indices, statuses, ierr);
-  Pending& p = t_pending;
-  p.capture_f(reqs, *incount);
-  std::vector<MPI_Fint> own;
-  statuses = f_statuses(statuses, *incount, p.any_source, own, true);
-  Rec r(kFunc_MPI_Testsome, __builtin_return_address(0));
-  r.flags |= kFlagFortran;
-  r.t0 = now_ns();
-  pmpi_testsome_(incount, reqs, outcount, indices, statuses, ierr);
-  r.t1 = now_ns();
-  if (*outcount != MPI_UNDEFINED && *outcount > 0) {
-    for (int k = 0; k < *outcount; ++k) {
-      MPI_Status cs;
-      if (!f_ignored(statuses)) cs = f_status(statuses + static_cast<size_t>(k) * SKT_F_STATUS_SIZE);
-      p.completed(indices[k] - 1, f_ignored(statuses) ? nullptr : &cs);
-    }
-  } else if (*outcount == 0) {
-    r.flags |= kFlagTestFailed;
-  }
-  p.to(r);
-  record(r);
-  leave();
-}
-
-extern "C" void mpi_request_free_(MPI_Fint* request, MPI_Fint* ierr) {
-  if (!enter()) return pmpi_request_free_(request, ierr);
-  Pending& p = t_pending;
-  p.capture_f(request, 1);
-  Rec r(kFunc_MPI_Request_free, __builtin_return_address(0));
-  r.flags |= kFlagFortran;
-  r.t0 = now_ns();
-  pmpi_request_free_(request, ierr);
-  r.t1 = now_ns();
-  request_freed(p.handles[0], p.infos[0]);
-  p.ids.push_back(p.infos[0].id);
-  p.to(r);
-  record(r);
-  leave();
+  completion_f(
+      kFunc_MPI_Testsome, __builtin_return_address(0), reqs, *incount, statuses, *incount,
+      [&](MPI_Fint* st) { pmpi_testsome_(incount, reqs, outcount, indices, st, ierr); },
+      [&](auto report) {
+        for (int k = 0; *outcount != MPI_UNDEFINED && k < *outcount; ++k) report(indices[k], k);
+        return *outcount != 0;
+      });
 }
