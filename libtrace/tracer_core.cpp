@@ -345,9 +345,11 @@ double calibrate(int ms, double& seconds) {
   return best;
 }
 
+// mkdir -p: every rank may race to create the same path, so EEXIST is fine.
 bool make_dir(const std::string& dir) {
-  if (mkdir(dir.c_str(), 0755) == 0 || errno == EEXIST) return true;
-  return false;
+  for (size_t pos = dir.find('/', 1); pos != std::string::npos; pos = dir.find('/', pos + 1))
+    if (mkdir(dir.substr(0, pos).c_str(), 0755) != 0 && errno != EEXIST && errno != EACCES) return false;
+  return mkdir(dir.c_str(), 0755) == 0 || errno == EEXIST;
 }
 
 }  // namespace

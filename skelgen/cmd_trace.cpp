@@ -9,7 +9,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <stdexcept>
+#include <system_error>
 
 #include "commands.h"
 
@@ -164,8 +166,9 @@ int run_trace(const TraceOptions& opt) {
       throw std::runtime_error(dir + " already holds a trace; use --force to replace it or -o for another directory");
     holds_trace(dir, true);
   }
-  if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
-    throw std::runtime_error("cannot create " + dir + ": " + std::strerror(errno));
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw std::runtime_error("cannot create " + dir + ": " + ec.message());
   dir = real_path(dir);
 
   std::string preload = lib;

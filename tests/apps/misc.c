@@ -1,0 +1,164 @@
+/* The remaining families: buffered, synchronous and ready sends
+ * (Bsend/Ibsend/Issend/Rsend/Irsend), Comm_split_type, Comm_create,
+ * Comm_create_group, Dist_graph_create_adjacent, Graph_create, one-sided
+ * (Win_create/fence/Put/Get/Accumulate/Win_free), MPI-IO (File_open/
+ * write_at/read_at/sync/close), Testall/Testany/Testsome, Waitsome. */
+#include <string.h>
+
+#include "applog.h"
+
+int main(int argc, char** argv) {
+  int rank, size;
+  MPI_Init(&argc, &argv);
+  applog_open();
+  LOG("MPI_Init");
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+  double x[8] = {0}, y[8] = {0};
+  for (int i = 0; i < 8; ++i) x[i] = rank + i;
+
+  /* buffered and synchronous sends around the ring */
+  static char bsend_buf[1 << 16];
+  MPI_Buffer_attach(bsend_buf, sizeof bsend_buf);
+  MPI_Request rq[4];
+  MPI_Irecv(y, 3, MPI_DOUBLE, prev, 1, MPI_COMM_WORLD, &rq[0]);
+  LOG("MPI_Irecv peer=%d tag=1 count=3 bytes=24 comm=world request=a", prev);
+  MPI_Bsend(x, 3, MPI_DOUBLE, next, 1, MPI_COMM_WORLD);
+  LOG("MPI_Bsend peer=%d tag=1 count=3 bytes=24 comm=world", next);
+  MPI_Irecv(y + 3, 2, MPI_DOUBLE, prev, 2, MPI_COMM_WORLD, &rq[1]);
+  LOG("MPI_Irecv peer=%d tag=2 count=2 bytes=16 comm=world request=b", prev);
+  MPI_Ibsend(x, 2, MPI_DOUBLE, next, 2, MPI_COMM_WORLD, &rq[2]);
+  LOG("MPI_Ibsend peer=%d tag=2 count=2 bytes=16 comm=world request=c", next);
+  MPI_Issend(x, 1, MPI_DOUBLE, next, 3, MPI_COMM_WORLD, &rq[3]);
+  LOG("MPI_Issend peer=%d tag=3 count=1 bytes=8 comm=world request=d", next);
+  MPI_Recv(y + 5, 1, MPI_DOUBLE, prev, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  LOG("MPI_Recv peer=%d tag=3 count=1 bytes=8 comm=world", prev);
+  int done = 0;
+  while (!done) {
+    int flag;
+    MPI_Testall(4, rq, &flag, MPI_STATUSES_IGNORE);
+    if (flag) { LOG("MPI_Testall completed=a,b,c,d"); done = 1; }
+    else LOG("MPI_Testall completed=");
+  }
+  void* detached;
+  int dsize;
+  MPI_Buffer_detach(&detached, &dsize);
+
+  /* ready sends: the receiver posts first, a barrier orders them */
+  MPI_Request r1;
+  MPI_Irecv(y, 4, MPI_DOUBLE, prev, 4, MPI_COMM_WORLD, &r1);
+  LOG("MPI_Irecv peer=%d tag=4 count=4 bytes=32 comm=world request=e", prev);
+  MPI_Barrier(MPI_COMM_WORLD);
+  LOG("MPI_Barrier comm=world");
+  MPI_Rsend(x, 4, MPI_DOUBLE, next, 4, MPI_COMM_WORLD);
+  LOG("MPI_Rsend peer=%d tag=4 count=4 bytes=32 comm=world", next);
+  int idx, flag = 0;
+  while (!flag) {
+    MPI_Testany(1, &r1, &idx, &flag, MPI_STATUS_IGNORE);
+    if (flag) LOG("MPI_Testany completed=e");
+    else LOG("MPI_Testany completed=");
+  }
+  MPI_Request r2[2];
+  MPI_Irecv(y, 1, MPI_DOUBLE, prev, 5, MPI_COMM_WORLD, &r2[0]);
+  LOG("MPI_Irecv peer=%d tag=5 count=1 bytes=8 comm=world request=f", prev);
+  MPI_Barrier(MPI_COMM_WORLD);
+  LOG("MPI_Barrier comm=world");
+  MPI_Irsend(x, 1, MPI_DOUBLE, next, 5, MPI_COMM_WORLD, &r2[1]);
+  LOG("MPI_Irsend peer=%d tag=5 count=1 bytes=8 comm=world request=g", next);
+  int left = 2;
+  char lab[2][2] = {"f", "g"};
+  while (left > 0) {
+    int out, ids[2];
+    MPI_Testsome(2, r2, &out, ids, MPI_STATUSES_IGNORE);
+    if (out == 0) { LOG("MPI_Testsome completed="); continue; }
+    if (out == 1) LOG("MPI_Testsome completed=%s", lab[ids[0]]);
+    else LOG("MPI_Testsome completed=%s,%s", lab[ids[0]], lab[ids[1]]);
+    left -= out;
+  }
+
+  /* communicators: shared-memory split, group-based creation, graphs */
+  MPI_Comm node, evens, evens2, dist, graph;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+  LOG("MPI_Comm_split_type comm=world new_comm=node key=%d", rank);
+  MPI_Group wg, eg;
+  MPI_Comm_group(MPI_COMM_WORLD, &wg);
+  int ev[64], ne = 0;
+  for (int r = 0; r < size; r += 2) ev[ne++] = r;
+  MPI_Group_incl(wg, ne, ev, &eg);
+  MPI_Comm_create(MPI_COMM_WORLD, eg, &evens);
+  if (rank % 2 == 0) LOG("MPI_Comm_create comm=world new_comm=evens");
+  else LOG("MPI_Comm_create comm=world");
+  if (rank % 2 == 0) {
+    MPI_Comm_create_group(MPI_COMM_WORLD, eg, 7, &evens2);
+    LOG("MPI_Comm_create_group comm=world tag=7 new_comm=evens2");
+    MPI_Allreduce(x, y, 1, MPI_DOUBLE, MPI_SUM, evens2);
+    LOG("MPI_Allreduce count=1 bytes=8 comm=evens2");
+    MPI_Comm_free(&evens2);
+    LOG("MPI_Comm_free comm=evens2");
+    MPI_Comm_free(&evens);
+    LOG("MPI_Comm_free comm=evens");
+  }
+  MPI_Group_free(&eg);
+  MPI_Group_free(&wg);
+  int srcs[1] = {prev}, dsts[1] = {next};
+  MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, srcs, MPI_UNWEIGHTED, 1, dsts, MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &dist);
+  LOG("MPI_Dist_graph_create_adjacent comm=world new_comm=dist");
+  MPI_Sendrecv(x, 1, MPI_DOUBLE, next, 6, y, 1, MPI_DOUBLE, prev, 6, dist, MPI_STATUS_IGNORE);
+  LOG("MPI_Sendrecv peer=%d tag=6 count=1 peer2=%d tag2=6 comm=dist", next, prev);
+  int index[64], edges[128];
+  for (int r = 0; r < size; ++r) { index[r] = 2 * (r + 1); edges[2 * r] = (r + 1) % size; edges[2 * r + 1] = (r + size - 1) % size; }
+  MPI_Graph_create(MPI_COMM_WORLD, size, index, edges, 0, &graph);
+  LOG("MPI_Graph_create comm=world new_comm=graph");
+  MPI_Comm_free(&graph);
+  LOG("MPI_Comm_free comm=graph");
+  MPI_Comm_free(&dist);
+  LOG("MPI_Comm_free comm=dist");
+  MPI_Comm_free(&node);
+  LOG("MPI_Comm_free comm=node");
+
+  /* one-sided */
+  MPI_Win win;
+  double wbuf[4] = {0};
+  MPI_Win_create(wbuf, sizeof wbuf, sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+  LOG("MPI_Win_create comm=world");
+  MPI_Win_fence(0, win);
+  LOG("MPI_Win_fence");
+  MPI_Put(x, 1, MPI_DOUBLE, next, 0, 1, MPI_DOUBLE, win);
+  LOG("MPI_Put count=1 bytes=8");
+  MPI_Accumulate(x, 1, MPI_DOUBLE, next, 1, 1, MPI_DOUBLE, MPI_SUM, win);
+  LOG("MPI_Accumulate count=1 bytes=8");
+  MPI_Win_fence(0, win);
+  LOG("MPI_Win_fence");
+  MPI_Get(y, 2, MPI_DOUBLE, prev, 0, 2, MPI_DOUBLE, win);
+  LOG("MPI_Get count=2 bytes=16");
+  MPI_Win_fence(0, win);
+  LOG("MPI_Win_fence");
+  MPI_Win_free(&win);
+  LOG("MPI_Win_free");
+
+  /* MPI-IO: every rank writes its own block of one file, reads it back */
+  char path[4096];
+  const char* dir = getenv("APPLOG_DIR");
+  snprintf(path, sizeof path, "%s/misc-io.dat", dir ? dir : "/tmp");
+  MPI_File fh;
+  MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh);
+  LOG("MPI_File_open comm=world");
+  MPI_File_write_at(fh, (MPI_Offset)rank * 8 * sizeof(double), x, 8, MPI_DOUBLE, MPI_STATUS_IGNORE);
+  LOG("MPI_File_write_at count=8 bytes=64");
+  MPI_File_sync(fh);
+  LOG("MPI_File_sync");
+  MPI_File_read_at(fh, (MPI_Offset)rank * 8 * sizeof(double), y, 8, MPI_DOUBLE, MPI_STATUS_IGNORE);
+  LOG("MPI_File_read_at count=8 bytes=64");
+  MPI_File_close(&fh);
+  LOG("MPI_File_close");
+
+  double s = 0, total;
+  for (int i = 0; i < 8; ++i) s += y[i];
+  MPI_Reduce(&s, &total, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+  LOG("MPI_Reduce root=0 count=1 bytes=8 comm=world");
+  if (rank == 0) printf("misc: checksum %.3f\n", total);
+  LOG("MPI_Finalize");
+  MPI_Finalize();
+  return 0;
+}
