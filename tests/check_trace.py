@@ -13,6 +13,9 @@ gives must agree with the traced event:
   request          label of the request created; completed= / reqs= name
                    labels in order; sources= the matched world ranks
   any_source in_place  the flag is set
+  members          world ranks of the communicator the call created
+  compute          seconds of computation the program timed just before this
+                   call: the traced gap must hold it (and not much more)
 --unordered compares the calls as a multiset (threaded programs);
 --prefix-ranks lists ranks whose trace may stop early (killed by MPI_Abort):
 their trace must be a prefix of their log.
@@ -58,7 +61,7 @@ def as_int_or_null(v):
     return None if v == "null" else int(v)
 
 
-def compare_event(log, ev, comms, reqs):
+def compare_event(log, ev, comms, reqs, info=None):
     func, kv = log
     errs = []
     if ev["func"] != func:
@@ -89,6 +92,20 @@ def compare_event(log, ev, comms, reqs):
             want = [as_int_or_null(x) for x in v.split(",") if x]
             if ev.get("sources", [None] * len(want)) != want:
                 errs.append(f"sources: trace {ev.get('sources')} log {want}")
+        elif k == "members":
+            want = [int(x) for x in v.split(",")]
+            got = None
+            for c in (info or {}).get("comms", []):
+                if c["id"] == ev.get("new_comm"):
+                    got = c["members"]
+            if got != want:
+                errs.append(f"members of the new communicator: trace {got} log {want}")
+        elif k == "compute":
+            want, gap = float(v), ev["gap"]
+            # the gap holds the timed computation plus the program's logging
+            # (and, oversubscribed, being descheduled): allow 10% + 5 ms over
+            if not (want * 0.999 - 1e-6 <= gap <= want * 1.1 + 0.005):
+                errs.append(f"gap before the call: trace {gap:.6f} s, program timed {want:.6f} s of computation")
         elif k in ("any_source", "in_place"):
             if k not in ev.get("flags", []):
                 errs.append(f"flag {k} missing (flags {ev.get('flags')})")
@@ -107,14 +124,18 @@ def main():
         del args[i:i + 2]
     args = [a for a in args if a != "--unordered"]
     skelgen, trace_dir, log_dir = args
-    dump = subprocess.run([skelgen, "dump", trace_dir, "--format", "jsonl"], capture_output=True, text=True)
+    dump = subprocess.run([skelgen, "dump", trace_dir, "--format", "jsonl", "--info"], capture_output=True, text=True)
     if dump.returncode != 0:
         print(f"skelgen dump failed: {dump.stderr.strip()}")
         return 1
     events = defaultdict(list)
+    infos = {}
     for line in dump.stdout.splitlines():
         ev = json.loads(line)
-        events[ev["rank"]].append(ev)
+        if ev.get("type") == "rank_info":
+            infos[ev["rank"]] = ev
+        else:
+            events[ev["rank"]].append(ev)
     logs = sorted(f for f in os.listdir(log_dir) if f.startswith("rank-") and f.endswith(".log"))
     if not logs:
         print(f"no logs in {log_dir}")
@@ -150,7 +171,7 @@ def main():
             elif len(evs) != len(log):
                 errs.append(f"trace has {len(evs)} events, log {len(log)}")
             for i, (lg, ev) in enumerate(zip(log, evs)):
-                for e in compare_event(lg, ev, comms, reqs):
+                for e in compare_event(lg, ev, comms, reqs, infos.get(rank)):
                     errs.append(f"call {i} ({lg[0]}): {e}")
         checked += len(log)
         for e in errs[:20]:

@@ -23,7 +23,13 @@ int main(int argc, char** argv) {
   MPI_Comm half;
   int color = rank % 2;
   MPI_Comm_split(MPI_COMM_WORLD, color, -rank, &half); /* key reverses the order */
-  LOG("MPI_Comm_split comm=world new_comm=half color=%d key=%d", color, -rank);
+  {
+    char m[1024] = "";
+    int pos = 0;
+    for (int w = size - 1; w >= 0; --w) /* key -rank: highest world rank first */
+      if (w % 2 == color) pos += snprintf(m + pos, sizeof m - pos, "%s%d", pos ? "," : "", w);
+    LOG("MPI_Comm_split comm=world new_comm=half color=%d key=%d members=%s", color, -rank, m);
+  }
   int hr, hs;
   MPI_Comm_rank(half, &hr);
   MPI_Comm_size(half, &hs);
