@@ -34,9 +34,10 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 echo "== building in $build"
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo > "$build.configure.log" 2>&1 \
-  || { cat "$build.configure.log"; exit 1; }
-sed -n '/skelgen .* configuration/,$p' "$build.configure.log"
+mkdir -p "$build"
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo > "$build/configure.log" 2>&1 \
+  || { cat "$build/configure.log"; exit 1; }
+sed -n '/skelgen .* configuration/,$p' "$build/configure.log"
 cmake --build "$build" -j "$jobs"
 
 if [ "$mode" = test ]; then
