@@ -346,6 +346,13 @@ double calibrate(int ms, double& seconds) {
 }
 
 // mkdir -p: every rank may race to create the same path, so EEXIST is fine.
+// A program that exits without MPI_Finalize keeps what it buffered: the
+// file ends without an end chunk and reads as truncated.
+void flush_at_exit() {
+  State& s = st();
+  if (s.enabled && s.writer.is_open()) s.writer.flush();
+}
+
 bool make_dir(const std::string& dir) {
   for (size_t pos = dir.find('/', 1); pos != std::string::npos; pos = dir.find('/', pos + 1))
     if (mkdir(dir.substr(0, pos).c_str(), 0755) != 0 && errno != EEXIST && errno != EACCES) return false;
@@ -649,6 +656,7 @@ void start(int64_t t0, int64_t t1, uint32_t func, const void* ret, int provided,
     warn_once(s.writer.error());
     return;
   }
+  std::atexit(flush_at_exit);
   Rec r(func, ret);
   r.t0 = t0;
   r.t1 = t1;
