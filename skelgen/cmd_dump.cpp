@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "skel/merged.h"
 #include "skel/skel_funcs.h"
 #include "skel/trace.h"
 
@@ -43,19 +44,19 @@ std::string func_label(uint32_t id) {
   return n ? n : "func" + std::to_string(id);
 }
 
-json opt(int64_t v) { return v == kNone || v == skt::kProcNull || v == skt::kUnknownComm ? json(nullptr) : json(v); }
+json nullable(int64_t v) { return v == kNone || v == skt::kProcNull || v == skt::kUnknownComm ? json(nullptr) : json(v); }
 
 json event_json(uint32_t rank, const Event& e, const skt::TraceFile& f) {
   json j;
   j["rank"] = rank;
   j["seq"] = e.seq;
   j["func"] = func_label(e.func);
-  j["peer"] = opt(e.peer);
-  j["tag"] = opt(e.tag);
-  j["count"] = opt(e.count);
-  j["bytes"] = opt(e.bytes);
-  j["comm"] = opt(e.comm);
-  j["root"] = opt(e.root);
+  j["peer"] = nullable(e.peer);
+  j["tag"] = nullable(e.tag);
+  j["count"] = nullable(e.count);
+  j["bytes"] = nullable(e.bytes);
+  j["comm"] = nullable(e.comm);
+  j["root"] = nullable(e.root);
   j["callsite"] = f.callsite_name(e.callsite);
   j["t_start"] = static_cast<double>(e.t_start_ns) * 1e-9;
   j["duration"] = static_cast<double>(e.duration_ns) * 1e-9;
@@ -64,7 +65,7 @@ json event_json(uint32_t rank, const Event& e, const skt::TraceFile& f) {
     j["dtype"] = e.dtype;
     j["dtype_size"] = f.datatype_size(e.dtype);
   }
-  if (e.peer2 != kNone) j["peer2"] = opt(e.peer2);
+  if (e.peer2 != kNone) j["peer2"] = nullable(e.peer2);
   if (e.tag2 != kNone) j["tag2"] = e.tag2;
   if (e.count2 != kNone) j["count2"] = e.count2;
   if (e.bytes2 != kNone) j["bytes2"] = e.bytes2;
@@ -166,7 +167,7 @@ json info_json(const skt::TraceFile& f) {
   j["end"] = skt::trace_end_name(f.end());
   json comms = json::array();
   for (const auto& [id, c] : f.comms())
-    comms.push_back({{"id", id}, {"parent", opt(c.parent)}, {"created_by", func_label(c.created_by)},
+    comms.push_back({{"id", id}, {"parent", nullable(c.parent)}, {"created_by", func_label(c.created_by)},
                      {"members", c.members}});
   j["comms"] = comms;
   json types = json::array();
@@ -178,13 +179,129 @@ json info_json(const skt::TraceFile& f) {
   return j;
 }
 
+std::string ranks_text(const std::vector<uint32_t>& ranks, uint32_t world) {
+  if (ranks.size() == world) return "all";
+  std::string s;
+  for (size_t i = 0; i < ranks.size();) {
+    size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    s += (s.empty() ? "" : ",") + std::to_string(ranks[i]) + (j > i ? "-" + std::to_string(ranks[j]) : "");
+    i = j + 1;
+  }
+  return s;
+}
+
+// A merged trace: one line / object per merged event, with its participating
+// ranks, each parameter's description and each rank's values.
+int dump_merged(const std::string& path, const DumpOptions& dopt) {
+  const DumpOptions& opt = dopt;
+  skt::MergedTrace m = skt::read_merged(path);
+  bool jsonl = opt.format == "jsonl";
+  if (opt.rank >= 0 && static_cast<uint32_t>(opt.rank) >= m.world_size)
+    throw skt::TraceError(path + ": no rank " + std::to_string(opt.rank) + " (world size " +
+                          std::to_string(m.world_size) + ")");
+  if (!jsonl)
+    std::printf("# merged trace of %u ranks from %s: %zu events\n# index func @callsite comm ranks params...\n",
+                m.world_size, m.source.c_str(), m.events.size());
+  std::vector<size_t> pos(m.world_size, 0);  // each rank's index into its time column
+  for (size_t idx = 0; idx < m.events.size(); ++idx) {
+    const skt::MergedEvent& e = m.events[idx];
+    const skt::Identity& id = m.identities[e.identity];
+    bool show = opt.rank < 0 || skt::MergedTrace::position(e, static_cast<uint32_t>(opt.rank)) >= 0;
+    if (show && jsonl) {
+      json j;
+      j["index"] = idx;
+      j["func"] = func_label(id.func);
+      j["callsite"] = m.callsite_name(id.callsite);
+      j["comm"] = nullable(id.comm);
+      j["root"] = nullable(id.root);
+      if (id.dtype != kNone) j["dtype"] = m.datatypes[static_cast<size_t>(id.dtype)].name;
+      if (id.op != kNone) j["op"] = m.ops[static_cast<size_t>(id.op)];
+      if (id.peer_class == 2) j["any_source"] = true;
+      j["ranks"] = e.ranks;
+      json params = json::object(), describe = json::object();
+      for (size_t p = 0; p < skt::kNumParams; ++p) {
+        if (e.params[p].kind == skt::ParamKind::kAbsent) continue;
+        auto P = static_cast<skt::Param>(p);
+        json vals = json::array();
+        for (uint32_t r : e.ranks) vals.push_back(nullable(m.value(e, P, r)));
+        params[skt::param_name(P)] = vals;
+        describe[skt::param_name(P)] = m.describe(e, P);
+      }
+      for (size_t f = 0; f < skt::kNumListFields; ++f) {
+        if (!e.lists[f].present) continue;
+        json vals = json::array();
+        for (uint32_t r : e.ranks) vals.push_back(m.list(e, static_cast<skt::ListField>(f), r));
+        params[skt::list_field_name(static_cast<skt::ListField>(f))] = vals;
+      }
+      j["params"] = params;
+      j["describe"] = describe;
+      json gaps = json::array(), durs = json::array();
+      for (uint32_t r : e.ranks) {
+        gaps.push_back(static_cast<double>(m.ranks[r].gaps[pos[r]]) * 1e-9);
+        durs.push_back(static_cast<double>(m.ranks[r].durations[pos[r]]) * 1e-9);
+      }
+      j["gap"] = gaps;
+      j["duration"] = durs;
+      std::puts(j.dump().c_str());
+    } else if (show) {
+      std::string line = std::to_string(idx) + " " + func_label(id.func) + " @" + m.callsite_name(id.callsite);
+      if (id.comm != kNone) line += " comm=" + std::to_string(id.comm);
+      if (id.root != kNone) line += " root=" + std::to_string(id.root);
+      if (id.peer_class == 2) line += " any_source";
+      line += " ranks=" + ranks_text(e.ranks, m.world_size);
+      for (size_t p = 0; p < skt::kNumParams; ++p)
+        if (e.params[p].kind != skt::ParamKind::kAbsent)
+          line += std::string(" ") + skt::param_name(static_cast<skt::Param>(p)) + "=" +
+                  m.describe(e, static_cast<skt::Param>(p));
+      for (size_t f = 0; f < skt::kNumListFields; ++f)
+        if (e.lists[f].present) {
+          line += std::string(" ") + skt::list_field_name(static_cast<skt::ListField>(f)) + "=";
+          line += e.lists[f].same ? "" : "per-rank:";
+          const auto& l = e.lists[f].lists[0];
+          for (size_t k = 0; k < l.size(); ++k) line += (k ? "," : "") + std::to_string(l[k]);
+        }
+      std::puts(line.c_str());
+    }
+    for (uint32_t r : e.ranks) ++pos[r];
+  }
+  if (opt.info) {
+    json j;
+    j["type"] = "merged_info";
+    j["world_size"] = m.world_size;
+    j["run_id"] = m.run_id;
+    j["lookahead"] = m.lookahead;
+    j["source"] = m.source;
+    json comms = json::array();
+    for (size_t c = 0; c < m.comms.size(); ++c)
+      comms.push_back({{"id", c},
+                       {"created_by", c < 2 ? (c == 0 ? "MPI_COMM_WORLD" : "MPI_COMM_SELF")
+                                            : func_label(m.comms[c].created_by)},
+                       {"parent", nullable(m.comms[c].parent)},
+                       {"dims", m.comms[c].dims},
+                       {"members", m.comms[c].members}});
+    j["comms"] = comms;
+    json ranks = json::array();
+    for (const auto& r : m.ranks)
+      ranks.push_back({{"hostname", r.hostname},
+                       {"events", r.events},
+                       {"end", skt::trace_end_name(r.end)},
+                       {"kernel_units_per_s", r.kernel_units_per_s}});
+    j["ranks"] = ranks;
+    if (jsonl) std::puts(j.dump().c_str());
+    else std::printf("# info %s\n", j.dump(2).c_str());
+  }
+  return 0;
+}
+
 }  // namespace
 
 void setup_dump(CLI::App& app, DumpOptions& opt) {
   app.description(
-      "Print the events of a trace directory (or of one rank-NNNNN.skt file).\n"
+      "Print the events of a trace directory, of one rank-NNNNN.skt file, or of a merged trace (skelgen merge).\n"
       "text: one line per event: rank seq t_start duration func fields... @callsite\n"
-      "jsonl: one JSON object per event (fields in docs/trace-format.md, \"Dump\")");
+      "jsonl: one JSON object per event (fields in docs/trace-format.md, \"Dump\")\n"
+      "merged: one line / object per merged event: ranks taking part, each parameter's rule and values");
   app.add_option("input", opt.input, "Trace directory or rank file")->required();
   app.add_option("-r,--rank", opt.rank, "Only this rank")->check(CLI::NonNegativeNumber);
   app.add_option("-f,--format", opt.format, "Output format")->check(CLI::IsMember({"text", "jsonl"}));
@@ -203,6 +320,8 @@ int run_dump(const DumpOptions& opt) {
                             std::to_string(td.world_size()) + ")");
     for (uint32_t r = 0; r < td.world_size(); ++r)
       if (opt.rank < 0 || static_cast<uint32_t>(opt.rank) == r) files.push_back(td.rank_path(r));
+  } else if (skt::is_merged_file(opt.input)) {
+    return dump_merged(opt.input, opt);
   } else {
     files.push_back(opt.input);
   }

@@ -29,6 +29,16 @@ struct DumpOptions {
 void setup_dump(CLI::App& app, DumpOptions& opt);
 int run_dump(const DumpOptions& opt);
 
+struct MergeOptions {
+  std::string input, output;
+  uint32_t lookahead = 64;
+  bool allow_partial = false;
+  bool verify = false;
+  bool quiet = false;
+};
+void setup_merge(CLI::App& app, MergeOptions& opt);
+int run_merge(const MergeOptions& opt);
+
 // Prints what a trace directory holds: ranks, events per rank, bytes on disk, end state.
 // Returns false (after printing the reason) when the directory is unreadable.
 bool print_trace_summary(const std::string& dir);

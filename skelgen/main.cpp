@@ -15,9 +15,12 @@ int main(int argc, char** argv) {
 
   skelgen::TraceOptions trace_opt;
   skelgen::DumpOptions dump_opt;
+  skelgen::MergeOptions merge_opt;
   CLI::App* trace = app.add_subcommand("trace", "Run an MPI application under the tracer (one trace file per rank)");
-  CLI::App* dump = app.add_subcommand("dump", "Print the events of a trace as text or JSON Lines");
+  CLI::App* merge = app.add_subcommand("merge", "Merge the per-rank traces into one program trace");
+  CLI::App* dump = app.add_subcommand("dump", "Print a trace or a merged trace as text or JSON Lines");
   skelgen::setup_trace(*trace, trace_opt);
+  skelgen::setup_merge(*merge, merge_opt);
   skelgen::setup_dump(*dump, dump_opt);
 
   try {
@@ -27,6 +30,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (*trace) return skelgen::run_trace(trace_opt);
+    if (*merge) return skelgen::run_merge(merge_opt);
     if (*dump) return skelgen::run_dump(dump_opt);
   } catch (const skt::TraceError& e) {
     std::fprintf(stderr, "skelgen: error: %s\n", e.what());

@@ -214,6 +214,41 @@ inline constexpr uint32_t kFirstDerivedDatatype = 256;
   X(14, MPI_NO_OP)
 inline constexpr uint32_t kFirstUserOp = 64;
 
+// ---------------------------------------------------------------- merged traces
+// A merged trace (skelgen merge) is one file:
+//  0  char[8] magic "SKELMRG" + '\0'
+//  8  u16     major version, 10 u16 minor version, 12 u32 reserved (0)
+// 16  one zstd frame holding sections: varint section id, varint length,
+//     content. Readers skip sections they do not know (minor versions add
+//     sections; a changed meaning bumps the major). docs/trace-format.md.
+inline constexpr char kMergedMagic[8] = {'S', 'K', 'E', 'L', 'M', 'R', 'G', '\0'};
+inline constexpr uint16_t kMergedVersionMajor = 1;
+inline constexpr uint16_t kMergedVersionMinor = 0;
+enum class MergedSection : uint32_t {
+  kRun = 1,         // world size, run id, look-ahead used, source directory
+  kRanks = 2,       // per rank: host, MPI library, kernel calibration, executable, end state, events
+  kModules = 3,     // strings
+  kCallsites = 4,   // per call site: frames (module, offset)
+  kDatatypes = 5,   // per datatype: size, name
+  kOps = 6,         // names
+  kComms = 7,       // per communicator symbol: creation, dims/periods, per-rank members
+  kIdentities = 8,  // per identity: func, callsite, comm, dtype, dtype2, op, root, peer class
+  kEvents = 9,      // merged events: identity, participating ranks, parameter descriptions
+  kTimes = 10,      // per rank: gap and duration of each of its events, in merged order
+};
+
+// How one parameter of a merged event is given for each participating rank r
+// of a world of P ranks. Evaluation: skel/merged.h, ParamDesc::value.
+enum class ParamKind : uint8_t {
+  kAbsent = 0,   // the call has no such parameter
+  kConst = 1,    // a
+  kRel = 2,      // (r + a) mod P                      (peers of a periodic ring / torus)
+  kRelOpen = 3,  // r + a, or MPI_PROC_NULL outside 0..P-1  (non-periodic shifts)
+  kLinear = 4,   // a + b * r
+  kCart = 5,     // neighbour at displacement b along dimension a of the event's Cartesian communicator
+  kTable = 6,    // an explicit value per participating rank, in rank order
+};
+
 const char* predefined_datatype_name(uint32_t id);  // nullptr if not predefined
 const char* predefined_op_name(uint32_t id);        // nullptr if not predefined
 

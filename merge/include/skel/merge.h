@@ -1,0 +1,69 @@
+// Stage 2: merge the per-rank traces into one program trace.
+//
+//   load()       reads every rank file, interns call sites, datatypes, ops,
+//                communicators (as symbols: the call that created them) and
+//                call identities, and normalises each rank (normalize()).
+//   merge()      walks all ranks with one cursor each (MISSION.md §2): where
+//                all current calls match they become one merged event; where
+//                they do not, a look-ahead of m calls per rank decides which
+//                call comes first; ranks without it do not take part.
+//                O(n L) when ranks agree, O(m n L) at most, for n ranks of L calls.
+//   verify()     rebuilds every rank's sequence from a merged trace and
+//                compares it with the normalised input, call for call.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "skel/merged.h"
+
+namespace skt::merge {
+
+struct Options {
+  uint32_t lookahead = 64;    // m: calls looked at ahead in each rank on a mismatch
+  bool allow_partial = false; // merge ranks whose trace ends early (process died, MPI_Abort)
+  std::function<void(const std::string&)> progress;  // called now and then on long work
+};
+
+// One call of one rank, after loading.
+struct RankEvent {
+  uint32_t identity = 0;
+  uint32_t seq = 0;                  // position in the rank's raw trace
+  int64_t params[kNumParams];
+  int64_t gap = 0, dur = 0;
+  int64_t created_request = kNone;   // the rank's id of the request this call creates
+  int32_t lists = -1;                // index into RankData::lists, -1 = none
+};
+
+struct RankData {
+  std::vector<RankEvent> events;     // normalised order
+  std::vector<std::array<std::vector<int64_t>, kNumListFields>> lists;
+  // reqrefs of an event's lists: after load(), the index (in `events`) of the
+  // call that created each request, or -1.
+};
+
+struct Loaded {
+  MergedTrace tables;  // everything but events and times
+  std::vector<RankData> ranks;
+};
+
+// Throws TraceError for unreadable, missing, mixed or (without
+// allow_partial) truncated rank files, naming the file.
+Loaded load(const std::string& dir, const Options& opt);
+
+// Reorders each maximal run of point-to-point calls into the canonical order:
+// each Irecv with the Wait that completes it first, then the sends, then the
+// other receives (stable within each class). Gaps stay with their positions,
+// durations with their calls. `funcs` maps identity -> function id.
+void normalize(RankData& rank, const std::vector<Identity>& identities);
+
+MergedTrace merge(Loaded& in, const Options& opt);
+
+// Mismatches between the ranks rebuilt from `m` and the normalised input
+// (at most `limit` lines); empty when the merge is lossless.
+std::vector<std::string> verify(const MergedTrace& m, const Loaded& in, size_t limit = 20);
+
+}  // namespace skt::merge

@@ -1,0 +1,268 @@
+// Loading the rank files into interned, normalised per-rank sequences.
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "skel/merge.h"
+#include "skel/skel_funcs.h"
+
+namespace skt::merge {
+namespace {
+
+struct IdentityHash {
+  size_t operator()(const Identity& i) const {
+    uint64_t h = 1469598103934665603ULL;
+    for (int64_t v : {int64_t(i.func), int64_t(i.callsite), i.comm, i.dtype, i.dtype2, i.op, i.root,
+                      int64_t(i.peer_class)})
+      h = (h ^ static_cast<uint64_t>(v)) * 1099511628211ULL;
+    return static_cast<size_t>(h);
+  }
+};
+
+// Global tables shared by all ranks while loading.
+struct Interner {
+  MergedTrace& t;
+  std::map<std::string, uint32_t> modules;
+  std::map<std::vector<std::pair<uint32_t, uint64_t>>, uint32_t> callsites;
+  std::map<std::pair<std::string, int64_t>, uint32_t> datatypes;
+  std::map<std::string, uint32_t> ops;
+  // communicator symbols by (creating func, callsite, parent symbol, slot)
+  std::map<std::array<int64_t, 4>, uint32_t> comms;
+  std::unordered_map<Identity, uint32_t, IdentityHash> identities;
+
+  explicit Interner(MergedTrace& tables) : t(tables) {}
+
+  uint32_t module(const std::string& path) {
+    auto [it, fresh] = modules.emplace(path, static_cast<uint32_t>(t.modules.size()));
+    if (fresh) t.modules.push_back(path);
+    return it->second;
+  }
+  uint32_t identity(const Identity& id) {
+    auto [it, fresh] = identities.emplace(id, static_cast<uint32_t>(t.identities.size()));
+    if (fresh) t.identities.push_back(id);
+    return it->second;
+  }
+};
+
+// Per rank: the file's local ids mapped to the global tables.
+struct RankMaps {
+  std::unordered_map<uint32_t, uint32_t> callsite, dtype, op;
+  std::unordered_map<int64_t, int64_t> comm;  // local comm id -> symbol
+  // live symbols per creation key, to reuse slots of freed communicators
+  std::map<std::array<int64_t, 3>, std::set<uint32_t>> live_slots;
+  std::unordered_map<int64_t, std::pair<std::array<int64_t, 3>, uint32_t>> slot_of;  // local comm id -> key, slot
+};
+
+bool is_completion(uint32_t f) {
+  switch (f) {
+    case kFunc_MPI_Wait: case kFunc_MPI_Waitall: case kFunc_MPI_Waitany: case kFunc_MPI_Waitsome:
+    case kFunc_MPI_Test: case kFunc_MPI_Testall: case kFunc_MPI_Testany: case kFunc_MPI_Testsome:
+    case kFunc_MPI_Start: case kFunc_MPI_Startall: case kFunc_MPI_Request_free:
+      return true;
+    default:
+      return false;
+  }
+}
+
+uint32_t global_callsite(Interner& in, RankMaps& maps, const TraceFile& f, uint32_t local) {
+  auto it = maps.callsite.find(local);
+  if (it != maps.callsite.end()) return it->second;
+  std::vector<std::pair<uint32_t, uint64_t>> key;
+  auto cs = f.callsites().find(local);
+  if (cs != f.callsites().end())
+    for (const Frame& fr : cs->second.frames)
+      key.push_back({in.module(fr.module < f.modules().size() ? f.modules()[fr.module] : "?"), fr.offset});
+  auto [git, fresh] = in.callsites.emplace(key, static_cast<uint32_t>(in.t.callsites.size()));
+  if (fresh) {
+    std::vector<Frame> frames;
+    for (auto& [m, off] : key) frames.push_back(Frame{m, off});
+    in.t.callsites.push_back(frames);
+  }
+  maps.callsite[local] = git->second;
+  return git->second;
+}
+
+int64_t global_dtype(Interner& in, RankMaps& maps, const TraceFile& f, int64_t local) {
+  if (local == kNone) return kNone;
+  auto it = maps.dtype.find(static_cast<uint32_t>(local));
+  if (it != maps.dtype.end()) return it->second;
+  auto d = f.datatypes().find(static_cast<uint32_t>(local));
+  std::string name = d == f.datatypes().end() ? "?" : d->second.name;
+  int64_t size = d == f.datatypes().end() ? -1 : d->second.size;
+  auto [git, fresh] = in.datatypes.emplace(std::make_pair(name, size), static_cast<uint32_t>(in.t.datatypes.size()));
+  if (fresh) in.t.datatypes.push_back(DatatypeInfo{git->second, size, name});
+  maps.dtype[static_cast<uint32_t>(local)] = git->second;
+  return git->second;
+}
+
+int64_t global_op(Interner& in, RankMaps& maps, const TraceFile& f, int64_t local) {
+  if (local == kNone) return kNone;
+  auto it = maps.op.find(static_cast<uint32_t>(local));
+  if (it != maps.op.end()) return it->second;
+  auto o = f.ops().find(static_cast<uint32_t>(local));
+  std::string name = o == f.ops().end() ? "op" + std::to_string(local) : o->second;
+  if (name == "user") name += std::to_string(local);  // user ops: one symbol per rank-local op
+  auto [git, fresh] = in.ops.emplace(name, static_cast<uint32_t>(in.t.ops.size()));
+  if (fresh) in.t.ops.push_back(name);
+  maps.op[static_cast<uint32_t>(local)] = git->second;
+  return git->second;
+}
+
+int64_t comm_symbol(const RankMaps& maps, int64_t local) {
+  if (local == kNone) return kNone;
+  if (local == kCommWorld || local == kCommSelf) return local;
+  auto it = maps.comm.find(local);
+  return it == maps.comm.end() ? kNone : it->second;
+}
+
+// A communicator created by event ev of rank r: its symbol, and r's group.
+int64_t create_comm(Interner& in, RankMaps& maps, const TraceFile& f, const Event& ev, uint32_t callsite,
+                    int64_t parent, uint32_t rank, uint32_t world) {
+  std::array<int64_t, 3> key{ev.func, callsite, parent};
+  std::set<uint32_t>& live = maps.live_slots[key];
+  uint32_t slot = 0;
+  while (live.count(slot)) ++slot;
+  live.insert(slot);
+  auto [it, fresh] = in.comms.emplace(std::array<int64_t, 4>{key[0], key[1], key[2], slot},
+                                      static_cast<uint32_t>(in.t.comms.size()));
+  if (fresh) {
+    CommSymbol c;
+    c.created_by = ev.func;
+    c.callsite = callsite;
+    c.parent = parent;
+    c.slot = slot;
+    c.members.resize(world);
+    in.t.comms.push_back(c);
+  }
+  CommSymbol& c = in.t.comms[it->second];
+  auto def = f.comms().find(static_cast<uint32_t>(ev.new_comm));
+  if (def != f.comms().end()) c.members[rank] = def->second.members;
+  if (ev.func == kFunc_MPI_Cart_create && c.dims.empty()) {
+    c.dims = ev.dims;
+    c.periods = ev.periods;
+  }
+  maps.comm[ev.new_comm] = it->second;
+  maps.slot_of[ev.new_comm] = {key, slot};
+  return it->second;
+}
+
+}  // namespace
+
+Loaded load(const std::string& dir, const Options& opt) {
+  TraceDir td(dir);
+  Loaded out;
+  MergedTrace& t = out.tables;
+  t.world_size = td.world_size();
+  t.lookahead = opt.lookahead;
+  t.source = dir;
+  t.ranks.resize(t.world_size);
+  out.ranks.resize(t.world_size);
+  // Symbols 0 and 1: MPI_COMM_WORLD and MPI_COMM_SELF.
+  for (int k = 0; k < 2; ++k) {
+    CommSymbol c;
+    c.members.resize(t.world_size);
+    for (uint32_t r = 0; r < t.world_size; ++r) {
+      if (k == 0)
+        for (uint32_t q = 0; q < t.world_size; ++q) c.members[r].push_back(q);
+      else
+        c.members[r].push_back(r);
+    }
+    t.comms.push_back(c);
+  }
+  Interner in(t);
+  for (uint32_t r = 0; r < t.world_size; ++r) {
+    auto f = td.open_rank(r);
+    const TraceHeader& h = f->header();
+    if (r == 0) t.run_id = h.run_id;
+    MergedRank& mr = t.ranks[r];
+    mr.hostname = h.hostname;
+    mr.mpi_library = h.mpi_library;
+    mr.executable = h.executable;
+    mr.command_line = h.command_line;
+    mr.kernel_name = h.kernel_name;
+    mr.kernel_version = h.kernel_version;
+    mr.kernel_units_per_s = h.kernel_units_per_s;
+    RankData& rd = out.ranks[r];
+    RankMaps maps;
+    Event ev;
+    while (f->next(ev)) {
+      RankEvent re;
+      re.seq = static_cast<uint32_t>(ev.seq);
+      re.gap = ev.gap_ns;
+      re.dur = ev.duration_ns;
+      Identity id;
+      id.func = ev.func;
+      id.callsite = global_callsite(in, maps, *f, ev.callsite);
+      id.comm = comm_symbol(maps, ev.comm);
+      id.dtype = global_dtype(in, maps, *f, ev.dtype);
+      id.dtype2 = global_dtype(in, maps, *f, ev.dtype2);
+      id.op = global_op(in, maps, *f, ev.op);
+      id.root = ev.root;
+      id.peer_class = (ev.flags & kFlagAnySource) ? 2 : ev.peer != kNone ? 1 : 0;
+      int64_t new_comm = kNone;
+      if (ev.new_comm != kNone)
+        new_comm = create_comm(in, maps, *f, ev, id.callsite, id.comm, r, t.world_size);
+      if (ev.func == kFunc_MPI_Comm_free && ev.comm != kNone) {
+        auto it = maps.slot_of.find(ev.comm);
+        if (it != maps.slot_of.end()) {
+          maps.live_slots[it->second.first].erase(it->second.second);
+          maps.slot_of.erase(it);
+        }
+        maps.comm.erase(ev.comm);
+      }
+      re.identity = in.identity(id);
+      int64_t* p = re.params;
+      p[size_t(Param::peer)] = ev.peer;
+      p[size_t(Param::peer2)] = ev.peer2;
+      p[size_t(Param::tag)] = ev.tag;
+      p[size_t(Param::tag2)] = ev.tag2;
+      p[size_t(Param::count)] = ev.count;
+      p[size_t(Param::count2)] = ev.count2;
+      p[size_t(Param::bytes)] = ev.bytes;
+      p[size_t(Param::bytes2)] = ev.bytes2;
+      p[size_t(Param::color)] = ev.color;
+      p[size_t(Param::key)] = ev.key;
+      p[size_t(Param::new_comm)] = new_comm;
+      bool completion = is_completion(ev.func);
+      if (!completion && ev.reqs.size() == 1) re.created_request = ev.reqs[0];
+      if (!ev.counts.empty() || !ev.counts2.empty() || !ev.dims.empty() || !ev.periods.empty() ||
+          (completion && !ev.reqs.empty()) || !ev.req_sources.empty()) {
+        re.lists = static_cast<int32_t>(rd.lists.size());
+        rd.lists.emplace_back();
+        auto& l = rd.lists.back();
+        l[size_t(ListField::counts)] = ev.counts;
+        l[size_t(ListField::counts2)] = ev.counts2;
+        l[size_t(ListField::dims)] = ev.dims;
+        l[size_t(ListField::periods)] = ev.periods;
+        if (completion) l[size_t(ListField::reqrefs)] = ev.reqs;  // raw ids until resolve below
+        l[size_t(ListField::req_sources)] = ev.req_sources;
+      }
+      rd.events.push_back(re);
+      if (opt.progress && rd.events.size() % 1000000 == 0)
+        opt.progress("rank " + std::to_string(r) + ": " + std::to_string(rd.events.size()) + " events read");
+    }
+    mr.end = f->end();
+    mr.events = rd.events.size();
+    if (f->end() != TraceEnd::kFinalized && !opt.allow_partial)
+      throw TraceError(td.rank_path(r) + ": the trace ends early (" + trace_end_name(f->end()) + " after " +
+                       std::to_string(rd.events.size()) + " events); use --allow-partial to merge what it holds");
+    normalize(rd, t.identities);
+    // Completed / started / freed request ids -> index of the creating call.
+    std::unordered_map<int64_t, int64_t> creator;
+    for (size_t i = 0; i < rd.events.size(); ++i) {
+      RankEvent& e = rd.events[i];
+      if (e.lists >= 0) {
+        auto& refs = rd.lists[static_cast<size_t>(e.lists)][size_t(ListField::reqrefs)];
+        for (int64_t& id : refs) {
+          auto it = creator.find(id);
+          id = it == creator.end() ? -1 : it->second;
+        }
+      }
+      if (e.created_request != kNone) creator[e.created_request] = static_cast<int64_t>(i);
+    }
+  }
+  return out;
+}
+
+}  // namespace skt::merge

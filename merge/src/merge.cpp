@@ -1,0 +1,267 @@
+// The merge itself (MISSION.md §2) and the compact description of per-rank
+// parameters.
+#include <algorithm>
+#include <unordered_map>
+
+#include "skel/merge.h"
+#include "skel/skel_funcs.h"
+
+namespace skt::merge {
+namespace {
+
+bool is_peer(Param p) { return p == Param::peer || p == Param::peer2; }
+
+// The most compact exact description of values[k] of ranks[k].
+ParamDesc describe(Param p, const std::vector<uint32_t>& ranks, const std::vector<int64_t>& values, uint32_t world,
+                   const MergedTrace& t, uint32_t identity) {
+  ParamDesc d;
+  bool all_none = std::all_of(values.begin(), values.end(), [](int64_t v) { return v == kNone; });
+  if (all_none) return d;
+  if (std::all_of(values.begin(), values.end(), [&](int64_t v) { return v == values[0]; })) {
+    d.kind = ParamKind::kConst;
+    d.a = values[0];
+    return d;
+  }
+  MergedEvent probe;
+  probe.identity = identity;
+  probe.ranks = ranks;
+  auto fits = [&](ParamDesc cand) {
+    probe.params[static_cast<size_t>(p)] = cand;
+    for (size_t k = 0; k < ranks.size(); ++k)
+      if (t.value(probe, p, ranks[k]) != values[k]) return false;
+    return true;
+  };
+  if (is_peer(p)) {
+    // rank + a (mod P, or open at the ends), from the first rank with a real peer
+    for (size_t k = 0; k < ranks.size(); ++k) {
+      if (values[k] < 0) continue;
+      int64_t a = values[k] - ranks[k];
+      ParamDesc rel{ParamKind::kRel, ((a % world) + world) % world, 0, {}};
+      if (rel.a > world / 2) rel.a -= world;  // prefer rank-1 to rank+P-1
+      if (fits(rel)) return rel;
+      ParamDesc open{ParamKind::kRelOpen, a, 0, {}};
+      if (fits(open)) return open;
+      break;
+    }
+    // a neighbour on the event's Cartesian communicator
+    const Identity& id = t.identities[identity];
+    if (id.comm >= 0 && !t.comms[static_cast<size_t>(id.comm)].dims.empty()) {
+      const CommSymbol& c = t.comms[static_cast<size_t>(id.comm)];
+      int64_t grid = 1;
+      for (int64_t x : c.dims) grid *= x;
+      bool members_known = std::all_of(ranks.begin(), ranks.end(), [&](uint32_t r) {
+        const auto& mem = c.members[r];
+        return static_cast<int64_t>(mem.size()) == grid && std::find(mem.begin(), mem.end(), r) != mem.end();
+      });
+      if (members_known)
+        for (size_t dim = 0; dim < c.dims.size(); ++dim)
+          for (int64_t disp : {1, -1, 2, -2}) {
+            ParamDesc cart{ParamKind::kCart, static_cast<int64_t>(dim), disp, {}};
+            if (fits(cart)) return cart;
+          }
+    }
+  }
+  if (ranks.size() >= 2 && values[0] != kNone && values[1] != kNone) {
+    int64_t dr = static_cast<int64_t>(ranks[1]) - ranks[0], dv = values[1] - values[0];
+    if (dv % dr == 0) {
+      ParamDesc lin{ParamKind::kLinear, 0, dv / dr, {}};
+      lin.a = values[0] - lin.b * ranks[0];
+      if (fits(lin)) return lin;
+    }
+  }
+  d.kind = ParamKind::kTable;
+  d.table = values;
+  return d;
+}
+
+ListDesc describe_list(const std::vector<const std::vector<int64_t>*>& lists) {
+  ListDesc d;
+  d.present = std::any_of(lists.begin(), lists.end(), [](const std::vector<int64_t>* l) { return !l->empty(); });
+  if (!d.present) return d;
+  d.same = std::all_of(lists.begin(), lists.end(), [&](const std::vector<int64_t>* l) { return *l == *lists[0]; });
+  if (d.same) d.lists.push_back(*lists[0]);
+  else
+    for (auto* l : lists) d.lists.push_back(*l);
+  return d;
+}
+
+}  // namespace
+
+MergedTrace merge(Loaded& in, const Options& opt) {
+  MergedTrace m = in.tables;
+  const uint32_t P = m.world_size;
+  const uint32_t look = std::max<uint32_t>(1, opt.lookahead);
+  std::vector<size_t> cur(P, 0);
+  std::vector<std::vector<int64_t>> merged_index(P);  // per rank: merged index of each of its events
+  for (uint32_t r = 0; r < P; ++r) merged_index[r].resize(in.ranks[r].events.size());
+  std::vector<uint32_t> active, holders;
+  std::vector<int64_t> values;
+  std::vector<const std::vector<int64_t>*> lists;
+  std::vector<std::vector<int64_t>> refs_store;
+  const std::vector<int64_t> empty;
+  size_t total = 0;
+  for (auto& rd : in.ranks) total += rd.events.size();
+  size_t done = 0, next_report = 5000000;
+
+  auto ident = [&](uint32_t r, size_t i) { return in.ranks[r].events[i].identity; };
+  // Distance (0..look) of identity x in rank r's window, or -1.
+  auto find_in_window = [&](uint32_t r, uint32_t x) -> long {
+    const auto& ev = in.ranks[r].events;
+    size_t end = std::min(ev.size(), cur[r] + look + 1);
+    for (size_t i = cur[r]; i < end; ++i)
+      if (ev[i].identity == x) return static_cast<long>(i - cur[r]);
+    return -1;
+  };
+
+  auto emit = [&](uint32_t x, const std::vector<uint32_t>& ranks) {
+    MergedEvent e;
+    e.identity = x;
+    e.ranks = ranks;
+    size_t idx = m.events.size();
+    for (size_t p = 0; p < kNumParams; ++p) {
+      values.clear();
+      for (uint32_t r : ranks) values.push_back(in.ranks[r].events[cur[r]].params[p]);
+      e.params[p] = describe(static_cast<Param>(p), ranks, values, P, m, x);
+    }
+    refs_store.assign(ranks.size(), {});
+    for (size_t f = 0; f < kNumListFields; ++f) {
+      lists.clear();
+      for (size_t k = 0; k < ranks.size(); ++k) {
+        uint32_t r = ranks[k];
+        const RankEvent& re = in.ranks[r].events[cur[r]];
+        const std::vector<int64_t>* l =
+            re.lists < 0 ? &empty : &in.ranks[r].lists[static_cast<size_t>(re.lists)][f];
+        if (static_cast<ListField>(f) == ListField::reqrefs && !l->empty()) {
+          // creator index -> how many merged events back it is
+          refs_store[k].clear();
+          for (int64_t c : *l)
+            refs_store[k].push_back(c < 0 ? -1 : static_cast<int64_t>(idx) - merged_index[r][static_cast<size_t>(c)]);
+          l = &refs_store[k];
+        }
+        lists.push_back(l);
+      }
+      e.lists[f] = describe_list(lists);
+    }
+    for (uint32_t r : ranks) {
+      const RankEvent& re = in.ranks[r].events[cur[r]];
+      m.ranks[r].gaps.push_back(re.gap);
+      m.ranks[r].durations.push_back(re.dur);
+      merged_index[r][cur[r]] = static_cast<int64_t>(idx);
+      ++cur[r];
+    }
+    m.events.push_back(std::move(e));
+    done += ranks.size();
+    if (opt.progress && done >= next_report) {
+      opt.progress("merged " + std::to_string(done) + " of " + std::to_string(total) + " calls");
+      next_report += 5000000;
+    }
+  };
+
+  for (;;) {
+    active.clear();
+    for (uint32_t r = 0; r < P; ++r)
+      if (cur[r] < in.ranks[r].events.size()) active.push_back(r);
+    if (active.empty()) break;
+    uint32_t first = ident(active[0], cur[active[0]]);
+    bool all_same = true;
+    for (uint32_t r : active) all_same &= ident(r, cur[r]) == first;
+    if (all_same) {
+      emit(first, active);
+      continue;
+    }
+    // Candidates: the current calls. One is blocked when a rank that is not
+    // at it now will make it later (within the window): that rank must first
+    // make what comes before. Take an unblocked candidate held by the most
+    // ranks; if all are blocked (a cycle), the one whose blockers are nearest.
+    uint32_t best = 0;
+    long best_score = -1;
+    bool best_free = false;
+    std::vector<uint32_t> seen;
+    for (uint32_t r : active) {
+      uint32_t x = ident(r, cur[r]);
+      if (std::find(seen.begin(), seen.end(), x) != seen.end()) continue;
+      seen.push_back(x);
+      long holders_n = 0, worst = 0;
+      bool blocked = false;
+      for (uint32_t s : active) {
+        if (ident(s, cur[s]) == x) {
+          ++holders_n;
+          continue;
+        }
+        long d = find_in_window(s, x);
+        if (d > 0) {
+          blocked = true;
+          worst = std::max(worst, d);
+        }
+      }
+      long score = blocked ? static_cast<long>(look) + 1 - worst : holders_n;
+      if ((!blocked && (!best_free || score > best_score)) || (blocked && !best_free && score > best_score)) {
+        best = x;
+        best_score = score;
+        best_free = !blocked;
+      }
+    }
+    holders.clear();
+    for (uint32_t r : active)
+      if (ident(r, cur[r]) == best) holders.push_back(r);
+    emit(best, holders);
+  }
+  return m;
+}
+
+std::vector<std::string> verify(const MergedTrace& m, const Loaded& in, size_t limit) {
+  std::vector<std::string> out;
+  auto report = [&](const std::string& s) {
+    if (out.size() < limit) out.push_back(s);
+  };
+  const uint32_t P = m.world_size;
+  std::vector<size_t> pos(P, 0);
+  std::vector<std::vector<int64_t>> local_of_merged(P);  // rank -> merged index of each of its calls
+  for (size_t idx = 0; idx < m.events.size(); ++idx) {
+    const MergedEvent& e = m.events[idx];
+    for (uint32_t r : e.ranks) {
+      size_t i = pos[r]++;
+      local_of_merged[r].push_back(static_cast<int64_t>(idx));
+      if (i >= in.ranks[r].events.size()) {
+        report("rank " + std::to_string(r) + ": merged trace has more calls than the trace");
+        continue;
+      }
+      const RankEvent& want = in.ranks[r].events[i];
+      std::string where = "rank " + std::to_string(r) + " call " + std::to_string(i) + " (merged " +
+                          std::to_string(idx) + ")";
+      if (want.identity != e.identity) {
+        report(where + ": a different call");
+        continue;
+      }
+      for (size_t p = 0; p < kNumParams; ++p)
+        if (m.value(e, static_cast<Param>(p), r) != want.params[p])
+          report(where + ": " + param_name(static_cast<Param>(p)) + " " +
+                 std::to_string(m.value(e, static_cast<Param>(p), r)) + " instead of " +
+                 std::to_string(want.params[p]));
+      if (m.ranks[r].gaps[i] != want.gap || m.ranks[r].durations[i] != want.dur)
+        report(where + ": times differ");
+      for (size_t f = 0; f < kNumListFields; ++f) {
+        static const std::vector<int64_t> none;
+        const auto& w = want.lists < 0 ? none : in.ranks[r].lists[static_cast<size_t>(want.lists)][f];
+        std::vector<int64_t> got = m.list(e, static_cast<ListField>(f), r);
+        if (static_cast<ListField>(f) == ListField::reqrefs)
+          for (int64_t& g : got) {  // back distance -> the rank's index of the creating call
+            if (g < 0) continue;
+            auto it = std::lower_bound(local_of_merged[r].begin(), local_of_merged[r].end(),
+                                       static_cast<int64_t>(idx) - g);
+            g = it != local_of_merged[r].end() && *it == static_cast<int64_t>(idx) - g
+                    ? it - local_of_merged[r].begin()
+                    : -2;
+          }
+        if (got != w) report(where + ": " + list_field_name(static_cast<ListField>(f)) + " differ");
+      }
+    }
+  }
+  for (uint32_t r = 0; r < P; ++r)
+    if (pos[r] != in.ranks[r].events.size())
+      report("rank " + std::to_string(r) + ": " + std::to_string(pos[r]) + " calls in the merged trace, " +
+             std::to_string(in.ranks[r].events.size()) + " in the trace");
+  return out;
+}
+
+}  // namespace skt::merge

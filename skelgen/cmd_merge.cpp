@@ -1,0 +1,91 @@
+// skelgen merge: per-rank traces -> one merged program trace.
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include "commands.h"
+#include "skel/merge.h"
+
+namespace skelgen {
+
+void setup_merge(CLI::App& app, MergeOptions& opt) {
+  app.description(
+      "Merge the per-rank traces of one run into one program trace: calls that match across ranks become one\n"
+      "event with each rank's parameters (described as constants, rank-relative peers, linear rules or tables),\n"
+      "order differences between ranks are normalised first, and each rank keeps its own times.\n"
+      "Example: skelgen merge ring.trace -o ring.skm --verify");
+  app.add_option("trace", opt.input, "Trace directory (rank-*.skt files of one run)")->required();
+  app.add_option("-o,--output", opt.output, "Merged trace file (default: TRACE.skm)");
+  app.add_option("-m,--lookahead", opt.lookahead, "Calls looked at ahead in each rank where ranks differ")
+      ->check(CLI::Range(1, 100000));
+  app.add_flag("--allow-partial", opt.allow_partial,
+               "Merge ranks whose trace ends early (the process died or called MPI_Abort)");
+  app.add_flag("--verify", opt.verify,
+               "Read the merged file back and check that every rank's calls, parameters and times come out exactly");
+  app.add_flag("-q,--quiet", opt.quiet, "Print nothing but errors");
+}
+
+int run_merge(const MergeOptions& opt) {
+  using clock = std::chrono::steady_clock;
+  auto t0 = clock::now();
+  std::string input = opt.input;
+  while (input.size() > 1 && input.back() == '/') input.pop_back();
+  std::string out = opt.output.empty() ? input + ".skm" : opt.output;
+  skt::merge::Options mo;
+  mo.lookahead = opt.lookahead;
+  mo.allow_partial = opt.allow_partial;
+  if (!opt.quiet) mo.progress = [](const std::string& s) { std::fprintf(stderr, "skelgen merge: %s\n", s.c_str()); };
+  skt::merge::Loaded loaded = skt::merge::load(input, mo);
+  auto t1 = clock::now();
+  skt::MergedTrace m = skt::merge::merge(loaded, mo);
+  auto t2 = clock::now();
+  skt::write_merged(out, m);
+  auto t3 = clock::now();
+  auto secs = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
+  if (!opt.quiet) {
+    uint64_t total = 0, lo = UINT64_MAX, hi = 0;
+    for (const auto& r : m.ranks) {
+      total += r.events;
+      lo = std::min<uint64_t>(lo, r.events);
+      hi = std::max<uint64_t>(hi, r.events);
+    }
+    size_t partial = 0, tables = 0, described = 0;
+    for (const auto& e : m.events) {
+      partial += e.ranks.size() != m.world_size;
+      for (const auto& d : e.params) {
+        described += d.kind != skt::ParamKind::kAbsent;
+        tables += d.kind == skt::ParamKind::kTable;
+      }
+    }
+    struct stat sb {};
+    stat(out.c_str(), &sb);
+    std::printf("merged:  %s -> %s\n", input.c_str(), out.c_str());
+    std::printf("ranks:   %u, %llu calls in all, %llu..%llu per rank\n", m.world_size,
+                static_cast<unsigned long long>(total), static_cast<unsigned long long>(lo),
+                static_cast<unsigned long long>(hi));
+    std::printf("events:  %zu merged events (%zu with only some ranks), %zu distinct calls\n", m.events.size(),
+                partial, m.identities.size());
+    std::printf("params:  %zu described, %zu by per-rank table\n", described, tables);
+    std::printf("time:    %.3f s (read %.3f, merge %.3f, write %.3f); %lld bytes\n", secs(t0, t3), secs(t0, t1),
+                secs(t1, t2), secs(t2, t3), static_cast<long long>(sb.st_size));
+  }
+  for (const auto& r : m.ranks)
+    if (r.end != skt::TraceEnd::kFinalized && !opt.quiet)
+      std::fprintf(stderr, "skelgen merge: note: a rank's trace is %s; merged what it holds\n",
+                   skt::trace_end_name(r.end));
+  if (opt.verify) {
+    skt::MergedTrace back = skt::read_merged(out);
+    auto problems = skt::merge::verify(back, loaded);
+    if (!problems.empty()) {
+      for (const auto& p : problems) std::fprintf(stderr, "skelgen merge: verify: %s\n", p.c_str());
+      std::fprintf(stderr, "skelgen: error: %s does not rebuild the ranks' calls exactly\n", out.c_str());
+      return 1;
+    }
+    if (!opt.quiet) std::printf("verify:  every rank's calls, parameters and times rebuilt exactly\n");
+  }
+  return 0;
+}
+
+}  // namespace skelgen

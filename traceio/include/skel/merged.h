@@ -1,0 +1,123 @@
+// A merged trace: one event sequence for the whole program, in which each
+// event knows which ranks take part and each rank's parameters (described
+// compactly where a rule fits, by table otherwise), and each rank keeps its
+// own computation gaps and call durations. Written by skelgen merge, read by
+// every later stage. File layout: docs/trace-format.md, "Merged traces".
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "skel/trace.h"
+#include "skel/trace_format.h"
+
+namespace skt {
+
+// The parameters a merged event describes per rank.
+#define SKT_MERGED_PARAMS(X) \
+  X(peer) X(peer2) X(tag) X(tag2) X(count) X(count2) X(bytes) X(bytes2) X(color) X(key) X(new_comm)
+
+enum class Param : uint8_t {
+#define SKT_PARAM_ENUM(name) name,
+  SKT_MERGED_PARAMS(SKT_PARAM_ENUM)
+#undef SKT_PARAM_ENUM
+  kCount
+};
+inline constexpr size_t kNumParams = static_cast<size_t>(Param::kCount);
+const char* param_name(Param p);
+
+// A list-valued field (counts of v-collectives, requests completed, Cart
+// dims ...): one list for every rank, or one per rank. reqrefs: for each
+// request a call completes, starts or frees, how many merged events back the
+// call that created it is (-1: not in the trace).
+enum class ListField : uint8_t { counts, counts2, dims, periods, reqrefs, req_sources, kCount };
+inline constexpr size_t kNumListFields = static_cast<size_t>(ListField::kCount);
+const char* list_field_name(ListField f);
+
+struct ParamDesc {
+  ParamKind kind = ParamKind::kAbsent;
+  int64_t a = 0, b = 0;
+  std::vector<int64_t> table;  // kTable: one value per participating rank, in rank order
+};
+
+struct ListDesc {
+  bool present = false;
+  bool same = true;                         // one list for all participants
+  std::vector<std::vector<int64_t>> lists;  // same ? {list} : one per participating rank
+};
+
+// What makes two calls "the same call" of the program.
+struct Identity {
+  uint32_t func = 0;
+  uint32_t callsite = 0;     // index into MergedTrace::callsites
+  int64_t comm = kNone;      // communicator symbol (index into MergedTrace::comms), or kNone
+  int64_t dtype = kNone;     // index into MergedTrace::datatypes
+  int64_t dtype2 = kNone;
+  int64_t op = kNone;        // index into MergedTrace::ops
+  int64_t root = kNone;      // world rank
+  uint8_t peer_class = 0;    // 0 no peer, 1 a given rank (or MPI_PROC_NULL), 2 MPI_ANY_SOURCE
+  bool operator==(const Identity& o) const {
+    return func == o.func && callsite == o.callsite && comm == o.comm && dtype == o.dtype && dtype2 == o.dtype2 &&
+           op == o.op && root == o.root && peer_class == o.peer_class;
+  }
+};
+
+struct MergedEvent {
+  uint32_t identity = 0;        // index into MergedTrace::identities
+  std::vector<uint32_t> ranks;  // participating world ranks, ascending
+  ParamDesc params[kNumParams];
+  ListDesc lists[kNumListFields];
+};
+
+// A communicator of the program: created by one call (the same on every
+// rank that made it); each rank may hold a different group (Comm_split).
+struct CommSymbol {
+  uint32_t created_by = 0;     // function id (0 for MPI_COMM_WORLD / MPI_COMM_SELF)
+  int64_t callsite = kNone;
+  int64_t parent = kNone;      // symbol
+  uint32_t slot = 0;           // distinguishes live communicators made by one call
+  std::vector<int64_t> dims, periods;            // Cartesian topology, if any
+  std::vector<std::vector<int64_t>> members;     // per world rank: world ranks of its group (empty: not a member)
+};
+
+struct MergedRank {
+  std::string hostname, mpi_library, executable, command_line, kernel_name;
+  uint32_t kernel_version = 0;
+  double kernel_units_per_s = 0;
+  TraceEnd end = TraceEnd::kFinalized;
+  uint64_t events = 0;
+  std::vector<int64_t> gaps, durations;  // ns, one per event of this rank, in merged order
+};
+
+struct MergedTrace {
+  uint32_t world_size = 0;
+  uint64_t run_id = 0;
+  uint32_t lookahead = 0;
+  std::string source;  // trace directory it was merged from
+  std::vector<MergedRank> ranks;
+  std::vector<std::string> modules;
+  std::vector<std::vector<Frame>> callsites;
+  std::vector<DatatypeInfo> datatypes;  // id = index
+  std::vector<std::string> ops;
+  std::vector<CommSymbol> comms;        // 0 = MPI_COMM_WORLD, 1 = MPI_COMM_SELF
+  std::vector<Identity> identities;
+  std::vector<MergedEvent> events;
+
+  // The value of parameter p of event e for world rank r (which must take part).
+  int64_t value(const MergedEvent& e, Param p, uint32_t r) const;
+  // The list of field f of event e for rank r (empty if absent).
+  const std::vector<int64_t>& list(const MergedEvent& e, ListField f, uint32_t r) const;
+  // Index of r among e.ranks, or -1.
+  static int64_t position(const MergedEvent& e, uint32_t r);
+  // "rank+1 mod P", "64", "table" ...
+  std::string describe(const MergedEvent& e, Param p) const;
+  std::string callsite_name(uint32_t cs) const;
+};
+
+// File I/O. Throws TraceError with the path and the problem.
+void write_merged(const std::string& path, const MergedTrace& m);
+MergedTrace read_merged(const std::string& path);
+bool is_merged_file(const std::string& path);  // by magic number
+
+}  // namespace skt

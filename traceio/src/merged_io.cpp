@@ -1,0 +1,540 @@
+#include <zstd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "skel/codec.h"
+#include "skel/merged.h"
+#include "skel/skel_funcs.h"
+
+namespace skt {
+
+const char* param_name(Param p) {
+  switch (p) {
+#define SKT_PARAM_NAME(name) \
+  case Param::name:          \
+    return #name;
+    SKT_MERGED_PARAMS(SKT_PARAM_NAME)
+#undef SKT_PARAM_NAME
+    default:
+      return "?";
+  }
+}
+
+const char* list_field_name(ListField f) {
+  static const char* names[] = {"counts", "counts2", "dims", "periods", "reqrefs", "req_sources"};
+  return static_cast<size_t>(f) < kNumListFields ? names[static_cast<size_t>(f)] : "?";
+}
+
+int64_t MergedTrace::position(const MergedEvent& e, uint32_t r) {
+  auto it = std::lower_bound(e.ranks.begin(), e.ranks.end(), r);
+  return it != e.ranks.end() && *it == r ? it - e.ranks.begin() : -1;
+}
+
+int64_t MergedTrace::value(const MergedEvent& e, Param p, uint32_t r) const {
+  const ParamDesc& d = e.params[static_cast<size_t>(p)];
+  const int64_t P = world_size;
+  switch (d.kind) {
+    case ParamKind::kAbsent: return kNone;
+    case ParamKind::kConst: return d.a;
+    case ParamKind::kRel: return ((r + d.a) % P + P) % P;
+    case ParamKind::kRelOpen: {
+      int64_t v = r + d.a;
+      return v >= 0 && v < P ? v : kProcNull;
+    }
+    case ParamKind::kLinear: return d.a + d.b * r;
+    case ParamKind::kCart: {
+      const CommSymbol& c = comms.at(static_cast<size_t>(identities.at(e.identity).comm));
+      const std::vector<int64_t>& m = c.members.at(r);
+      auto me = std::find(m.begin(), m.end(), static_cast<int64_t>(r)) - m.begin();
+      std::vector<int64_t> coords(c.dims.size());
+      int64_t rest = me;
+      for (size_t i = c.dims.size(); i-- > 0;) {  // row-major: the last dimension varies fastest
+        coords[i] = rest % c.dims[i];
+        rest /= c.dims[i];
+      }
+      auto dim = static_cast<size_t>(d.a);
+      int64_t x = coords[dim] + d.b;
+      if (x < 0 || x >= c.dims[dim]) {
+        if (!c.periods[dim]) return kProcNull;
+        x = (x % c.dims[dim] + c.dims[dim]) % c.dims[dim];
+      }
+      coords[dim] = x;
+      int64_t nb = 0;
+      for (size_t i = 0; i < c.dims.size(); ++i) nb = nb * c.dims[i] + coords[i];
+      return m.at(static_cast<size_t>(nb));
+    }
+    case ParamKind::kTable: return d.table.at(static_cast<size_t>(position(e, r)));
+  }
+  return kNone;
+}
+
+const std::vector<int64_t>& MergedTrace::list(const MergedEvent& e, ListField f, uint32_t r) const {
+  static const std::vector<int64_t> empty;
+  const ListDesc& d = e.lists[static_cast<size_t>(f)];
+  if (!d.present) return empty;
+  if (d.same) return d.lists.at(0);
+  return d.lists.at(static_cast<size_t>(position(e, r)));
+}
+
+std::string MergedTrace::describe(const MergedEvent& e, Param p) const {
+  const ParamDesc& d = e.params[static_cast<size_t>(p)];
+  auto sign = [](int64_t v) { return (v < 0 ? " - " : " + ") + std::to_string(v < 0 ? -v : v); };
+  switch (d.kind) {
+    case ParamKind::kAbsent: return "";
+    case ParamKind::kConst: return d.a == kProcNull ? "null" : std::to_string(d.a);
+    case ParamKind::kRel: return "(rank" + sign(d.a) + ") mod " + std::to_string(world_size);
+    case ParamKind::kRelOpen: return "rank" + sign(d.a) + " or null";
+    case ParamKind::kLinear: return std::to_string(d.a) + sign(d.b) + "*rank";
+    case ParamKind::kCart: return "cart(dim " + std::to_string(d.a) + ", " + (d.b < 0 ? "" : "+") + std::to_string(d.b) + ")";
+    case ParamKind::kTable: {
+      std::string s = "[";
+      for (size_t i = 0; i < d.table.size(); ++i)
+        s += (i ? "," : "") + (d.table[i] == kProcNull ? std::string("null") : std::to_string(d.table[i]));
+      return s + "]";
+    }
+  }
+  return "?";
+}
+
+std::string MergedTrace::callsite_name(uint32_t cs) const {
+  if (cs >= callsites.size() || callsites[cs].empty()) return "?";
+  std::string out;
+  for (const Frame& fr : callsites[cs]) {
+    if (!out.empty()) out += "<";
+    std::string mod = fr.module < modules.size() ? modules[fr.module] : "?";
+    auto slash = mod.rfind('/');
+    if (slash != std::string::npos) mod = mod.substr(slash + 1);
+    char off[32];
+    std::snprintf(off, sizeof off, "+0x%llx", static_cast<unsigned long long>(fr.offset));
+    out += mod + off;
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- writing
+
+namespace {
+
+struct Out {
+  std::string b;
+  void u(uint64_t v) {
+    uint8_t tmp[10];
+    uint8_t* e = codec::put_varint(tmp, v);
+    b.append(reinterpret_cast<char*>(tmp), static_cast<size_t>(e - tmp));
+  }
+  void s(int64_t v) { u(codec::zigzag(v)); }
+  void str(const std::string& x) {
+    u(x.size());
+    b += x;
+  }
+  void f64(double d) { codec::put_f64(b, d); }
+  void list(const std::vector<int64_t>& v) {
+    u(v.size());
+    for (int64_t x : v) s(x);
+  }
+  void section(MergedSection id, const Out& content) {
+    u(static_cast<uint64_t>(id));
+    u(content.b.size());
+    b += content.b;
+  }
+};
+
+// Participating ranks as runs: count, then (first, length) pairs.
+void put_ranks(Out& o, const std::vector<uint32_t>& ranks) {
+  std::vector<std::pair<uint32_t, uint32_t>> runs;
+  for (uint32_t r : ranks) {
+    if (!runs.empty() && runs.back().first + runs.back().second == r) ++runs.back().second;
+    else runs.push_back({r, 1});
+  }
+  o.u(runs.size());
+  for (auto& [first, len] : runs) {
+    o.u(first);
+    o.u(len);
+  }
+}
+
+}  // namespace
+
+void write_merged(const std::string& path, const MergedTrace& m) {
+  Out body;
+  {
+    Out o;
+    o.u(m.world_size);
+    o.u(m.run_id);
+    o.u(m.lookahead);
+    o.str(m.source);
+    body.section(MergedSection::kRun, o);
+  }
+  {
+    Out o;
+    o.u(m.ranks.size());
+    for (const MergedRank& r : m.ranks) {
+      o.str(r.hostname);
+      o.str(r.mpi_library);
+      o.str(r.executable);
+      o.str(r.command_line);
+      o.str(r.kernel_name);
+      o.u(r.kernel_version);
+      o.f64(r.kernel_units_per_s);
+      o.u(static_cast<uint64_t>(r.end));
+      o.u(r.events);
+    }
+    body.section(MergedSection::kRanks, o);
+  }
+  {
+    Out o;
+    o.u(m.modules.size());
+    for (const std::string& s : m.modules) o.str(s);
+    body.section(MergedSection::kModules, o);
+  }
+  {
+    Out o;
+    o.u(m.callsites.size());
+    for (const auto& frames : m.callsites) {
+      o.u(frames.size());
+      for (const Frame& f : frames) {
+        o.u(f.module);
+        o.u(f.offset);
+      }
+    }
+    body.section(MergedSection::kCallsites, o);
+  }
+  {
+    Out o;
+    o.u(m.datatypes.size());
+    for (const DatatypeInfo& d : m.datatypes) {
+      o.s(d.size);
+      o.str(d.name);
+    }
+    body.section(MergedSection::kDatatypes, o);
+  }
+  {
+    Out o;
+    o.u(m.ops.size());
+    for (const std::string& s : m.ops) o.str(s);
+    body.section(MergedSection::kOps, o);
+  }
+  {
+    Out o;
+    o.u(m.comms.size());
+    for (const CommSymbol& c : m.comms) {
+      o.u(c.created_by);
+      o.s(c.callsite);
+      o.s(c.parent);
+      o.u(c.slot);
+      o.list(c.dims);
+      o.list(c.periods);
+      o.u(c.members.size());
+      for (const auto& mem : c.members) o.list(mem);
+    }
+    body.section(MergedSection::kComms, o);
+  }
+  {
+    Out o;
+    o.u(m.identities.size());
+    for (const Identity& id : m.identities) {
+      o.u(id.func);
+      o.u(id.callsite);
+      o.s(id.comm);
+      o.s(id.dtype);
+      o.s(id.dtype2);
+      o.s(id.op);
+      o.s(id.root);
+      o.u(id.peer_class);
+    }
+    body.section(MergedSection::kIdentities, o);
+  }
+  {
+    Out o;
+    o.u(m.events.size());
+    for (const MergedEvent& e : m.events) {
+      o.u(e.identity);
+      put_ranks(o, e.ranks);
+      for (const ParamDesc& d : e.params) {
+        o.u(static_cast<uint64_t>(d.kind));
+        if (d.kind == ParamKind::kConst || d.kind == ParamKind::kRel || d.kind == ParamKind::kRelOpen) o.s(d.a);
+        if (d.kind == ParamKind::kLinear || d.kind == ParamKind::kCart) {
+          o.s(d.a);
+          o.s(d.b);
+        }
+        if (d.kind == ParamKind::kTable) o.list(d.table);
+      }
+      for (const ListDesc& l : e.lists) {
+        o.u(l.present ? (l.same ? 1 : 2) : 0);
+        if (!l.present) continue;
+        if (!l.same) o.u(l.lists.size());
+        for (const auto& v : l.lists) o.list(v);
+      }
+    }
+    body.section(MergedSection::kEvents, o);
+  }
+  {
+    Out o;
+    o.u(m.ranks.size());
+    for (const MergedRank& r : m.ranks) {
+      o.u(r.gaps.size());
+      for (size_t i = 0; i < r.gaps.size(); ++i) {
+        o.s(r.gaps[i]);
+        o.u(static_cast<uint64_t>(r.durations[i]));
+      }
+    }
+    body.section(MergedSection::kTimes, o);
+  }
+  std::string out(kMergedMagic, sizeof kMergedMagic);
+  codec::put_u16(out, kMergedVersionMajor);
+  codec::put_u16(out, kMergedVersionMinor);
+  codec::put_u32(out, 0);
+  size_t bound = ZSTD_compressBound(body.b.size());
+  size_t head = out.size();
+  out.resize(head + bound);
+  ZSTD_CCtx* cctx = ZSTD_createCCtx();
+  ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 3);
+  ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
+  ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 1);
+  size_t n = ZSTD_compress2(cctx, &out[head], bound, body.b.data(), body.b.size());
+  ZSTD_freeCCtx(cctx);
+  if (ZSTD_isError(n)) throw TraceError(path + ": compression failed: " + ZSTD_getErrorName(n));
+  out.resize(head + n);
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  if (!f) throw TraceError(path + ": cannot create: " + std::strerror(errno));
+  f.write(out.data(), static_cast<std::streamsize>(out.size()));
+  f.close();
+  if (!f) throw TraceError(path + ": write failed: " + std::strerror(errno));
+}
+
+// ---------------------------------------------------------------- reading
+
+namespace {
+
+struct In {
+  codec::Cursor c;
+  const std::string& path;
+  In(const uint8_t* p, size_t n, const std::string& file) : c(p, n), path(file) {}
+  [[noreturn]] void bad(const char* what) const { throw TraceError(path + ": corrupt merged trace (" + what + ")"); }
+  uint64_t u(const char* what = "field") {
+    uint64_t v;
+    if (!c.varint(v)) bad(what);
+    return v;
+  }
+  uint64_t count(const char* what) {  // a length that must fit in what remains
+    uint64_t v = u(what);
+    if (v > c.remaining() + 1) bad(what);
+    return v;
+  }
+  int64_t s(const char* what = "field") {
+    int64_t v;
+    if (!c.svarint(v)) bad(what);
+    return v;
+  }
+  std::string str(const char* what = "string") {
+    uint64_t n = count(what);
+    const uint8_t* b;
+    if (!c.bytes(n, b)) bad(what);
+    return std::string(reinterpret_cast<const char*>(b), n);
+  }
+  double f64() {
+    double d;
+    if (!c.f64(d)) bad("number");
+    return d;
+  }
+  std::vector<int64_t> list(const char* what = "list") {
+    std::vector<int64_t> v(count(what));
+    for (auto& x : v) x = s(what);
+    return v;
+  }
+};
+
+}  // namespace
+
+bool is_merged_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  char magic[8] = {0};
+  f.read(magic, 8);
+  return f.gcount() == 8 && std::memcmp(magic, kMergedMagic, 8) == 0;
+}
+
+MergedTrace read_merged(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw TraceError(path + ": cannot open: " + std::strerror(errno));
+  std::stringstream ss;
+  ss << f.rdbuf();
+  std::string all = ss.str();
+  if (all.size() < 8 || std::memcmp(all.data(), kMergedMagic, 8) != 0) {
+    if (all.size() >= 8 && std::memcmp(all.data(), kFileMagic, 8) == 0)
+      throw TraceError(path + ": this is a per-rank trace file, not a merged trace (run skelgen merge on its directory)");
+    throw TraceError(path + ": not a skelgen merged trace (bad magic number)");
+  }
+  if (all.size() < 16) throw TraceError(path + ": truncated merged trace");
+  codec::Cursor head(reinterpret_cast<const uint8_t*>(all.data()) + 8, 8);
+  uint16_t major = 0, minor = 0;
+  head.le(major);
+  head.le(minor);
+  if (major != kMergedVersionMajor)
+    throw TraceError(path + ": merged trace version " + std::to_string(major) + "." + std::to_string(minor) +
+                     " is not supported (this reader reads " + std::to_string(kMergedVersionMajor) + ".x)");
+  unsigned long long size = ZSTD_getFrameContentSize(all.data() + 16, all.size() - 16);
+  if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN || size > (1ull << 36))
+    throw TraceError(path + ": corrupt or truncated merged trace (no valid zstd frame)");
+  std::string body(size, '\0');
+  size_t n = ZSTD_decompress(&body[0], size, all.data() + 16, all.size() - 16);
+  if (ZSTD_isError(n) || n != size)
+    throw TraceError(path + ": corrupt or truncated merged trace (" +
+                     (ZSTD_isError(n) ? ZSTD_getErrorName(n) : "wrong size") + ")");
+
+  MergedTrace m;
+  In top(reinterpret_cast<const uint8_t*>(body.data()), body.size(), path);
+  bool have_run = false, have_events = false;
+  while (!top.c.at_end()) {
+    auto id = static_cast<MergedSection>(top.u("section id"));
+    uint64_t len = top.count("section length");
+    const uint8_t* p;
+    if (!top.c.bytes(len, p)) top.bad("section length");
+    In in(p, len, path);
+    switch (id) {
+      case MergedSection::kRun:
+        m.world_size = static_cast<uint32_t>(in.u());
+        m.run_id = in.u();
+        m.lookahead = static_cast<uint32_t>(in.u());
+        m.source = in.str();
+        have_run = true;
+        break;
+      case MergedSection::kRanks:
+        m.ranks.resize(in.count("ranks"));
+        for (MergedRank& r : m.ranks) {
+          r.hostname = in.str();
+          r.mpi_library = in.str();
+          r.executable = in.str();
+          r.command_line = in.str();
+          r.kernel_name = in.str();
+          r.kernel_version = static_cast<uint32_t>(in.u());
+          r.kernel_units_per_s = in.f64();
+          r.end = static_cast<TraceEnd>(in.u());
+          r.events = in.u();
+        }
+        break;
+      case MergedSection::kModules:
+        m.modules.resize(in.count("modules"));
+        for (auto& s : m.modules) s = in.str();
+        break;
+      case MergedSection::kCallsites:
+        m.callsites.resize(in.count("call sites"));
+        for (auto& frames : m.callsites) {
+          frames.resize(in.count("frames"));
+          for (Frame& fr : frames) {
+            fr.module = static_cast<uint32_t>(in.u());
+            fr.offset = in.u();
+          }
+        }
+        break;
+      case MergedSection::kDatatypes:
+        m.datatypes.resize(in.count("datatypes"));
+        for (size_t i = 0; i < m.datatypes.size(); ++i) {
+          m.datatypes[i].id = static_cast<uint32_t>(i);
+          m.datatypes[i].size = in.s();
+          m.datatypes[i].name = in.str();
+        }
+        break;
+      case MergedSection::kOps:
+        m.ops.resize(in.count("ops"));
+        for (auto& s : m.ops) s = in.str();
+        break;
+      case MergedSection::kComms:
+        m.comms.resize(in.count("communicators"));
+        for (CommSymbol& c : m.comms) {
+          c.created_by = static_cast<uint32_t>(in.u());
+          c.callsite = in.s();
+          c.parent = in.s();
+          c.slot = static_cast<uint32_t>(in.u());
+          c.dims = in.list();
+          c.periods = in.list();
+          c.members.resize(in.count("members"));
+          for (auto& mem : c.members) mem = in.list();
+        }
+        break;
+      case MergedSection::kIdentities:
+        m.identities.resize(in.count("identities"));
+        for (Identity& id : m.identities) {
+          id.func = static_cast<uint32_t>(in.u());
+          id.callsite = static_cast<uint32_t>(in.u());
+          id.comm = in.s();
+          id.dtype = in.s();
+          id.dtype2 = in.s();
+          id.op = in.s();
+          id.root = in.s();
+          id.peer_class = static_cast<uint8_t>(in.u());
+        }
+        break;
+      case MergedSection::kEvents:
+        m.events.resize(in.count("events"));
+        for (MergedEvent& e : m.events) {
+          e.identity = static_cast<uint32_t>(in.u());
+          if (e.identity >= m.identities.size()) in.bad("identity index");
+          uint64_t runs = in.count("ranks");
+          for (uint64_t k = 0; k < runs; ++k) {
+            uint64_t first = in.u(), len = in.u();
+            if (first + len > m.world_size) in.bad("rank out of range");
+            for (uint64_t r = first; r < first + len; ++r) e.ranks.push_back(static_cast<uint32_t>(r));
+          }
+          for (ParamDesc& d : e.params) {
+            uint64_t kind = in.u();
+            if (kind > static_cast<uint64_t>(ParamKind::kTable)) in.bad("parameter kind");
+            d.kind = static_cast<ParamKind>(kind);
+            if (d.kind == ParamKind::kConst || d.kind == ParamKind::kRel || d.kind == ParamKind::kRelOpen) d.a = in.s();
+            if (d.kind == ParamKind::kLinear || d.kind == ParamKind::kCart) {
+              d.a = in.s();
+              d.b = in.s();
+            }
+            if (d.kind == ParamKind::kTable) {
+              d.table = in.list();
+              if (d.table.size() != e.ranks.size()) in.bad("parameter table size");
+            }
+          }
+          for (ListDesc& l : e.lists) {
+            uint64_t mode = in.u();
+            l.present = mode != 0;
+            l.same = mode == 1;
+            if (!l.present) continue;
+            l.lists.resize(l.same ? 1 : in.count("lists"));
+            if (!l.same && l.lists.size() != e.ranks.size()) in.bad("list table size");
+            for (auto& v : l.lists) v = in.list();
+          }
+        }
+        have_events = true;
+        break;
+      case MergedSection::kTimes: {
+        uint64_t n = in.count("time columns");
+        if (n != m.ranks.size()) in.bad("time columns");
+        for (MergedRank& r : m.ranks) {
+          uint64_t k = in.count("times");
+          r.gaps.resize(k);
+          r.durations.resize(k);
+          for (uint64_t i = 0; i < k; ++i) {
+            r.gaps[i] = in.s();
+            r.durations[i] = static_cast<int64_t>(in.u());
+          }
+        }
+        break;
+      }
+      default:
+        break;  // a section of a newer minor version
+    }
+  }
+  if (!have_run || !have_events || m.ranks.size() != m.world_size)
+    throw TraceError(path + ": corrupt merged trace (sections missing)");
+  // Every rank's time column must match the events it takes part in.
+  std::vector<uint64_t> seen(m.world_size, 0);
+  for (const MergedEvent& e : m.events)
+    for (uint32_t r : e.ranks) ++seen[r];
+  for (uint32_t r = 0; r < m.world_size; ++r)
+    if (seen[r] != m.ranks[r].gaps.size())
+      throw TraceError(path + ": corrupt merged trace (rank " + std::to_string(r) + " takes part in " +
+                       std::to_string(seen[r]) + " events but has " + std::to_string(m.ranks[r].gaps.size()) +
+                       " times)");
+  return m;
+}
+
+}  // namespace skt
