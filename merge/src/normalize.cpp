@@ -1,6 +1,7 @@
 // Normalisation of order differences (MISSION.md §2): inside each maximal
 // run of point-to-point calls, one canonical order for every rank.
 #include <unordered_map>
+#include <algorithm>
 
 #include "skel/merge.h"
 #include "skel/skel_funcs.h"
@@ -33,9 +34,17 @@ void normalize(RankData& rank, const std::vector<Identity>& identities) {
     const auto& refs = rank.lists[static_cast<size_t>(ev[i].lists)][size_t(ListField::reqrefs)];
     return refs.size() == 1 ? refs[0] : kNone;
   };
+  struct Unit {
+    size_t occurrence;  // how many earlier calls of the run share its call site: the loop iteration
+    int cls;            // 0 Irecv + its Wait, 1 send, 2 other receive
+    size_t first, second;
+  };
+  std::vector<Unit> units;
   std::vector<RankEvent> out;
   std::vector<int64_t> gaps;
-  std::unordered_map<int64_t, size_t> irecv_at;  // request id -> index of its Irecv in the run
+  std::unordered_map<int64_t, size_t> irecv_at;   // request id -> index of its Irecv in the run
+  std::unordered_map<size_t, size_t> wait_for;    // Irecv index -> index of the Wait completing it
+  std::unordered_map<uint32_t, size_t> seen;      // call site -> calls of the run so far
   size_t i = 0;
   while (i < ev.size()) {
     Kind k = kind(i);
@@ -45,33 +54,46 @@ void normalize(RankData& rank, const std::vector<Identity>& identities) {
     }
     // The maximal run [i, j): sends, receives, and Waits on an Irecv of the run.
     irecv_at.clear();
+    wait_for.clear();
     size_t j = i;
     for (; j < ev.size(); ++j) {
       Kind kj = kind(j);
       if (kj == Kind::kIrecv && ev[j].created_request != kNone) irecv_at[ev[j].created_request] = j;
       if (kj == Kind::kSend || kj == Kind::kRecv || kj == Kind::kIrecv) continue;
       if (kj == Kind::kWait) {
-        int64_t id = waited(j);
-        if (id != kNone && irecv_at.count(id)) continue;
+        auto it = irecv_at.find(waited(j));
+        if (it != irecv_at.end() && !wait_for.count(it->second)) {
+          wait_for[it->second] = j;
+          continue;
+        }
       }
       break;
     }
     if (j - i > 1) {
-      // Canonical order: each Irecv followed by its Wait, then the sends,
-      // then the other receives; stable inside each class.
-      std::unordered_map<size_t, size_t> wait_for;  // Irecv index -> its Wait index
-      for (size_t q = i; q < j; ++q)
-        if (kind(q) == Kind::kWait) wait_for[irecv_at[waited(q)]] = q;
+      // Canonical order: by loop iteration (the k-th call from a call site
+      // belongs to iteration k), then each Irecv with its Wait, the sends,
+      // the other receives, each in their order. The k-th occurrence of a
+      // site stays the k-th under any reordering, so every rank's order of
+      // the same calls gives the same result, and normalising twice changes
+      // nothing.
+      units.clear();
+      seen.clear();
+      for (size_t q = i; q < j; ++q) {
+        Kind kq = kind(q);
+        if (kq == Kind::kWait) continue;  // travels with its Irecv
+        size_t occ = seen[identities[ev[q].identity].callsite]++;
+        auto w = wait_for.find(q);
+        if (w != wait_for.end()) units.push_back({occ, 0, q, w->second});
+        else units.push_back({occ, kq == Kind::kSend ? 1 : 2, q, q});
+      }
+      std::stable_sort(units.begin(), units.end(), [](const Unit& a, const Unit& b) {
+        return a.occurrence != b.occurrence ? a.occurrence < b.occurrence : a.cls < b.cls;
+      });
       out.clear();
-      for (size_t q = i; q < j; ++q)
-        if (kind(q) == Kind::kIrecv && wait_for.count(q)) {
-          out.push_back(ev[q]);
-          out.push_back(ev[wait_for[q]]);
-        }
-      for (size_t q = i; q < j; ++q)
-        if (kind(q) == Kind::kSend) out.push_back(ev[q]);
-      for (size_t q = i; q < j; ++q)
-        if (kind(q) == Kind::kRecv || (kind(q) == Kind::kIrecv && !wait_for.count(q))) out.push_back(ev[q]);
+      for (const Unit& u : units) {
+        out.push_back(ev[u.first]);
+        if (u.second != u.first) out.push_back(ev[u.second]);
+      }
       // Computation gaps belong to positions, not to calls.
       gaps.clear();
       for (size_t q = i; q < j; ++q) gaps.push_back(ev[q].gap);

@@ -54,10 +54,13 @@ struct Loaded {
 // allow_partial) truncated rank files, naming the file.
 Loaded load(const std::string& dir, const Options& opt);
 
-// Reorders each maximal run of point-to-point calls into the canonical order:
-// each Irecv with the Wait that completes it first, then the sends, then the
-// other receives (stable within each class). Gaps stay with their positions,
-// durations with their calls. `funcs` maps identity -> function id.
+// Reorders each maximal run of point-to-point calls (consecutive sends,
+// receives, and Waits on the run's own Irecvs) into one canonical order: by
+// loop iteration (the k-th call from a call site belongs to iteration k),
+// then each Irecv with the Wait that completes it, the sends, the other
+// receives. Every ordering of the same calls gives the same result, and
+// normalising twice changes nothing. Gaps stay with their positions,
+// durations with their calls.
 void normalize(RankData& rank, const std::vector<Identity>& identities);
 
 MergedTrace merge(Loaded& in, const Options& opt);

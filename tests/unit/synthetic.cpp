@@ -1,0 +1,66 @@
+#include "synthetic.h"
+
+#include <set>
+#include <stdexcept>
+
+#include "skel/skel_funcs.h"
+#include "skel/trace_writer.h"
+#include "trace_fixtures.h"
+
+namespace skt::testing {
+
+void write_synthetic(const std::string& dir, uint32_t P, const std::function<std::vector<Syn>(uint32_t)>& program,
+                     uint64_t run_id) {
+  for (uint32_t r = 0; r < P; ++r) {
+    TraceWriter w;
+    if (!w.open(dir + "/" + TraceDir::rank_file_name(r), sample_header(r, P, run_id), 1 << 16, 1))
+      throw std::runtime_error(w.error());
+    w.begin_record(RecordKind::kModuleDef);
+    w.put_int(Field::kId, 0);
+    w.put_str(Field::kName, "/bin/app");
+    w.end_record();
+    w.begin_record(RecordKind::kDatatypeDef);
+    w.put_int(Field::kId, 14);
+    w.put_int(Field::kSize, 8);
+    w.put_str(Field::kName, "MPI_DOUBLE");
+    w.end_record();
+    std::set<uint32_t> sites;
+    int64_t t = 0;
+    for (const Syn& s : program(r)) {
+      if (sites.insert(s.site).second) {
+        int64_t frames[] = {0, 0x100 + 16 * static_cast<int64_t>(s.site)};
+        w.begin_record(RecordKind::kCallsiteDef);
+        w.put_int(Field::kId, s.site);
+        w.put_list(Field::kFrames, frames, 2);
+        w.end_record();
+      }
+      if (s.new_comm != kNone) {
+        w.begin_record(RecordKind::kCommDef);
+        w.put_int(Field::kId, s.new_comm);
+        w.put_int(Field::kParent, s.comm);
+        w.put_int(Field::kFunc, s.func);
+        w.put_list(Field::kMembers, s.members.data(), s.members.size());
+        w.end_record();
+      }
+      w.begin_event(s.func, s.site);
+      if (s.comm != kNone) w.put_int(Field::kComm, s.comm);
+      if (s.peer != kNone) w.put_int(Field::kPeer, s.peer);
+      if (s.tag != kNone) w.put_int(Field::kTag, s.tag);
+      if (s.count != kNone) {
+        w.put_int(Field::kCount, s.count);
+        w.put_int(Field::kDtype, 14);
+      }
+      if (s.root != kNone) w.put_int(Field::kRoot, s.root);
+      if (s.flags) w.put_int(Field::kFlags, static_cast<int64_t>(s.flags));
+      if (s.new_comm != kNone) w.put_int(Field::kNewComm, s.new_comm);
+      if (s.color != kNone) w.put_int(Field::kColor, s.color);
+      if (!s.reqs.empty()) w.put_list(Field::kReqs, s.reqs.data(), s.reqs.size());
+      t += s.gap;
+      w.end_event(t, t + s.dur);
+      t += s.dur;
+    }
+    if (!w.close(EndStatus::kFinalized)) throw std::runtime_error(w.error());
+  }
+}
+
+}  // namespace skt::testing

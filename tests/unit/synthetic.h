@@ -1,0 +1,28 @@
+// Writes small hand-made traces through the real writer, for merge tests.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "skel/trace.h"
+
+namespace skt::testing {
+
+struct Syn {
+  uint32_t func = 0;
+  uint32_t site = 0;  // call site number (offset 0x100 + 16 * site in module "app")
+  int64_t peer = kNone, tag = kNone, count = kNone, root = kNone, comm = kCommWorld;
+  uint64_t flags = 0;
+  int64_t new_comm = kNone;            // local id of a communicator this call creates
+  std::vector<int64_t> members;        // its members (world ranks)
+  int64_t color = kNone;
+  std::vector<int64_t> reqs;           // created (one) or completed request ids
+  int64_t gap = 1000, dur = 100;       // ns
+};
+
+// dir/rank-NNNNN.skt for ranks 0..P-1 with the events program(rank) returns.
+void write_synthetic(const std::string& dir, uint32_t P, const std::function<std::vector<Syn>(uint32_t)>& program,
+                     uint64_t run_id = 7);
+
+}  // namespace skt::testing

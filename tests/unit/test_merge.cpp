@@ -1,0 +1,437 @@
+// Merge on hand-made traces: each scenario of MISSION.md §2 has a known
+// right answer, and every merge must rebuild each rank exactly (verify()).
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+
+#include "skel/merge.h"
+#include "skel/skel_funcs.h"
+#include "synthetic.h"
+#include "trace_fixtures.h"
+
+using namespace skt;
+using namespace skt::testing;
+
+namespace {
+
+struct Result {
+  merge::Loaded loaded;
+  MergedTrace merged;
+};
+
+Result run(uint32_t P, const std::function<std::vector<Syn>(uint32_t)>& program, uint32_t lookahead = 64) {
+  std::string dir = temp_dir("merge");
+  write_synthetic(dir, P, program);
+  merge::Options opt;
+  opt.lookahead = lookahead;
+  Result res{merge::load(dir, opt), {}};
+  res.merged = merge::merge(res.loaded, opt);
+  // Through the file format and back, then every rank rebuilt.
+  std::string path = dir + "/merged.skm";
+  write_merged(path, res.merged);
+  res.merged = read_merged(path);
+  auto problems = merge::verify(res.merged, res.loaded);
+  for (const auto& p : problems) ADD_FAILURE() << p;
+  return res;
+}
+
+std::vector<uint32_t> all(uint32_t P) {
+  std::vector<uint32_t> v;
+  for (uint32_t r = 0; r < P; ++r) v.push_back(r);
+  return v;
+}
+
+uint32_t func_of(const MergedTrace& m, size_t i) { return m.identities[m.events[i].identity].func; }
+
+Syn send(uint32_t site, int64_t peer, int64_t count = 8) {
+  Syn s;
+  s.func = kFunc_MPI_Send;
+  s.site = site;
+  s.peer = peer;
+  s.tag = 0;
+  s.count = count;
+  return s;
+}
+Syn recv(uint32_t site, int64_t peer, int64_t count = 8) {
+  Syn s = send(site, peer, count);
+  s.func = kFunc_MPI_Recv;
+  return s;
+}
+Syn simple(uint32_t func, uint32_t site) {
+  Syn s;
+  s.func = func;
+  s.site = site;
+  return s;
+}
+
+}  // namespace
+
+TEST(Merge, RingOrderDifferenceIsNormalisedAway) {
+  const uint32_t P = 4;
+  auto res = run(P, [&](uint32_t r) {
+    std::vector<Syn> v{simple(kFunc_MPI_Init, 0)};
+    for (int it = 0; it < 3; ++it) {
+      Syn s = send(1, (r + 1) % P), q = recv(2, (r + P - 1) % P);
+      s.gap = 5000 + it;  // computation before the pair
+      if (r == 0) {
+        v.push_back(s);
+        v.push_back(q);
+      } else {
+        q.gap = s.gap;
+        s.gap = 1000;
+        v.push_back(q);
+        v.push_back(s);
+      }
+    }
+    v.push_back(simple(kFunc_MPI_Finalize, 3));
+    return v;
+  });
+  const MergedTrace& m = res.merged;
+  ASSERT_EQ(m.events.size(), 8u);  // Init, 3 x (Send, Recv), Finalize
+  for (size_t i = 0; i < m.events.size(); ++i) EXPECT_EQ(m.events[i].ranks, all(P)) << i;
+  EXPECT_EQ(func_of(m, 1), kFunc_MPI_Send);
+  EXPECT_EQ(func_of(m, 2), kFunc_MPI_Recv);
+  EXPECT_EQ(m.events[1].params[size_t(Param::peer)].kind, ParamKind::kRel);
+  EXPECT_EQ(m.events[1].params[size_t(Param::peer)].a, 1);
+  EXPECT_EQ(m.events[2].params[size_t(Param::peer)].a, -1);
+  // Computation stays where it was: the gap before each pair is the first gap.
+  for (uint32_t r = 0; r < P; ++r) EXPECT_EQ(m.ranks[r].gaps[1], 5000) << r;
+}
+
+TEST(Merge, RootOnlyCallsAreTheRootsAlone) {
+  const uint32_t P = 4;
+  auto res = run(P, [&](uint32_t r) {
+    std::vector<Syn> v{simple(kFunc_MPI_Init, 0)};
+    if (r == 0)
+      for (uint32_t w = 1; w < P; ++w) v.push_back(recv(1, w));
+    else
+      v.push_back(send(2, 0));
+    Syn b = simple(kFunc_MPI_Barrier, 3);
+    v.push_back(b);
+    return v;
+  });
+  const MergedTrace& m = res.merged;
+  ASSERT_EQ(m.events.size(), 6u);  // Init, Send (1..3), Recv x3 (0), Barrier
+  size_t sends = 0, recvs = 0;
+  for (const auto& e : m.events) {
+    uint32_t f = m.identities[e.identity].func;
+    if (f == kFunc_MPI_Send) {
+      ++sends;
+      EXPECT_EQ(e.ranks, (std::vector<uint32_t>{1, 2, 3}));
+      EXPECT_EQ(e.params[size_t(Param::peer)].kind, ParamKind::kConst);
+    }
+    if (f == kFunc_MPI_Recv) {
+      ++recvs;
+      EXPECT_EQ(e.ranks, std::vector<uint32_t>{0});
+    }
+  }
+  EXPECT_EQ(sends, 1u);
+  EXPECT_EQ(recvs, 3u);
+  EXPECT_EQ(m.events.back().ranks, all(P));
+}
+
+TEST(Merge, BoundaryRanksWithFewerNeighboursSitOut) {
+  const uint32_t P = 6;
+  auto res = run(P, [&](uint32_t r) {
+    std::vector<Syn> v{simple(kFunc_MPI_Init, 0)};
+    for (int it = 0; it < 2; ++it) {
+      if (r + 1 < P) v.push_back(send(1, r + 1, 16));  // to the right, if there is one
+      if (r > 0) v.push_back(send(2, r - 1, 16));      // to the left
+      if (r > 0) v.push_back(recv(3, r - 1, 16));
+      if (r + 1 < P) v.push_back(recv(4, r + 1, 16));
+      v.push_back(simple(kFunc_MPI_Allreduce, 5));
+    }
+    return v;
+  });
+  const MergedTrace& m = res.merged;
+  ASSERT_EQ(m.events.size(), 1u + 2 * 5);
+  const MergedEvent& right = m.events[1];
+  EXPECT_EQ(right.ranks, (std::vector<uint32_t>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(right.params[size_t(Param::peer)].kind, ParamKind::kRel);
+  EXPECT_EQ(m.events[2].ranks, (std::vector<uint32_t>{1, 2, 3, 4, 5}));
+  EXPECT_EQ(m.events[5].ranks, all(P));  // the Allreduce
+}
+
+TEST(Merge, AnySourceReceivesKeepTheMatchedSource) {
+  const uint32_t P = 4;
+  auto res = run(P, [&](uint32_t r) {
+    std::vector<Syn> v{simple(kFunc_MPI_Init, 0)};
+    if (r == 0) {
+      for (uint32_t k = 0; k < P - 1; ++k) {
+        Syn q = recv(1, P - 1 - k);  // workers answer in reverse order
+        q.flags = kFlagAnySource;
+        v.push_back(q);
+      }
+    } else {
+      v.push_back(send(2, 0));
+    }
+    return v;
+  });
+  const MergedTrace& m = res.merged;
+  std::vector<int64_t> sources;
+  for (const auto& e : m.events)
+    if (m.identities[e.identity].func == kFunc_MPI_Recv) {
+      EXPECT_EQ(m.identities[e.identity].peer_class, 2);
+      sources.push_back(m.value(e, Param::peer, 0));
+    }
+  EXPECT_EQ(sources, (std::vector<int64_t>{3, 2, 1}));
+}
+
+TEST(Merge, SubCommunicatorsAreOneSymbolWithPerRankGroups) {
+  const uint32_t P = 5;
+  auto res = run(P, [&](uint32_t r) {
+    Syn split = simple(kFunc_MPI_Comm_split, 1);
+    split.color = r == 4 ? 9 : r % 2;  // rank 4 alone holds its communicator
+    split.new_comm = 2;
+    for (uint32_t q = 0; q < P; ++q)
+      if ((q == 4 ? 9 : q % 2) == split.color) split.members.push_back(q);
+    Syn bcast = simple(kFunc_MPI_Bcast, 2);
+    bcast.comm = 2;
+    bcast.count = 3;
+    Syn free = simple(kFunc_MPI_Comm_free, 3);
+    free.comm = 2;
+    return std::vector<Syn>{simple(kFunc_MPI_Init, 0), split, bcast, free};
+  });
+  const MergedTrace& m = res.merged;
+  ASSERT_EQ(m.events.size(), 4u);
+  for (const auto& e : m.events) EXPECT_EQ(e.ranks, all(P));
+  const Identity& b = m.identities[m.events[2].identity];
+  ASSERT_GE(b.comm, 2);
+  const CommSymbol& c = m.comms[static_cast<size_t>(b.comm)];
+  EXPECT_EQ(c.created_by, kFunc_MPI_Comm_split);
+  EXPECT_EQ(c.members[1], (std::vector<int64_t>{1, 3}));
+  EXPECT_EQ(c.members[2], (std::vector<int64_t>{0, 2}));
+  EXPECT_EQ(c.members[4], (std::vector<int64_t>{4}));
+  EXPECT_EQ(m.events[1].params[size_t(Param::color)].kind, ParamKind::kTable);
+}
+
+TEST(Merge, CommunicatorsFreedAndRemadeInALoopKeepOneSymbol) {
+  auto res = run(2, [&](uint32_t r) {
+    std::vector<Syn> v{simple(kFunc_MPI_Init, 0)};
+    for (int it = 0; it < 3; ++it) {
+      Syn dup = simple(kFunc_MPI_Comm_dup, 1);
+      dup.new_comm = 2 + it;  // a new local id each time, as the tracer gives
+      dup.members = {0, 1};
+      Syn bar = simple(kFunc_MPI_Barrier, 2);
+      bar.comm = 2 + it;
+      Syn free = simple(kFunc_MPI_Comm_free, 3);
+      free.comm = 2 + it;
+      v.insert(v.end(), {dup, bar, free});
+    }
+    return v;
+  });
+  const MergedTrace& m = res.merged;
+  EXPECT_EQ(m.identities[m.events[2].identity].comm, m.identities[m.events[5].identity].comm);
+  EXPECT_EQ(m.events[2].identity, m.events[8].identity);
+}
+
+TEST(Merge, CountsLinearInTheRankAndRequestsReferToTheirCalls) {
+  const uint32_t P = 4;
+  auto res = run(P, [&](uint32_t r) {
+    Syn isend = send(1, (r + 1) % P, 10 + 3 * r);
+    isend.func = kFunc_MPI_Isend;
+    isend.reqs = {100 + r};
+    Syn irecv = recv(2, (r + P - 1) % P, 7);
+    irecv.func = kFunc_MPI_Irecv;
+    irecv.reqs = {200 + r};
+    Syn waitall = simple(kFunc_MPI_Waitall, 3);
+    waitall.reqs = {200 + r, 100 + r};
+    waitall.comm = kNone;
+    return std::vector<Syn>{simple(kFunc_MPI_Init, 0), irecv, isend, waitall};
+  });
+  const MergedTrace& m = res.merged;
+  ASSERT_EQ(m.events.size(), 4u);
+  // normalised: the Isend comes before the Irecv
+  EXPECT_EQ(func_of(m, 1), kFunc_MPI_Isend);
+  const ParamDesc& count = m.events[1].params[size_t(Param::count)];
+  EXPECT_EQ(count.kind, ParamKind::kLinear);
+  EXPECT_EQ(count.a, 10);
+  EXPECT_EQ(count.b, 3);
+  const ListDesc& refs = m.events[3].lists[size_t(ListField::reqrefs)];
+  ASSERT_TRUE(refs.present);
+  EXPECT_TRUE(refs.same);
+  EXPECT_EQ(refs.lists[0], (std::vector<int64_t>{1, 2}));  // Irecv 1 back, Isend 2 back
+}
+
+TEST(Merge, IrecvAndItsWaitComeBeforeTheSend) {
+  auto res = run(2, [&](uint32_t r) {
+    Syn irecv = recv(1, 1 - r);
+    irecv.func = kFunc_MPI_Irecv;
+    irecv.reqs = {5};
+    Syn wait = simple(kFunc_MPI_Wait, 2);
+    wait.reqs = {5};
+    wait.comm = kNone;
+    std::vector<Syn> v{simple(kFunc_MPI_Init, 0)};
+    if (r == 0) v.insert(v.end(), {irecv, send(3, 1), wait});
+    else v.insert(v.end(), {send(3, 0), irecv, wait});
+    return v;
+  });
+  const MergedTrace& m = res.merged;
+  ASSERT_EQ(m.events.size(), 4u);
+  EXPECT_EQ(func_of(m, 1), kFunc_MPI_Irecv);
+  EXPECT_EQ(func_of(m, 2), kFunc_MPI_Wait);
+  EXPECT_EQ(func_of(m, 3), kFunc_MPI_Send);
+  for (const auto& e : m.events) EXPECT_EQ(e.ranks.size(), 2u);
+}
+
+TEST(Merge, CrossedOrderBeyondNormalisationStillMergesEveryCall) {
+  // Rank 0 does A then B, rank 1 B then A (collectives, not reordered):
+  // each rank must still find all its calls, in its own order.
+  auto res = run(2, [&](uint32_t r) {
+    Syn a = simple(kFunc_MPI_Barrier, 1), b = simple(kFunc_MPI_Allreduce, 2);
+    std::vector<Syn> v{simple(kFunc_MPI_Init, 0)};
+    if (r == 0) v.insert(v.end(), {a, b});
+    else v.insert(v.end(), {b, a});
+    return v;
+  });
+  EXPECT_EQ(res.merged.events.size(), 4u);  // Init, A(0), B(all), A(1)
+}
+
+TEST(Merge, LookaheadOfOneStillLossless) {
+  const uint32_t P = 3;
+  auto program = [&](uint32_t r) {
+    std::vector<Syn> v{simple(kFunc_MPI_Init, 0)};
+    for (int it = 0; it < 20; ++it) {
+      if ((r + it) % 3 == 0) v.push_back(simple(kFunc_MPI_Barrier, 1));
+      v.push_back(simple(kFunc_MPI_Allreduce, 2));
+      if (it % 4 == static_cast<int>(r)) v.push_back(simple(kFunc_MPI_Bcast, 3));
+    }
+    return v;
+  };
+  run(P, program, 1);
+  run(P, program, 8);
+}
+
+TEST(Merge, VerifyCatchesAWrongParameter) {
+  auto res = run(2, [&](uint32_t r) { return std::vector<Syn>{simple(kFunc_MPI_Init, 0), send(1, 1 - r, 4 + r)}; });
+  MergedTrace bad = res.merged;
+  bad.events[1].params[size_t(Param::count)] = ParamDesc{ParamKind::kConst, 4, 0, {}};
+  EXPECT_FALSE(merge::verify(bad, res.loaded).empty());
+  bad = res.merged;
+  bad.ranks[1].gaps[1] += 1;
+  EXPECT_FALSE(merge::verify(bad, res.loaded).empty());
+}
+
+TEST(Merge, TruncatedRankNeedsAllowPartial) {
+  std::string dir = temp_dir("partial");
+  write_synthetic(dir, 2, [](uint32_t) { return std::vector<Syn>{simple(kFunc_MPI_Init, 0)}; });
+  // Rank 1 again, without its end chunk: a process that died.
+  write_trace(dir + "/rank-00001.skt", sample_header(1, 2, 7), random_events(10, 1), 4096, EndStatus::kFinalized,
+              /*close=*/false);
+  merge::Options opt;
+  try {
+    merge::load(dir, opt);
+    ADD_FAILURE() << "accepted a truncated rank";
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("rank-00001.skt: the trace ends early"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--allow-partial"), std::string::npos);
+  }
+  opt.allow_partial = true;
+  auto loaded = merge::load(dir, opt);
+  MergedTrace m = merge::merge(loaded, opt);
+  EXPECT_EQ(m.ranks[1].end, TraceEnd::kTruncated);
+  EXPECT_TRUE(merge::verify(m, loaded).empty());
+}
+
+TEST(MergedFormat, DamagedFilesAreRejectedWithTheirName) {
+  auto res = run(2, [&](uint32_t r) { return std::vector<Syn>{simple(kFunc_MPI_Init, 0), send(1, 1 - r)}; });
+  std::string dir = temp_dir("mbad");
+  std::string good = dir + "/good.skm";
+  write_merged(good, res.merged);
+  std::string bytes = read_file(good);
+  auto expect_error = [&](const std::string& content, const std::string& what) {
+    std::string p = dir + "/bad.skm";
+    write_file(p, content);
+    try {
+      read_merged(p);
+      ADD_FAILURE() << "accepted: " << what;
+    } catch (const TraceError& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(p), std::string::npos);
+    }
+  };
+  expect_error("", "bad magic");
+  expect_error(bytes.substr(0, bytes.size() / 2), "truncated");
+  std::string v9 = bytes;
+  v9[8] = 9;
+  expect_error(v9, "version 9.0 is not supported");
+  std::string flipped = bytes;
+  flipped[bytes.size() - 5] ^= 0x40;
+  expect_error(flipped, "corrupt");
+  expect_error(read_file(std::string(SKEL_CORPUS_DIR) + "/text.skt"), "bad magic");
+}
+
+TEST(Normalize, IsAPermutationThatKeepsGapsAndOtherCallsInPlaceAndIsIdempotent) {
+  std::vector<Identity> ids;
+  uint32_t funcs[] = {kFunc_MPI_Send, kFunc_MPI_Isend, kFunc_MPI_Recv, kFunc_MPI_Irecv, kFunc_MPI_Wait,
+                      kFunc_MPI_Barrier, kFunc_MPI_Allreduce};
+  for (uint32_t f : funcs)
+    for (uint32_t site = 0; site < 4; ++site) {
+      Identity id;
+      id.func = f;
+      id.callsite = site * 10 + f;
+      ids.push_back(id);
+    }
+  std::mt19937 rng(3);
+  for (int trial = 0; trial < 300; ++trial) {
+    merge::RankData rd;
+    int64_t next_req = 1;
+    std::vector<int64_t> open_irecvs;
+    for (int i = 0; i < 40; ++i) {
+      merge::RankEvent e;
+      e.identity = rng() % ids.size();
+      std::fill(std::begin(e.params), std::end(e.params), kNone);
+      e.gap = i * 1000;
+      e.dur = static_cast<int64_t>(rng() % 100);
+      e.seq = static_cast<uint32_t>(i);
+      uint32_t f = ids[e.identity].func;
+      if (f == kFunc_MPI_Irecv) {
+        e.created_request = next_req;
+        open_irecvs.push_back(next_req++);
+      }
+      if (f == kFunc_MPI_Wait) {
+        e.lists = static_cast<int32_t>(rd.lists.size());
+        rd.lists.emplace_back();
+        int64_t req = open_irecvs.empty() ? 999 : open_irecvs.back();
+        if (!open_irecvs.empty()) open_irecvs.pop_back();
+        rd.lists.back()[size_t(ListField::reqrefs)] = {req};
+      }
+      rd.events.push_back(e);
+    }
+    merge::RankData before = rd;
+    merge::normalize(rd, ids);
+    ASSERT_EQ(rd.events.size(), before.events.size());
+    std::vector<uint32_t> a, b;
+    for (size_t i = 0; i < rd.events.size(); ++i) {
+      EXPECT_EQ(rd.events[i].gap, before.events[i].gap) << "gaps belong to positions";
+      uint32_t f = ids[before.events[i].identity].func;
+      if (f == kFunc_MPI_Barrier || f == kFunc_MPI_Allreduce) EXPECT_EQ(rd.events[i].seq, before.events[i].seq);
+      a.push_back(rd.events[i].seq);
+    }
+    std::sort(a.begin(), a.end());
+    for (size_t i = 0; i < a.size(); ++i) ASSERT_EQ(a[i], i) << "not a permutation";
+    // durations travel with their calls
+    for (const auto& e : rd.events) EXPECT_EQ(e.dur, before.events[e.seq].dur);
+    merge::RankData again = rd;
+    merge::normalize(again, ids);
+    auto show = [&](const merge::RankData& d) {
+      std::string s;
+      for (const auto& e : d.events) {
+        const char* n = func_name(ids[e.identity].func);
+        s += std::string(n + 4, 2) + std::to_string(ids[e.identity].callsite) + "#" + std::to_string(e.seq) + " ";
+      }
+      return s;
+    };
+    for (size_t i = 0; i < rd.events.size(); ++i)
+      ASSERT_EQ(again.events[i].seq, rd.events[i].seq) << "idempotent\n" << show(before) << "\n" << show(rd) << "\n" << show(again);
+    // every Irecv still precedes the Wait that completes it
+    std::map<int64_t, size_t> created;
+    for (size_t i = 0; i < rd.events.size(); ++i) {
+      if (rd.events[i].created_request != kNone) created[rd.events[i].created_request] = i;
+      if (rd.events[i].lists >= 0)
+        for (int64_t req : rd.lists[static_cast<size_t>(rd.events[i].lists)][size_t(ListField::reqrefs)])
+          if (req != 999) EXPECT_TRUE(created.count(req)) << "Wait moved before its Irecv";
+    }
+  }
+}
