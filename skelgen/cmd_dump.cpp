@@ -228,11 +228,10 @@ int dump_merged(const std::string& path, const DumpOptions& dopt) {
         params[skt::param_name(P)] = vals;
         describe[skt::param_name(P)] = m.describe(e, P);
       }
-      for (size_t f = 0; f < skt::kNumListFields; ++f) {
-        if (!e.lists[f].present) continue;
+      for (const skt::ListDesc& l : e.lists) {
         json vals = json::array();
-        for (uint32_t r : e.ranks) vals.push_back(m.list(e, static_cast<skt::ListField>(f), r));
-        params[skt::list_field_name(static_cast<skt::ListField>(f))] = vals;
+        for (uint32_t r : e.ranks) vals.push_back(m.list(e, l.field, r));
+        params[skt::list_field_name(l.field)] = vals;
       }
       j["params"] = params;
       j["describe"] = describe;
@@ -254,13 +253,12 @@ int dump_merged(const std::string& path, const DumpOptions& dopt) {
         if (e.params[p].kind != skt::ParamKind::kAbsent)
           line += std::string(" ") + skt::param_name(static_cast<skt::Param>(p)) + "=" +
                   m.describe(e, static_cast<skt::Param>(p));
-      for (size_t f = 0; f < skt::kNumListFields; ++f)
-        if (e.lists[f].present) {
-          line += std::string(" ") + skt::list_field_name(static_cast<skt::ListField>(f)) + "=";
-          line += e.lists[f].same ? "" : "per-rank:";
-          const auto& l = e.lists[f].lists[0];
-          for (size_t k = 0; k < l.size(); ++k) line += (k ? "," : "") + std::to_string(l[k]);
-        }
+      for (const skt::ListDesc& l : e.lists) {
+        line += std::string(" ") + skt::list_field_name(l.field) + "=";
+        if (!l.same) line += "per-rank:";
+        const auto& v = l.lists[0];
+        for (size_t k = 0; k < v.size(); ++k) line += (k ? "," : "") + std::to_string(v[k]);
+      }
       std::puts(line.c_str());
     }
     for (uint32_t r : e.ranks) ++pos[r];

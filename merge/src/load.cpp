@@ -10,6 +10,14 @@
 namespace skt::merge {
 namespace {
 
+struct TupleHash {
+  size_t operator()(const ParamTuple& t) const {
+    uint64_t h = 1469598103934665603ULL;
+    for (int64_t v : t) h = (h ^ static_cast<uint64_t>(v)) * 1099511628211ULL;
+    return static_cast<size_t>(h);
+  }
+};
+
 struct IdentityHash {
   size_t operator()(const Identity& i) const {
     uint64_t h = 1469598103934665603ULL;
@@ -48,6 +56,7 @@ struct Interner {
 // Per rank: the file's local ids mapped to the global tables.
 struct RankMaps {
   std::unordered_map<uint32_t, uint32_t> callsite, dtype, op;
+  std::unordered_map<ParamTuple, uint32_t, TupleHash> tuples;
   std::unordered_map<int64_t, int64_t> comm;  // local comm id -> symbol
   // live symbols per creation key, to reuse slots of freed communicators
   std::map<std::array<int64_t, 3>, std::set<uint32_t>> live_slots;
@@ -212,7 +221,7 @@ Loaded load(const std::string& dir, const Options& opt) {
         maps.comm.erase(ev.comm);
       }
       re.identity = in.identity(id);
-      int64_t* p = re.params;
+      ParamTuple p;
       p[size_t(Param::peer)] = ev.peer;
       p[size_t(Param::peer2)] = ev.peer2;
       p[size_t(Param::tag)] = ev.tag;
@@ -224,6 +233,9 @@ Loaded load(const std::string& dir, const Options& opt) {
       p[size_t(Param::color)] = ev.color;
       p[size_t(Param::key)] = ev.key;
       p[size_t(Param::new_comm)] = new_comm;
+      auto [tp, fresh_tuple] = maps.tuples.emplace(p, static_cast<uint32_t>(rd.params.size()));
+      if (fresh_tuple) rd.params.push_back(p);
+      re.params = tp->second;
       bool completion = is_completion(ev.func);
       if (!completion && ev.reqs.size() == 1) re.created_request = ev.reqs[0];
       if (!ev.counts.empty() || !ev.counts2.empty() || !ev.dims.empty() || !ev.periods.empty() ||

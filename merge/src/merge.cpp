@@ -11,77 +11,51 @@ namespace {
 
 bool is_peer(Param p) { return p == Param::peer || p == Param::peer2; }
 
-// The most compact exact description of values[k] of ranks[k].
-ParamDesc describe(Param p, const std::vector<uint32_t>& ranks, const std::vector<int64_t>& values, uint32_t world,
-                   const MergedTrace& t, uint32_t identity) {
+// The most compact exact description of values[k] of ranks[k]; tables go to
+// e.tables. `cart` tries a Cartesian-neighbour rule (needs the whole event).
+template <typename CartTry>
+ParamDesc describe(Param p, const std::vector<uint32_t>& ranks, const std::vector<int64_t>& values, int64_t P,
+                   std::vector<int64_t>& tables, CartTry cart) {
   ParamDesc d;
-  bool all_none = std::all_of(values.begin(), values.end(), [](int64_t v) { return v == kNone; });
-  if (all_none) return d;
-  if (std::all_of(values.begin(), values.end(), [&](int64_t v) { return v == values[0]; })) {
-    d.kind = ParamKind::kConst;
-    d.a = values[0];
-    return d;
+  bool same = true, none = true;
+  for (int64_t v : values) {
+    same &= v == values[0];
+    none &= v == kNone;
   }
-  MergedEvent probe;
-  probe.identity = identity;
-  probe.ranks = ranks;
-  auto fits = [&](ParamDesc cand) {
-    probe.params[static_cast<size_t>(p)] = cand;
-    for (size_t k = 0; k < ranks.size(); ++k)
-      if (t.value(probe, p, ranks[k]) != values[k]) return false;
-    return true;
-  };
+  if (none) return d;
+  if (same) return ParamDesc{ParamKind::kConst, values[0], 0};
   if (is_peer(p)) {
     // rank + a (mod P, or open at the ends), from the first rank with a real peer
     for (size_t k = 0; k < ranks.size(); ++k) {
       if (values[k] < 0) continue;
       int64_t a = values[k] - ranks[k];
-      ParamDesc rel{ParamKind::kRel, ((a % world) + world) % world, 0, {}};
-      if (rel.a > world / 2) rel.a -= world;  // prefer rank-1 to rank+P-1
-      if (fits(rel)) return rel;
-      ParamDesc open{ParamKind::kRelOpen, a, 0, {}};
-      if (fits(open)) return open;
+      int64_t ring = ((a % P) + P) % P;
+      if (ring > P / 2) ring -= P;  // prefer rank-1 to rank+P-1
+      bool rel = true, open = true;
+      for (size_t q = 0; q < ranks.size() && (rel || open); ++q) {
+        int64_t r = ranks[q];
+        rel &= values[q] == ((r + ring) % P + P) % P;
+        open &= values[q] == (r + a >= 0 && r + a < P ? r + a : kProcNull);
+      }
+      if (rel) return ParamDesc{ParamKind::kRel, ring, 0};
+      if (open) return ParamDesc{ParamKind::kRelOpen, a, 0};
       break;
     }
-    // a neighbour on the event's Cartesian communicator
-    const Identity& id = t.identities[identity];
-    if (id.comm >= 0 && !t.comms[static_cast<size_t>(id.comm)].dims.empty()) {
-      const CommSymbol& c = t.comms[static_cast<size_t>(id.comm)];
-      int64_t grid = 1;
-      for (int64_t x : c.dims) grid *= x;
-      bool members_known = std::all_of(ranks.begin(), ranks.end(), [&](uint32_t r) {
-        const auto& mem = c.members[r];
-        return static_cast<int64_t>(mem.size()) == grid && std::find(mem.begin(), mem.end(), r) != mem.end();
-      });
-      if (members_known)
-        for (size_t dim = 0; dim < c.dims.size(); ++dim)
-          for (int64_t disp : {1, -1, 2, -2}) {
-            ParamDesc cart{ParamKind::kCart, static_cast<int64_t>(dim), disp, {}};
-            if (fits(cart)) return cart;
-          }
-    }
+    ParamDesc c;
+    if (cart(p, c)) return c;
   }
   if (ranks.size() >= 2 && values[0] != kNone && values[1] != kNone) {
     int64_t dr = static_cast<int64_t>(ranks[1]) - ranks[0], dv = values[1] - values[0];
     if (dv % dr == 0) {
-      ParamDesc lin{ParamKind::kLinear, 0, dv / dr, {}};
-      lin.a = values[0] - lin.b * ranks[0];
-      if (fits(lin)) return lin;
+      int64_t b = dv / dr, a = values[0] - b * ranks[0];
+      bool fits = true;
+      for (size_t q = 0; q < ranks.size() && fits; ++q) fits &= values[q] == a + b * ranks[q];
+      if (fits) return ParamDesc{ParamKind::kLinear, a, b};
     }
   }
   d.kind = ParamKind::kTable;
-  d.table = values;
-  return d;
-}
-
-ListDesc describe_list(const std::vector<const std::vector<int64_t>*>& lists) {
-  ListDesc d;
-  d.present = std::any_of(lists.begin(), lists.end(), [](const std::vector<int64_t>* l) { return !l->empty(); });
-  if (!d.present) return d;
-  d.same = std::all_of(lists.begin(), lists.end(), [&](const std::vector<int64_t>* l) { return *l == *lists[0]; });
-  if (d.same) d.lists.push_back(*lists[0]);
-  else
-    for (auto* l : lists) d.lists.push_back(*l);
+  d.a = static_cast<int64_t>(tables.size());
+  tables.insert(tables.end(), values.begin(), values.end());
   return d;
 }
 
@@ -118,29 +92,69 @@ MergedTrace merge(Loaded& in, const Options& opt) {
     e.identity = x;
     e.ranks = ranks;
     size_t idx = m.events.size();
+    const Identity& id = m.identities[x];
+    // A Cartesian-neighbour rule, tried only for peers on a Cartesian communicator.
+    auto cart = [&](Param p, ParamDesc& out) {
+      if (id.comm < 0 || m.comms[static_cast<size_t>(id.comm)].dims.empty()) return false;
+      const CommSymbol& c = m.comms[static_cast<size_t>(id.comm)];
+      int64_t grid = 1;
+      for (int64_t v : c.dims) grid *= v;
+      for (uint32_t r : ranks) {
+        const auto& mem = c.members[r];
+        if (static_cast<int64_t>(mem.size()) != grid || std::find(mem.begin(), mem.end(), r) == mem.end())
+          return false;
+      }
+      for (size_t dim = 0; dim < c.dims.size(); ++dim)
+        for (int64_t disp : {1, -1, 2, -2}) {
+          e.params[static_cast<size_t>(p)] = ParamDesc{ParamKind::kCart, static_cast<int64_t>(dim), disp};
+          bool fits = true;
+          for (size_t k = 0; k < ranks.size() && fits; ++k) fits &= m.value(e, p, ranks[k]) == values[k];
+          if (fits) {
+            out = e.params[static_cast<size_t>(p)];
+            return true;
+          }
+        }
+      return false;
+    };
     for (size_t p = 0; p < kNumParams; ++p) {
       values.clear();
-      for (uint32_t r : ranks) values.push_back(in.ranks[r].events[cur[r]].params[p]);
-      e.params[p] = describe(static_cast<Param>(p), ranks, values, P, m, x);
-    }
-    refs_store.assign(ranks.size(), {});
-    for (size_t f = 0; f < kNumListFields; ++f) {
-      lists.clear();
-      for (size_t k = 0; k < ranks.size(); ++k) {
-        uint32_t r = ranks[k];
-        const RankEvent& re = in.ranks[r].events[cur[r]];
-        const std::vector<int64_t>* l =
-            re.lists < 0 ? &empty : &in.ranks[r].lists[static_cast<size_t>(re.lists)][f];
-        if (static_cast<ListField>(f) == ListField::reqrefs && !l->empty()) {
-          // creator index -> how many merged events back it is
-          refs_store[k].clear();
-          for (int64_t c : *l)
-            refs_store[k].push_back(c < 0 ? -1 : static_cast<int64_t>(idx) - merged_index[r][static_cast<size_t>(c)]);
-          l = &refs_store[k];
-        }
-        lists.push_back(l);
+      for (uint32_t r : ranks) {
+        const RankData& rd = in.ranks[r];
+        values.push_back(rd.params[rd.events[cur[r]].params][p]);
       }
-      e.lists[f] = describe_list(lists);
+      e.params[p] = describe(static_cast<Param>(p), ranks, values, P, e.tables, cart);
+    }
+    bool any_lists = false;
+    for (uint32_t r : ranks) any_lists |= in.ranks[r].events[cur[r]].lists >= 0;
+    if (any_lists) {
+      refs_store.assign(ranks.size(), {});
+      for (size_t f = 0; f < kNumListFields; ++f) {
+        lists.clear();
+        for (size_t k = 0; k < ranks.size(); ++k) {
+          uint32_t r = ranks[k];
+          const RankEvent& re = in.ranks[r].events[cur[r]];
+          const std::vector<int64_t>* l =
+              re.lists < 0 ? &empty : &in.ranks[r].lists[static_cast<size_t>(re.lists)][f];
+          if (static_cast<ListField>(f) == ListField::reqrefs && !l->empty()) {
+            // creator index -> how many merged events back it is
+            refs_store[k].clear();
+            for (int64_t c : *l)
+              refs_store[k].push_back(c < 0 ? -1
+                                            : static_cast<int64_t>(idx) - merged_index[r][static_cast<size_t>(c)]);
+            l = &refs_store[k];
+          }
+          lists.push_back(l);
+        }
+        if (std::all_of(lists.begin(), lists.end(), [](const std::vector<int64_t>* l) { return l->empty(); }))
+          continue;
+        ListDesc d;
+        d.field = static_cast<ListField>(f);
+        d.same = std::all_of(lists.begin(), lists.end(), [&](const std::vector<int64_t>* l) { return *l == *lists[0]; });
+        if (d.same) d.lists.push_back(*lists[0]);
+        else
+          for (auto* l : lists) d.lists.push_back(*l);
+        e.lists.push_back(std::move(d));
+      }
     }
     for (uint32_t r : ranks) {
       const RankEvent& re = in.ranks[r].events[cur[r]];
@@ -227,6 +241,7 @@ std::vector<std::string> verify(const MergedTrace& m, const Loaded& in, size_t l
         continue;
       }
       const RankEvent& want = in.ranks[r].events[i];
+      const ParamTuple& want_params = in.ranks[r].params[want.params];
       std::string where = "rank " + std::to_string(r) + " call " + std::to_string(i) + " (merged " +
                           std::to_string(idx) + ")";
       if (want.identity != e.identity) {
@@ -234,10 +249,10 @@ std::vector<std::string> verify(const MergedTrace& m, const Loaded& in, size_t l
         continue;
       }
       for (size_t p = 0; p < kNumParams; ++p)
-        if (m.value(e, static_cast<Param>(p), r) != want.params[p])
+        if (m.value(e, static_cast<Param>(p), r) != want_params[p])
           report(where + ": " + param_name(static_cast<Param>(p)) + " " +
                  std::to_string(m.value(e, static_cast<Param>(p), r)) + " instead of " +
-                 std::to_string(want.params[p]));
+                 std::to_string(want_params[p]));
       if (m.ranks[r].gaps[i] != want.gap || m.ranks[r].durations[i] != want.dur)
         report(where + ": times differ");
       for (size_t f = 0; f < kNumListFields; ++f) {

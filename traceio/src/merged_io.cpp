@@ -67,17 +67,17 @@ int64_t MergedTrace::value(const MergedEvent& e, Param p, uint32_t r) const {
       for (size_t i = 0; i < c.dims.size(); ++i) nb = nb * c.dims[i] + coords[i];
       return m.at(static_cast<size_t>(nb));
     }
-    case ParamKind::kTable: return d.table.at(static_cast<size_t>(position(e, r)));
+    case ParamKind::kTable: return e.tables.at(static_cast<size_t>(d.a + position(e, r)));
   }
   return kNone;
 }
 
 const std::vector<int64_t>& MergedTrace::list(const MergedEvent& e, ListField f, uint32_t r) const {
   static const std::vector<int64_t> empty;
-  const ListDesc& d = e.lists[static_cast<size_t>(f)];
-  if (!d.present) return empty;
-  if (d.same) return d.lists.at(0);
-  return d.lists.at(static_cast<size_t>(position(e, r)));
+  const ListDesc* d = e.find_list(f);
+  if (!d) return empty;
+  if (d->same) return d->lists.at(0);
+  return d->lists.at(static_cast<size_t>(position(e, r)));
 }
 
 std::string MergedTrace::describe(const MergedEvent& e, Param p) const {
@@ -92,8 +92,10 @@ std::string MergedTrace::describe(const MergedEvent& e, Param p) const {
     case ParamKind::kCart: return "cart(dim " + std::to_string(d.a) + ", " + (d.b < 0 ? "" : "+") + std::to_string(d.b) + ")";
     case ParamKind::kTable: {
       std::string s = "[";
-      for (size_t i = 0; i < d.table.size(); ++i)
-        s += (i ? "," : "") + (d.table[i] == kProcNull ? std::string("null") : std::to_string(d.table[i]));
+      for (size_t i = 0; i < e.ranks.size(); ++i) {
+        int64_t v = e.tables[static_cast<size_t>(d.a) + i];
+        s += (i ? "," : "") + (v == kProcNull ? std::string("null") : v == kNone ? std::string("-") : std::to_string(v));
+      }
       return s + "]";
     }
   }
@@ -261,12 +263,13 @@ void write_merged(const std::string& path, const MergedTrace& m) {
           o.s(d.a);
           o.s(d.b);
         }
-        if (d.kind == ParamKind::kTable) o.list(d.table);
+        if (d.kind == ParamKind::kTable)
+          for (size_t k = 0; k < e.ranks.size(); ++k) o.s(e.tables[static_cast<size_t>(d.a) + k]);
       }
+      o.u(e.lists.size());
       for (const ListDesc& l : e.lists) {
-        o.u(l.present ? (l.same ? 1 : 2) : 0);
-        if (!l.present) continue;
-        if (!l.same) o.u(l.lists.size());
+        o.u(static_cast<uint64_t>(l.field));
+        o.u(l.same ? 1 : 0);
         for (const auto& v : l.lists) o.list(v);
       }
     }
@@ -489,17 +492,17 @@ MergedTrace read_merged(const std::string& path) {
               d.b = in.s();
             }
             if (d.kind == ParamKind::kTable) {
-              d.table = in.list();
-              if (d.table.size() != e.ranks.size()) in.bad("parameter table size");
+              d.a = static_cast<int64_t>(e.tables.size());
+              for (size_t k = 0; k < e.ranks.size(); ++k) e.tables.push_back(in.s("parameter table"));
             }
           }
+          e.lists.resize(in.count("lists"));
           for (ListDesc& l : e.lists) {
-            uint64_t mode = in.u();
-            l.present = mode != 0;
-            l.same = mode == 1;
-            if (!l.present) continue;
-            l.lists.resize(l.same ? 1 : in.count("lists"));
-            if (!l.same && l.lists.size() != e.ranks.size()) in.bad("list table size");
+            uint64_t field = in.u();
+            if (field >= kNumListFields) in.bad("list field");
+            l.field = static_cast<ListField>(field);
+            l.same = in.u() == 1;
+            l.lists.resize(l.same ? 1 : e.ranks.size());
             for (auto& v : l.lists) v = in.list();
           }
         }

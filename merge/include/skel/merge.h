@@ -28,18 +28,21 @@ struct Options {
   std::function<void(const std::string&)> progress;  // called now and then on long work
 };
 
-// One call of one rank, after loading.
+using ParamTuple = std::array<int64_t, kNumParams>;
+
+// One call of one rank, after loading (40 bytes: a real trace has millions).
 struct RankEvent {
   uint32_t identity = 0;
+  uint32_t params = 0;               // index into RankData::params
   uint32_t seq = 0;                  // position in the rank's raw trace
-  int64_t params[kNumParams];
+  int32_t lists = -1;                // index into RankData::lists, -1 = none
   int64_t gap = 0, dur = 0;
   int64_t created_request = kNone;   // the rank's id of the request this call creates
-  int32_t lists = -1;                // index into RankData::lists, -1 = none
 };
 
 struct RankData {
   std::vector<RankEvent> events;     // normalised order
+  std::vector<ParamTuple> params;    // the rank's distinct parameter tuples (calls repeat theirs)
   std::vector<std::array<std::vector<int64_t>, kNumListFields>> lists;
   // reqrefs of an event's lists: after load(), the index (in `events`) of the
   // call that created each request, or -1.

@@ -35,14 +35,15 @@ enum class ListField : uint8_t { counts, counts2, dims, periods, reqrefs, req_so
 inline constexpr size_t kNumListFields = static_cast<size_t>(ListField::kCount);
 const char* list_field_name(ListField f);
 
+// kTable: a is the offset of the table (one value per participating rank,
+// in rank order) in the event's `tables`.
 struct ParamDesc {
   ParamKind kind = ParamKind::kAbsent;
   int64_t a = 0, b = 0;
-  std::vector<int64_t> table;  // kTable: one value per participating rank, in rank order
 };
 
 struct ListDesc {
-  bool present = false;
+  ListField field = ListField::counts;
   bool same = true;                         // one list for all participants
   std::vector<std::vector<int64_t>> lists;  // same ? {list} : one per participating rank
 };
@@ -67,7 +68,13 @@ struct MergedEvent {
   uint32_t identity = 0;        // index into MergedTrace::identities
   std::vector<uint32_t> ranks;  // participating world ranks, ascending
   ParamDesc params[kNumParams];
-  ListDesc lists[kNumListFields];
+  std::vector<int64_t> tables;  // the values of kTable parameters
+  std::vector<ListDesc> lists;  // only the list fields present, by field
+  const ListDesc* find_list(ListField f) const {
+    for (const ListDesc& l : lists)
+      if (l.field == f) return &l;
+    return nullptr;
+  }
 };
 
 // A communicator of the program: created by one call (the same on every

@@ -1,0 +1,26 @@
+#!/bin/bash
+# Merge benchmark (figures recorded in docs/performance.md): writes synthetic
+# LU-like traces at several sizes, merges each with skelgen merge, and prints
+# wall time and peak memory (min and median of REPS runs).
+#   merge/bench/run.sh BUILD_DIR [REPS]
+set -euo pipefail
+build=$1 reps=${2:-3}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+printf '%-28s %12s %10s %10s %10s\n' "size" "calls" "min s" "median s" "peak MiB"
+for size in "4 249" "8 249" "16 62" "16 124" "16 249"; do
+  read -r P iters <<< "$size"
+  "$build/bench/lu_like_traces" "$work/t" "$P" "$iters" > "$work/gen.log"
+  calls=$(sed -n 's/.*: \([0-9]*\) events in all/\1/p' "$work/gen.log")
+  times=() mem=0
+  for ((r = 0; r < reps; ++r)); do
+    /usr/bin/time -f "%e %M" -o "$work/time" "$build/bin/skelgen" merge -q "$work/t" -o "$work/m.skm"
+    read -r s kb < "$work/time"
+    times+=("$s")
+    (( kb > mem )) && mem=$kb
+  done
+  sorted=($(printf '%s\n' "${times[@]}" | sort -g))
+  printf '%-28s %12s %10s %10s %10d\n' "$P ranks x $iters iterations" "$calls" "${sorted[0]}" \
+    "${sorted[$(( (reps - 1) / 2 ))]}" $((mem / 1024))
+  rm -rf "$work/t" "$work/m.skm"
+done
