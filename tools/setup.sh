@@ -50,4 +50,8 @@ echo "== tracing the bundled example (examples/jacobi2d.c) on 2 MPICH ranks"
 "$build/bin/skelgen" trace --force -o "$build/example-trace" -- \
   mpiexec.mpich -n 2 "$build/examples/jacobi2d"
 echo "== first events of rank 0 (skelgen dump $build/example-trace --rank 0)"
-"$build/bin/skelgen" dump "$build/example-trace" --rank 0 | head -n 14
+"$build/bin/skelgen" dump "$build/example-trace" --rank 0 | head -n 8
+echo "== merging the ranks into one program trace"
+"$build/bin/skelgen" merge "$build/example-trace" -o "$build/example.skm" --verify
+echo "== first merged events (skelgen dump $build/example.skm)"
+"$build/bin/skelgen" dump "$build/example.skm" | head -n 14

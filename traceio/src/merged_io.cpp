@@ -103,18 +103,7 @@ std::string MergedTrace::describe(const MergedEvent& e, Param p) const {
 }
 
 std::string MergedTrace::callsite_name(uint32_t cs) const {
-  if (cs >= callsites.size() || callsites[cs].empty()) return "?";
-  std::string out;
-  for (const Frame& fr : callsites[cs]) {
-    if (!out.empty()) out += "<";
-    std::string mod = fr.module < modules.size() ? modules[fr.module] : "?";
-    auto slash = mod.rfind('/');
-    if (slash != std::string::npos) mod = mod.substr(slash + 1);
-    char off[32];
-    std::snprintf(off, sizeof off, "+0x%llx", static_cast<unsigned long long>(fr.offset));
-    out += mod + off;
-  }
-  return out;
+  return cs < callsites.size() ? format_callsite(callsites[cs], modules) : "?";
 }
 
 // ---------------------------------------------------------------- writing

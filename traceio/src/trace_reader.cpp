@@ -322,13 +322,12 @@ int64_t TraceFile::datatype_size(int64_t id) const {
   return it == datatypes_.end() ? -1 : it->second.size;
 }
 
-std::string TraceFile::callsite_name(uint32_t id) const {
-  auto it = callsites_.find(id);
-  if (it == callsites_.end() || it->second.frames.empty()) return "?";
+std::string format_callsite(const std::vector<Frame>& frames, const std::vector<std::string>& modules) {
+  if (frames.empty()) return "?";
   std::string out;
-  for (const Frame& fr : it->second.frames) {
+  for (const Frame& fr : frames) {
     if (!out.empty()) out += "<";
-    std::string mod = fr.module < modules_.size() ? modules_[fr.module] : "?";
+    std::string mod = fr.module < modules.size() ? modules[fr.module] : "?";
     auto slash = mod.rfind('/');
     if (slash != std::string::npos) mod = mod.substr(slash + 1);
     char off[32];
@@ -336,6 +335,11 @@ std::string TraceFile::callsite_name(uint32_t id) const {
     out += mod + off;
   }
   return out;
+}
+
+std::string TraceFile::callsite_name(uint32_t id) const {
+  auto it = callsites_.find(id);
+  return it == callsites_.end() ? "?" : format_callsite(it->second.frames, modules_);
 }
 
 // ---------------------------------------------------------------- TraceDir

@@ -86,6 +86,10 @@ struct DatatypeInfo {
   std::string name;
 };
 
+// "module+0xoffset" per frame (module base name), innermost first, joined by
+// "<"; "?" for no frames. Used by every reader that prints call sites.
+std::string format_callsite(const std::vector<Frame>& frames, const std::vector<std::string>& modules);
+
 enum class TraceEnd {
   kFinalized,  // MPI_Finalize ran; the file is complete
   kAborted,    // MPI_Abort ran; complete up to the abort
