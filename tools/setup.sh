@@ -49,9 +49,11 @@ fi
 echo "== tracing the bundled example (examples/jacobi2d.c) on 2 MPICH ranks"
 "$build/bin/skelgen" trace --force -o "$build/example-trace" -- \
   mpiexec.mpich -n 2 "$build/examples/jacobi2d"
+# show N COMMAND...: run it to the end (its failure fails the demo), print its first N lines
+show() { local n=$1; shift; "$@" > "$build/show.txt"; head -n "$n" "$build/show.txt"; }
 echo "== first events of rank 0 (skelgen dump $build/example-trace --rank 0)"
-"$build/bin/skelgen" dump "$build/example-trace" --rank 0 | head -n 8
+show 8 "$build/bin/skelgen" dump "$build/example-trace" --rank 0
 echo "== merging the ranks into one program trace"
 "$build/bin/skelgen" merge "$build/example-trace" -o "$build/example.skm" --verify
 echo "== first merged events (skelgen dump $build/example.skm)"
-"$build/bin/skelgen" dump "$build/example.skm" | head -n 14
+show 14 "$build/bin/skelgen" dump "$build/example.skm"
