@@ -39,6 +39,13 @@ struct MergeOptions {
 void setup_merge(CLI::App& app, MergeOptions& opt);
 int run_merge(const MergeOptions& opt);
 
+struct CompressOptions {
+  std::string input, output, symbols;
+  bool quiet = false;
+};
+void setup_compress(CLI::App& app, CompressOptions& opt);
+int run_compress(const CompressOptions& opt);
+
 // Prints what a trace directory holds: ranks, events per rank, bytes on disk, end state.
 // Returns false (after printing the reason) when the directory is unreadable.
 bool print_trace_summary(const std::string& dir);

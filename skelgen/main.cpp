@@ -16,11 +16,14 @@ int main(int argc, char** argv) {
   skelgen::TraceOptions trace_opt;
   skelgen::DumpOptions dump_opt;
   skelgen::MergeOptions merge_opt;
+  skelgen::CompressOptions compress_opt;
   CLI::App* trace = app.add_subcommand("trace", "Run an MPI application under the tracer (one trace file per rank)");
   CLI::App* merge = app.add_subcommand("merge", "Merge the per-rank traces into one program trace");
+  CLI::App* compress = app.add_subcommand("compress", "Fold a merged trace (or a symbol string) into nested loops");
   CLI::App* dump = app.add_subcommand("dump", "Print a trace or a merged trace as text or JSON Lines");
   skelgen::setup_trace(*trace, trace_opt);
   skelgen::setup_merge(*merge, merge_opt);
+  skelgen::setup_compress(*compress, compress_opt);
   skelgen::setup_dump(*dump, dump_opt);
 
   try {
@@ -31,6 +34,7 @@ int main(int argc, char** argv) {
   try {
     if (*trace) return skelgen::run_trace(trace_opt);
     if (*merge) return skelgen::run_merge(merge_opt);
+    if (*compress) return skelgen::run_compress(compress_opt);
     if (*dump) return skelgen::run_dump(dump_opt);
   } catch (const skt::TraceError& e) {
     std::fprintf(stderr, "skelgen: error: %s\n", e.what());

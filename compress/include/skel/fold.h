@@ -1,0 +1,72 @@
+// Stage 3 core: folding a symbol string into nested loops (MISSION.md §3).
+//
+// A trace is a string over an integer alphabet; loops are tandem repeats.
+// fold() finds all maximal primitive tandem repeats in O(n log n) with a
+// suffix array, LCP array and O(1) range-minimum queries (longest common
+// extensions forward and backward), keeps the longest first (leftmost on
+// ties) that overlap none already kept, folds each into (body)^count, and
+// repeats on the shorter string until no repeat is left. Bodies are folded
+// the same way, so nested loops come out naturally.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace skt::fold {
+
+// Suffix array of s (values 0..max_symbol) by SA-IS, O(n + max_symbol).
+std::vector<int32_t> suffix_array(const std::vector<int32_t>& s, int32_t max_symbol);
+
+// Longest common extensions of a string in O(1) after O(n) preparation.
+// forward(i, j): length of the longest common prefix of the suffixes at i, j.
+// backward(i, j): length of the longest common suffix of the prefixes ending
+// at i and j (inclusive). Memory: about 40 bytes per symbol.
+class Lce {
+ public:
+  explicit Lce(const std::vector<int32_t>& s);
+  ~Lce();
+  Lce(const Lce&) = delete;
+  Lce& operator=(const Lce&) = delete;
+  uint32_t forward(uint32_t i, uint32_t j) const;
+  uint32_t backward(uint32_t i, uint32_t j) const;
+
+ private:
+  struct Side;
+  Side* fwd_;
+  Side* bwd_;
+  uint32_t n_;
+};
+
+// A maximal tandem repeat: s[start, end) has period `period`, end - start >=
+// 2 * period, cannot be extended either way, and its root is primitive.
+struct Run {
+  uint32_t start, end, period;
+};
+// Every maximal primitive run, each once (with its smallest period).
+std::vector<Run> maximal_runs(const std::vector<int32_t>& s);
+
+// A folded string. An item is a symbol (>= 0) or a loop (-1 - loop index).
+using Item = int64_t;
+struct Loop {
+  std::vector<Item> body;
+  uint64_t count = 0;
+};
+struct Folded {
+  std::vector<Item> items;  // the top level
+  std::vector<Loop> loops;  // shared: one entry per distinct (body, count)
+};
+inline bool is_loop(Item it) { return it < 0; }
+inline size_t loop_index(Item it) { return static_cast<size_t>(-1 - it); }
+inline Item loop_item(size_t index) { return -1 - static_cast<Item>(index); }
+
+// progress(pass, symbols left) is called after each pass on long inputs.
+Folded fold(const std::vector<int32_t>& s, const std::function<void(int, size_t)>& progress = {});
+std::vector<int32_t> expand(const Folded& f);
+// Symbols written, brackets and exponents not counted.
+uint64_t folded_length(const Folded& f);
+// "( 1 2 3 )^3 1": items separated by single spaces.
+std::string to_string(const Folded& f);
+
+}  // namespace skt::fold
