@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "skel/folded.h"
 #include "skel/merged.h"
 #include "skel/skel_funcs.h"
 #include "skel/trace.h"
@@ -191,6 +192,27 @@ std::string ranks_text(const std::vector<uint32_t>& ranks, uint32_t world) {
   return s;
 }
 
+// One merged event's call and parameters in words: "MPI_Isend @site comm=2 ranks=all peer=...".
+std::string event_words(const skt::MergedTrace& m, const skt::MergedEvent& e) {
+  const skt::Identity& id = m.identities[e.identity];
+  std::string line = func_label(id.func) + " @" + m.callsite_name(id.callsite);
+  if (id.comm != kNone) line += " comm=" + std::to_string(id.comm);
+  if (id.root != kNone) line += " root=" + std::to_string(id.root);
+  if (id.peer_class == 2) line += " any_source";
+  line += " ranks=" + ranks_text(e.ranks, m.world_size);
+  for (size_t p = 0; p < skt::kNumParams; ++p)
+    if (e.params[p].kind != skt::ParamKind::kAbsent)
+      line += std::string(" ") + skt::param_name(static_cast<skt::Param>(p)) + "=" +
+              m.describe(e, static_cast<skt::Param>(p));
+  for (const skt::ListDesc& l : e.lists) {
+    line += std::string(" ") + skt::list_field_name(l.field) + "=";
+    if (!l.same) line += "per-rank:";
+    const auto& v = l.lists[0];
+    for (size_t k = 0; k < v.size(); ++k) line += (k ? "," : "") + std::to_string(v[k]);
+  }
+  return line;
+}
+
 // A merged trace: one line / object per merged event, with its participating
 // ranks, each parameter's description and each rank's values.
 int dump_merged(const std::string& path, const DumpOptions& dopt) {
@@ -244,22 +266,7 @@ int dump_merged(const std::string& path, const DumpOptions& dopt) {
       j["duration"] = durs;
       std::puts(j.dump().c_str());
     } else if (show) {
-      std::string line = std::to_string(idx) + " " + func_label(id.func) + " @" + m.callsite_name(id.callsite);
-      if (id.comm != kNone) line += " comm=" + std::to_string(id.comm);
-      if (id.root != kNone) line += " root=" + std::to_string(id.root);
-      if (id.peer_class == 2) line += " any_source";
-      line += " ranks=" + ranks_text(e.ranks, m.world_size);
-      for (size_t p = 0; p < skt::kNumParams; ++p)
-        if (e.params[p].kind != skt::ParamKind::kAbsent)
-          line += std::string(" ") + skt::param_name(static_cast<skt::Param>(p)) + "=" +
-                  m.describe(e, static_cast<skt::Param>(p));
-      for (const skt::ListDesc& l : e.lists) {
-        line += std::string(" ") + skt::list_field_name(l.field) + "=";
-        if (!l.same) line += "per-rank:";
-        const auto& v = l.lists[0];
-        for (size_t k = 0; k < v.size(); ++k) line += (k ? "," : "") + std::to_string(v[k]);
-      }
-      std::puts(line.c_str());
+      std::puts((std::to_string(idx) + " " + event_words(m, e)).c_str());
     }
     for (uint32_t r : e.ranks) ++pos[r];
   }
@@ -292,14 +299,76 @@ int dump_merged(const std::string& path, const DumpOptions& dopt) {
   return 0;
 }
 
+json stats_json(const std::vector<skt::RankStat>& v) {
+  json a = json::array();
+  for (const skt::RankStat& s : v)
+    a.push_back(s.n ? json{{"n", s.n}, {"mean", s.mean * 1e-9}, {"sd", s.sd * 1e-9}, {"min", s.min * 1e-9},
+                           {"max", s.max * 1e-9}}
+                    : json(nullptr));
+  return a;
+}
+
+// A folded program: the folded form, a legend of the symbols, and (JSON)
+// every node with its timing per rank.
+int dump_folded(const std::string& path, const DumpOptions& opt) {
+  skt::FoldedProgram p = skt::read_folded(path);
+  const skt::MergedTrace& m = p.symbols;
+  if (opt.format == "jsonl") {
+    std::puts(json{{"type", "program"}, {"source", p.source}, {"merged_events", p.merged_events},
+                   {"world_size", m.world_size}, {"folded", p.to_string()}, {"length", p.length()},
+                   {"top", p.top}}
+                  .dump()
+                  .c_str());
+    for (size_t i = 0; i < m.events.size(); ++i)
+      std::puts(json{{"type", "symbol"}, {"symbol", i}, {"call", event_words(m, m.events[i])},
+                     {"func", func_label(m.identities[m.events[i].identity].func)}, {"ranks", m.events[i].ranks}}
+                    .dump()
+                    .c_str());
+    for (size_t i = 0; i < p.nodes.size(); ++i) {
+      const skt::FoldedNode& n = p.nodes[i];
+      json j{{"type", "node"}, {"node", i}, {"instances", n.instances}, {"gap", stats_json(n.gap)}};
+      if (n.is_loop()) {
+        j["count"] = n.count;
+        j["body"] = n.body;
+      } else {
+        j["symbol"] = n.symbol;
+        j["duration"] = stats_json(n.dur);
+        json rules = json::array();
+        for (const skt::CountRule& r : n.rules) {
+          json per = json::array();
+          for (size_t k = 0; k < r.kind.size(); ++k)
+            per.push_back(r.kind[k] == 0 ? json(nullptr)
+                          : r.kind[k] == 1 ? json{{"rule", "linear"}, {"a", r.a[k]}, {"b", r.b[k]}}
+                                           : json{{"rule", "mean"}, {"mean", r.a[k]}, {"min", r.min[k]}, {"max", r.max[k]}});
+          rules.push_back({{"param", skt::param_name(r.param)}, {"per_rank", per}});
+        }
+        if (!n.rules.empty()) j["count_rules"] = rules;
+      }
+      std::puts(j.dump().c_str());
+    }
+    return 0;
+  }
+  std::printf("# folded program of %u ranks from %s: %llu merged events, %zu symbols, length %llu\n", m.world_size,
+              p.source.c_str(), static_cast<unsigned long long>(p.merged_events), m.events.size(),
+              static_cast<unsigned long long>(p.length()));
+  std::printf("%s\n", p.to_string().c_str());
+  std::printf("# symbols\n");
+  for (size_t i = 0; i < m.events.size(); ++i)
+    std::printf("S%zu = %s\n", i, event_words(m, m.events[i]).c_str());
+  return 0;
+}
+
 }  // namespace
 
 void setup_dump(CLI::App& app, DumpOptions& opt) {
   app.description(
-      "Print the events of a trace directory, of one rank-NNNNN.skt file, or of a merged trace (skelgen merge).\n"
+      "Print a trace directory, one rank-NNNNN.skt file, a merged trace (skelgen merge) or a folded program\n"
+      "(skelgen compress).\n"
       "text: one line per event: rank seq t_start duration func fields... @callsite\n"
       "jsonl: one JSON object per event (fields in docs/trace-format.md, \"Dump\")\n"
-      "merged: one line / object per merged event: ranks taking part, each parameter's rule and values");
+      "merged: one line / object per merged event: ranks taking part, each parameter's rule and values\n"
+      "folded: the folded form (e.g. 'S0 ( S1 ( S2 S3 )^10 )^200 S4') and what each symbol is; jsonl adds\n"
+      "every loop and call with its timing per rank");
   app.add_option("input", opt.input, "Trace directory or rank file")->required();
   app.add_option("-r,--rank", opt.rank, "Only this rank")->check(CLI::NonNegativeNumber);
   app.add_option("-f,--format", opt.format, "Output format")->check(CLI::IsMember({"text", "jsonl"}));
@@ -320,6 +389,8 @@ int run_dump(const DumpOptions& opt) {
       if (opt.rank < 0 || static_cast<uint32_t>(opt.rank) == r) files.push_back(td.rank_path(r));
   } else if (skt::is_merged_file(opt.input)) {
     return dump_merged(opt.input, opt);
+  } else if (skt::is_folded_file(opt.input)) {
+    return dump_folded(opt.input, opt);
   } else {
     files.push_back(opt.input);
   }

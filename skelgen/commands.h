@@ -41,6 +41,8 @@ int run_merge(const MergeOptions& opt);
 
 struct CompressOptions {
   std::string input, output, symbols;
+  double band = 0.25;
+  bool verify = false;
   bool quiet = false;
 };
 void setup_compress(CLI::App& app, CompressOptions& opt);

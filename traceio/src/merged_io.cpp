@@ -150,7 +150,7 @@ void put_ranks(Out& o, const std::vector<uint32_t>& ranks) {
 
 }  // namespace
 
-void write_merged(const std::string& path, const MergedTrace& m) {
+std::string encode_merged_body(const MergedTrace& m, bool with_times) {
   Out body;
   {
     Out o;
@@ -264,7 +264,7 @@ void write_merged(const std::string& path, const MergedTrace& m) {
     }
     body.section(MergedSection::kEvents, o);
   }
-  {
+  if (with_times) {
     Out o;
     o.u(m.ranks.size());
     for (const MergedRank& r : m.ranks) {
@@ -276,18 +276,23 @@ void write_merged(const std::string& path, const MergedTrace& m) {
     }
     body.section(MergedSection::kTimes, o);
   }
-  std::string out(kMergedMagic, sizeof kMergedMagic);
-  codec::put_u16(out, kMergedVersionMajor);
-  codec::put_u16(out, kMergedVersionMinor);
+  return body.b;
+}
+
+void write_compressed_file(const std::string& path, const char* magic, uint16_t major, uint16_t minor,
+                           const std::string& body) {
+  std::string out(magic, 8);
+  codec::put_u16(out, major);
+  codec::put_u16(out, minor);
   codec::put_u32(out, 0);
-  size_t bound = ZSTD_compressBound(body.b.size());
+  size_t bound = ZSTD_compressBound(body.size());
   size_t head = out.size();
   out.resize(head + bound);
   ZSTD_CCtx* cctx = ZSTD_createCCtx();
   ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 3);
   ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
   ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 1);
-  size_t n = ZSTD_compress2(cctx, &out[head], bound, body.b.data(), body.b.size());
+  size_t n = ZSTD_compress2(cctx, &out[head], bound, body.data(), body.size());
   ZSTD_freeCCtx(cctx);
   if (ZSTD_isError(n)) throw TraceError(path + ": compression failed: " + ZSTD_getErrorName(n));
   out.resize(head + n);
@@ -296,6 +301,10 @@ void write_merged(const std::string& path, const MergedTrace& m) {
   f.write(out.data(), static_cast<std::streamsize>(out.size()));
   f.close();
   if (!f) throw TraceError(path + ": write failed: " + std::strerror(errno));
+}
+
+void write_merged(const std::string& path, const MergedTrace& m) {
+  write_compressed_file(path, kMergedMagic, kMergedVersionMajor, kMergedVersionMinor, encode_merged_body(m, true));
 }
 
 // ---------------------------------------------------------------- reading
@@ -349,36 +358,47 @@ bool is_merged_file(const std::string& path) {
   return f.gcount() == 8 && std::memcmp(magic, kMergedMagic, 8) == 0;
 }
 
-MergedTrace read_merged(const std::string& path) {
+std::string read_compressed_file(const std::string& path, const char* magic, uint16_t major_supported,
+                                 const char* what) {
   std::ifstream f(path, std::ios::binary);
   if (!f) throw TraceError(path + ": cannot open: " + std::strerror(errno));
   std::stringstream ss;
   ss << f.rdbuf();
   std::string all = ss.str();
-  if (all.size() < 8 || std::memcmp(all.data(), kMergedMagic, 8) != 0) {
+  if (all.size() < 8 || std::memcmp(all.data(), magic, 8) != 0) {
     if (all.size() >= 8 && std::memcmp(all.data(), kFileMagic, 8) == 0)
-      throw TraceError(path + ": this is a per-rank trace file, not a merged trace (run skelgen merge on its directory)");
-    throw TraceError(path + ": not a skelgen merged trace (bad magic number)");
+      throw TraceError(path + ": this is a per-rank trace file, not a " + what + " (run skelgen merge on its directory)");
+    if (all.size() >= 8 && std::memcmp(all.data(), kMergedMagic, 8) == 0)
+      throw TraceError(path + ": this is a merged trace, not a " + what + " (run skelgen compress on it)");
+    throw TraceError(path + ": not a skelgen " + what + " (bad magic number)");
   }
-  if (all.size() < 16) throw TraceError(path + ": truncated merged trace");
+  if (all.size() < 16) throw TraceError(path + ": truncated " + what);
   codec::Cursor head(reinterpret_cast<const uint8_t*>(all.data()) + 8, 8);
   uint16_t major = 0, minor = 0;
   head.le(major);
   head.le(minor);
-  if (major != kMergedVersionMajor)
-    throw TraceError(path + ": merged trace version " + std::to_string(major) + "." + std::to_string(minor) +
-                     " is not supported (this reader reads " + std::to_string(kMergedVersionMajor) + ".x)");
+  if (major != major_supported)
+    throw TraceError(path + ": " + what + " version " + std::to_string(major) + "." + std::to_string(minor) +
+                     " is not supported (this reader reads " + std::to_string(major_supported) + ".x)");
   unsigned long long size = ZSTD_getFrameContentSize(all.data() + 16, all.size() - 16);
   if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN || size > (1ull << 36))
-    throw TraceError(path + ": corrupt or truncated merged trace (no valid zstd frame)");
+    throw TraceError(path + ": corrupt or truncated " + what + " (no valid zstd frame)");
   std::string body(size, '\0');
   size_t n = ZSTD_decompress(&body[0], size, all.data() + 16, all.size() - 16);
   if (ZSTD_isError(n) || n != size)
-    throw TraceError(path + ": corrupt or truncated merged trace (" +
+    throw TraceError(path + ": corrupt or truncated " + what + " (" +
                      (ZSTD_isError(n) ? ZSTD_getErrorName(n) : "wrong size") + ")");
+  return body;
+}
 
+MergedTrace read_merged(const std::string& path) {
+  std::string body = read_compressed_file(path, kMergedMagic, kMergedVersionMajor, "merged trace");
+  return decode_merged_body(reinterpret_cast<const uint8_t*>(body.data()), body.size(), path, true);
+}
+
+MergedTrace decode_merged_body(const uint8_t* data, size_t size, const std::string& path, bool with_times) {
   MergedTrace m;
-  In top(reinterpret_cast<const uint8_t*>(body.data()), body.size(), path);
+  In top(data, size, path);
   bool have_run = false, have_events = false;
   while (!top.c.at_end()) {
     auto id = static_cast<MergedSection>(top.u("section id"));
@@ -517,6 +537,7 @@ MergedTrace read_merged(const std::string& path) {
   }
   if (!have_run || !have_events || m.ranks.size() != m.world_size)
     throw TraceError(path + ": corrupt merged trace (sections missing)");
+  if (!with_times) return m;
   // Every rank's time column must match the events it takes part in.
   std::vector<uint64_t> seen(m.world_size, 0);
   for (const MergedEvent& e : m.events)

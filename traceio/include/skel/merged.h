@@ -127,4 +127,14 @@ void write_merged(const std::string& path, const MergedTrace& m);
 MergedTrace read_merged(const std::string& path);
 bool is_merged_file(const std::string& path);  // by magic number
 
+// Building blocks shared with the folded-program file (skel/folded.h): the
+// merged sections without the file header, and the common file envelope
+// (8-byte magic, u16 major, u16 minor, u32 0, one zstd frame).
+std::string encode_merged_body(const MergedTrace& m, bool with_times);
+MergedTrace decode_merged_body(const uint8_t* data, size_t size, const std::string& path, bool with_times);
+void write_compressed_file(const std::string& path, const char* magic, uint16_t major, uint16_t minor,
+                           const std::string& body);
+std::string read_compressed_file(const std::string& path, const char* magic, uint16_t major_supported,
+                                 const char* what);
+
 }  // namespace skt

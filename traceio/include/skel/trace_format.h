@@ -237,6 +237,21 @@ enum class MergedSection : uint32_t {
   kTimes = 10,      // per rank: gap and duration of each of its events, in merged order
 };
 
+// ---------------------------------------------------------------- folded programs
+// A folded program (skelgen compress) uses the same envelope as a merged
+// trace with magic "SKELFLD" + '\0'; its sections (FoldedSection) hold the
+// symbol table (a merged body whose events are one representative per
+// symbol) and the loop tree with timing. docs/trace-format.md.
+inline constexpr char kFoldedMagic[8] = {'S', 'K', 'E', 'L', 'F', 'L', 'D', '\0'};
+inline constexpr uint16_t kFoldedVersionMajor = 1;
+inline constexpr uint16_t kFoldedVersionMinor = 0;
+enum class FoldedSection : uint32_t {
+  kInfo = 1,     // source, merged events folded
+  kSymbols = 2,  // an embedded merged body (no times): events = symbols
+  kNodes = 3,    // the loop tree: nodes with counts, children, timing, count rules
+  kTop = 4,      // node indices of the top level
+};
+
 // How one parameter of a merged event is given for each participating rank r
 // of a world of P ranks. Evaluation: skel/merged.h, ParamDesc::value.
 enum class ParamKind : uint8_t {

@@ -1,0 +1,34 @@
+// Stage 3 on a merged trace: merged events -> symbols -> nested loops, with
+// the timing of every position (skel/folded.h).
+//
+// Two merged events are the same symbol when they are the same call
+// (identity), by the same ranks, with the same parameter descriptions —
+// except that a constant count or byte size only has to fall in the same
+// band (a factor of 1 + band), so that loops whose message sizes wobble a
+// little still fold. The exact values are kept: where they vary between a
+// node's instances, its CountRule says how (linear in the instance, or the
+// mean with its range).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "skel/folded.h"
+
+namespace skt::fold {
+
+struct CompressOptions {
+  double count_band = 0.25;  // counts within a factor 1.25 may share a symbol
+  std::function<void(const std::string&)> progress;
+};
+
+FoldedProgram compress(const MergedTrace& m, const CompressOptions& opt);
+
+// Problems (at most `limit`): the program must expand to the merged trace's
+// calls, and every rank's total computation and communication time must
+// match the merged trace's within `tolerance` (relative).
+std::vector<std::string> verify(const FoldedProgram& p, const MergedTrace& m, double tolerance = 1e-3,
+                                size_t limit = 20);
+
+}  // namespace skt::fold

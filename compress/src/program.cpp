@@ -1,0 +1,252 @@
+#include <cmath>
+#include <unordered_map>
+
+#include "skel/codec.h"
+#include "skel/compress.h"
+#include "skel/fold.h"
+
+namespace skt::fold {
+namespace {
+
+bool count_like(Param p) { return p == Param::count || p == Param::count2 || p == Param::bytes || p == Param::bytes2; }
+
+// The symbol key of a merged event: everything that must be equal.
+std::string symbol_key(const MergedEvent& e, double band) {
+  std::string k;
+  auto put = [&k](int64_t v) {
+    uint8_t tmp[10];
+    uint8_t* end = codec::put_varint(tmp, codec::zigzag(v));
+    k.append(reinterpret_cast<char*>(tmp), static_cast<size_t>(end - tmp));
+  };
+  put(e.identity);
+  put(static_cast<int64_t>(e.ranks.size()));
+  for (uint32_t r : e.ranks) put(r);
+  for (size_t p = 0; p < kNumParams; ++p) {
+    const ParamDesc& d = e.params[p];
+    put(static_cast<int64_t>(d.kind));
+    if (d.kind == ParamKind::kConst && count_like(static_cast<Param>(p)) && d.a > 0) {
+      put(static_cast<int64_t>(std::floor(std::log(static_cast<double>(d.a)) / std::log1p(band))));
+    } else if (d.kind == ParamKind::kTable) {
+      for (size_t q = 0; q < e.ranks.size(); ++q) put(e.tables[static_cast<size_t>(d.a) + q]);
+    } else {
+      put(d.a);
+      put(d.b);
+    }
+  }
+  for (const ListDesc& l : e.lists) {
+    put(static_cast<int64_t>(l.field));
+    put(l.same);
+    for (const auto& v : l.lists) {
+      put(static_cast<int64_t>(v.size()));
+      for (int64_t x : v) put(x);
+    }
+  }
+  return k;
+}
+
+struct Acc {  // running statistics of one rank at one node
+  uint64_t n = 0;
+  double sum = 0, sumsq = 0, min = 0, max = 0;
+  void add(double v) {
+    if (!n || v < min) min = v;
+    if (!n || v > max) max = v;
+    ++n;
+    sum += v;
+    sumsq += v * v;
+  }
+  RankStat stat() const {
+    RankStat s;
+    s.n = n;
+    if (!n) return s;
+    s.mean = sum / static_cast<double>(n);
+    double var = sumsq / static_cast<double>(n) - s.mean * s.mean;
+    s.sd = var > 0 ? std::sqrt(var) : 0;
+    s.min = min;
+    s.max = max;
+    return s;
+  }
+};
+
+struct CountAcc {  // one count-like parameter of one rank over a node's instances
+  uint64_t n = 0;
+  int64_t first = 0, step = 0;
+  bool linear = true, varies = false;
+  double sum = 0, min = 0, max = 0;
+  void add(int64_t v) {
+    if (n == 0) first = v;
+    else if (n == 1) step = v - first;
+    else if (v != first + step * static_cast<int64_t>(n)) linear = false;
+    if (n && v != first) varies = true;
+    double d = static_cast<double>(v);
+    if (!n || d < min) min = d;
+    if (!n || d > max) max = d;
+    sum += d;
+    ++n;
+  }
+};
+
+struct Builder {
+  const MergedTrace& m;
+  const std::vector<int64_t>& seq;  // symbol of each merged event
+  FoldedProgram& out;
+  const Folded& folded;
+  std::vector<std::vector<Acc>> gap, dur;        // per node, per world rank
+  std::vector<std::vector<std::vector<CountAcc>>> counts;  // per node, per count param (4), per rank
+  std::vector<size_t> cursor;                    // per rank: next time index
+  size_t pos = 0;                                // next merged event
+
+  std::vector<uint32_t> build(const std::vector<Item>& items) {
+    std::vector<uint32_t> ids;
+    for (Item it : items) {
+      FoldedNode n;
+      if (is_loop(it)) {
+        const Loop& l = folded.loops[loop_index(it)];
+        n.body = build(l.body);
+        n.count = l.count;
+      } else {
+        n.symbol = it;
+      }
+      ids.push_back(static_cast<uint32_t>(out.nodes.size()));
+      out.nodes.push_back(std::move(n));
+    }
+    return ids;
+  }
+
+  // owner: the node that takes the gap of the first call here (-1: none).
+  void walk(const std::vector<uint32_t>& items, int64_t owner) {
+    for (size_t idx = 0; idx < items.size(); ++idx) {
+      uint32_t id = items[idx];
+      int64_t own = idx == 0 ? owner : -1;
+      FoldedNode& node = out.nodes[id];
+      ++node.instances;
+      if (node.is_loop()) {
+        for (uint64_t k = 0; k < node.count; ++k) walk(node.body, k == 0 ? (own >= 0 ? own : id) : -1);
+        continue;
+      }
+      const MergedEvent& e = m.events.at(pos);
+      if (seq.at(pos) != node.symbol) throw TraceError("compress: internal error: expansion out of step");
+      ++pos;
+      size_t target = own >= 0 ? static_cast<size_t>(own) : id;
+      for (uint32_t r : e.ranks) {
+        size_t c = cursor[r]++;
+        gap[target][r].add(static_cast<double>(m.ranks[r].gaps[c]));
+        dur[id][r].add(static_cast<double>(m.ranks[r].durations[c]));
+        int q = 0;
+        for (size_t p = 0; p < kNumParams; ++p)
+          if (count_like(static_cast<Param>(p))) {
+            if (e.params[p].kind != ParamKind::kAbsent) counts[id][q][r].add(m.value(e, static_cast<Param>(p), r));
+            ++q;
+          }
+      }
+    }
+  }
+};
+
+}  // namespace
+
+FoldedProgram compress(const MergedTrace& m, const CompressOptions& opt) {
+  FoldedProgram out;
+  out.source = m.source;
+  out.merged_events = m.events.size();
+  out.symbols = m;  // tables
+  out.symbols.events.clear();
+  for (auto& r : out.symbols.ranks) {
+    r.gaps.clear();
+    r.durations.clear();
+  }
+  // 1. merged events -> symbols
+  std::unordered_map<std::string, int64_t> ids;
+  std::vector<int64_t> seq;
+  std::vector<int32_t> str;
+  seq.reserve(m.events.size());
+  for (const MergedEvent& e : m.events) {
+    auto [it, fresh] = ids.emplace(symbol_key(e, opt.count_band), static_cast<int64_t>(out.symbols.events.size()));
+    if (fresh) out.symbols.events.push_back(e);
+    seq.push_back(it->second);
+    str.push_back(static_cast<int32_t>(it->second));
+  }
+  if (opt.progress)
+    opt.progress(std::to_string(m.events.size()) + " merged events, " + std::to_string(ids.size()) + " symbols");
+  // 2. fold
+  Folded folded = fold(str);
+  // 3. the loop tree (children before parents) and 4. the timing walk
+  Builder b{m, seq, out, folded, {}, {}, {}, std::vector<size_t>(m.world_size, 0)};
+  out.top = b.build(folded.items);
+  size_t N = out.nodes.size(), P = m.world_size;
+  b.gap.assign(N, std::vector<Acc>(P));
+  b.dur.assign(N, std::vector<Acc>(P));
+  b.counts.assign(N, std::vector<std::vector<CountAcc>>(4, std::vector<CountAcc>(P)));
+  b.walk(out.top, -1);
+  for (size_t i = 0; i < N; ++i) {
+    FoldedNode& n = out.nodes[i];
+    n.gap.resize(P);
+    for (size_t r = 0; r < P; ++r) n.gap[r] = b.gap[i][r].stat();
+    if (n.is_loop()) continue;
+    n.dur.resize(P);
+    for (size_t r = 0; r < P; ++r) n.dur[r] = b.dur[i][r].stat();
+    const Param cps[] = {Param::count, Param::count2, Param::bytes, Param::bytes2};
+    for (int q = 0; q < 4; ++q) {
+      bool varies = false;
+      for (size_t r = 0; r < P; ++r) varies |= b.counts[i][q][r].varies;
+      if (!varies) continue;
+      CountRule rule;
+      rule.param = cps[q];
+      rule.kind.assign(P, 0);
+      rule.a.assign(P, 0);
+      rule.b.assign(P, 0);
+      rule.min.assign(P, 0);
+      rule.max.assign(P, 0);
+      for (size_t r = 0; r < P; ++r) {
+        const CountAcc& c = b.counts[i][q][r];
+        if (!c.n) continue;
+        rule.kind[r] = c.linear ? 1 : 2;
+        rule.a[r] = c.linear ? static_cast<double>(c.first) : c.sum / static_cast<double>(c.n);
+        rule.b[r] = c.linear ? static_cast<double>(c.step) : 0;
+        rule.min[r] = c.min;
+        rule.max[r] = c.max;
+      }
+      n.rules.push_back(std::move(rule));
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> verify(const FoldedProgram& p, const MergedTrace& m, double tolerance, size_t limit) {
+  std::vector<std::string> out;
+  auto report = [&](const std::string& s) {
+    if (out.size() < limit) out.push_back(s);
+  };
+  std::vector<int64_t> seq = p.expand();
+  if (seq.size() != m.events.size()) {
+    report("the program expands to " + std::to_string(seq.size()) + " calls, the merged trace has " +
+           std::to_string(m.events.size()));
+    return out;
+  }
+  for (size_t i = 0; i < seq.size(); ++i) {
+    const MergedEvent& want = m.events[i];
+    const MergedEvent& got = p.symbols.events.at(static_cast<size_t>(seq[i]));
+    if (got.identity != want.identity || got.ranks != want.ranks)
+      report("call " + std::to_string(i) + ": the program has another call there");
+  }
+  for (uint32_t r = 0; r < m.world_size; ++r) {
+    double gaps = 0, durs = 0, fgaps = 0, fdurs = 0;
+    for (size_t k = 0; k < m.ranks[r].gaps.size(); ++k) {
+      gaps += static_cast<double>(m.ranks[r].gaps[k]);
+      durs += static_cast<double>(m.ranks[r].durations[k]);
+    }
+    for (const FoldedNode& n : p.nodes) {
+      if (r < n.gap.size()) fgaps += n.gap[r].mean * static_cast<double>(n.gap[r].n);
+      if (r < n.dur.size()) fdurs += n.dur[r].mean * static_cast<double>(n.dur[r].n);
+    }
+    auto off = [&](double want, double got) { return std::fabs(got - want) > tolerance * std::max(1.0, std::fabs(want)); };
+    if (off(gaps, fgaps))
+      report("rank " + std::to_string(r) + ": computation " + std::to_string(fgaps * 1e-9) + " s instead of " +
+             std::to_string(gaps * 1e-9) + " s");
+    if (off(durs, fdurs))
+      report("rank " + std::to_string(r) + ": communication " + std::to_string(fdurs * 1e-9) + " s instead of " +
+             std::to_string(durs * 1e-9) + " s");
+  }
+  return out;
+}
+
+}  // namespace skt::fold

@@ -1,0 +1,69 @@
+// A folded program: the merged trace as nested loops of symbols, with the
+// timing of every position. Written by skelgen compress, read by the
+// generator. File layout: docs/trace-format.md, "Folded programs".
+//
+// Timing model (what makes the expanded program's time equal the trace's):
+// every call instance's computation gap is attributed to exactly one node,
+// the outermost node that starts with it: the first call of a loop's first
+// iteration gives its gap to the loop (the computation before the loop is
+// entered), every other call instance to its own event node. A node keeps,
+// per rank, how many values it got and their mean and spread, so that
+// mean x n summed over nodes is the trace's total. Call durations go to
+// event nodes the same way.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "skel/merged.h"
+
+namespace skt {
+
+struct RankStat {
+  uint64_t n = 0;     // values summarised
+  double mean = 0;    // ns
+  double sd = 0;      // standard deviation, ns
+  double min = 0, max = 0;
+};
+
+// A count-like parameter (count, count2, bytes, bytes2) whose value changed
+// between the instances of one event node: per rank, the rule it follows
+// over the instances i = 0, 1, ...
+struct CountRule {
+  Param param = Param::count;
+  std::vector<uint8_t> kind;   // per world rank: 0 not taking part, 1 linear a + b*i, 2 mean (a) in [min, max]
+  std::vector<double> a, b, min, max;
+};
+
+struct FoldedNode {
+  int64_t symbol = -1;          // event node: index into FoldedProgram::symbols.events; loop: -1
+  uint64_t count = 0;           // loop: iterations per instance
+  std::vector<uint32_t> body;   // loop: child node indices, in order
+  uint64_t instances = 0;       // times the node runs in the whole program
+  std::vector<RankStat> gap;    // per world rank: computation before the node
+  std::vector<RankStat> dur;    // per world rank: call duration (event nodes)
+  std::vector<CountRule> rules; // count-like parameters that vary between instances
+  bool is_loop() const { return symbol < 0; }
+};
+
+struct FoldedProgram {
+  std::string source;            // merged trace it was folded from
+  uint64_t merged_events = 0;    // events in that merged trace
+  MergedTrace symbols;           // tables; events[i] = the representative call of symbol i (no times)
+  std::vector<FoldedNode> nodes;
+  std::vector<uint32_t> top;     // top-level node indices
+
+  // "S0 ( S1 ( S2 S3 )^10 )^200 S4"
+  std::string to_string() const;
+  // Symbols written, brackets and exponents not counted.
+  uint64_t length() const;
+  // The symbol sequence the program stands for.
+  std::vector<int64_t> expand() const;
+};
+
+void write_folded(const std::string& path, const FoldedProgram& p);
+FoldedProgram read_folded(const std::string& path);  // throws TraceError naming the file
+bool is_folded_file(const std::string& path);
+
+}  // namespace skt

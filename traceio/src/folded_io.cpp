@@ -1,0 +1,266 @@
+#include <cstring>
+#include <fstream>
+
+#include "skel/codec.h"
+#include "skel/folded.h"
+
+namespace skt {
+
+namespace {
+
+void items_to_string(const FoldedProgram& p, const std::vector<uint32_t>& items, std::string& out) {
+  for (uint32_t i : items) {
+    if (!out.empty()) out += ' ';
+    const FoldedNode& n = p.nodes.at(i);
+    if (!n.is_loop()) {
+      out += "S" + std::to_string(n.symbol);
+      continue;
+    }
+    out += '(';
+    items_to_string(p, n.body, out);
+    out += " )^" + std::to_string(n.count);
+  }
+}
+
+uint64_t length_of(const FoldedProgram& p, const std::vector<uint32_t>& items) {
+  uint64_t len = 0;
+  for (uint32_t i : items) len += p.nodes.at(i).is_loop() ? length_of(p, p.nodes[i].body) : 1;
+  return len;
+}
+
+void expand_into(const FoldedProgram& p, const std::vector<uint32_t>& items, std::vector<int64_t>& out) {
+  for (uint32_t i : items) {
+    const FoldedNode& n = p.nodes.at(i);
+    if (!n.is_loop()) out.push_back(n.symbol);
+    else
+      for (uint64_t k = 0; k < n.count; ++k) expand_into(p, n.body, out);
+  }
+}
+
+struct Out {
+  std::string b;
+  void u(uint64_t v) {
+    uint8_t tmp[10];
+    uint8_t* e = codec::put_varint(tmp, v);
+    b.append(reinterpret_cast<char*>(tmp), static_cast<size_t>(e - tmp));
+  }
+  void s(int64_t v) { u(codec::zigzag(v)); }
+  void f(double d) { codec::put_f64(b, d); }
+  void str(const std::string& x) {
+    u(x.size());
+    b += x;
+  }
+  void section(FoldedSection id, const Out& c) {
+    u(static_cast<uint64_t>(id));
+    u(c.b.size());
+    b += c.b;
+  }
+};
+
+struct In {
+  codec::Cursor c;
+  const std::string& path;
+  In(const uint8_t* d, size_t n, const std::string& p) : c(d, n), path(p) {}
+  [[noreturn]] void bad(const char* what) const { throw TraceError(path + ": corrupt folded program (" + what + ")"); }
+  uint64_t u(const char* what = "field") {
+    uint64_t v;
+    if (!c.varint(v)) bad(what);
+    return v;
+  }
+  uint64_t count(const char* what) {
+    uint64_t v = u(what);
+    if (v > c.remaining() + 1) bad(what);
+    return v;
+  }
+  int64_t s(const char* what = "field") {
+    int64_t v;
+    if (!c.svarint(v)) bad(what);
+    return v;
+  }
+  double f() {
+    double d;
+    if (!c.f64(d)) bad("number");
+    return d;
+  }
+  std::string str() {
+    uint64_t n = count("string");
+    const uint8_t* b;
+    if (!c.bytes(n, b)) bad("string");
+    return std::string(reinterpret_cast<const char*>(b), n);
+  }
+};
+
+void put_stats(Out& o, const std::vector<RankStat>& v) {
+  o.u(v.size());
+  for (const RankStat& st : v) {
+    o.u(st.n);
+    if (!st.n) continue;
+    o.f(st.mean);
+    o.f(st.sd);
+    o.f(st.min);
+    o.f(st.max);
+  }
+}
+
+std::vector<RankStat> get_stats(In& in) {
+  std::vector<RankStat> v(in.count("statistics"));
+  for (RankStat& st : v) {
+    st.n = in.u();
+    if (!st.n) continue;
+    st.mean = in.f();
+    st.sd = in.f();
+    st.min = in.f();
+    st.max = in.f();
+  }
+  return v;
+}
+
+}  // namespace
+
+std::string FoldedProgram::to_string() const {
+  std::string out;
+  items_to_string(*this, top, out);
+  return out;
+}
+
+uint64_t FoldedProgram::length() const { return length_of(*this, top); }
+
+std::vector<int64_t> FoldedProgram::expand() const {
+  std::vector<int64_t> out;
+  expand_into(*this, top, out);
+  return out;
+}
+
+void write_folded(const std::string& path, const FoldedProgram& p) {
+  Out body;
+  {
+    Out o;
+    o.str(p.source);
+    o.u(p.merged_events);
+    body.section(FoldedSection::kInfo, o);
+  }
+  {
+    Out o;
+    o.b = encode_merged_body(p.symbols, false);
+    body.section(FoldedSection::kSymbols, o);
+  }
+  {
+    Out o;
+    o.u(p.nodes.size());
+    for (const FoldedNode& n : p.nodes) {
+      o.s(n.symbol);
+      o.u(n.count);
+      o.u(n.body.size());
+      for (uint32_t c : n.body) o.u(c);
+      o.u(n.instances);
+      put_stats(o, n.gap);
+      put_stats(o, n.dur);
+      o.u(n.rules.size());
+      for (const CountRule& r : n.rules) {
+        o.u(static_cast<uint64_t>(r.param));
+        o.u(r.kind.size());
+        for (size_t k = 0; k < r.kind.size(); ++k) {
+          o.u(r.kind[k]);
+          if (!r.kind[k]) continue;
+          o.f(r.a[k]);
+          o.f(r.b[k]);
+          o.f(r.min[k]);
+          o.f(r.max[k]);
+        }
+      }
+    }
+    body.section(FoldedSection::kNodes, o);
+  }
+  {
+    Out o;
+    o.u(p.top.size());
+    for (uint32_t t : p.top) o.u(t);
+    body.section(FoldedSection::kTop, o);
+  }
+  write_compressed_file(path, kFoldedMagic, kFoldedVersionMajor, kFoldedVersionMinor, body.b);
+}
+
+FoldedProgram read_folded(const std::string& path) {
+  std::string body = read_compressed_file(path, kFoldedMagic, kFoldedVersionMajor, "folded program");
+  FoldedProgram p;
+  In top(reinterpret_cast<const uint8_t*>(body.data()), body.size(), path);
+  bool have_symbols = false, have_nodes = false;
+  while (!top.c.at_end()) {
+    auto id = static_cast<FoldedSection>(top.u("section id"));
+    uint64_t len = top.count("section length");
+    const uint8_t* d;
+    if (!top.c.bytes(len, d)) top.bad("section length");
+    In in(d, len, path);
+    switch (id) {
+      case FoldedSection::kInfo:
+        p.source = in.str();
+        p.merged_events = in.u();
+        break;
+      case FoldedSection::kSymbols:
+        p.symbols = decode_merged_body(d, len, path, false);
+        have_symbols = true;
+        break;
+      case FoldedSection::kNodes: {
+        p.nodes.resize(in.count("nodes"));
+        for (FoldedNode& n : p.nodes) {
+          n.symbol = in.s();
+          n.count = in.u();
+          n.body.resize(in.count("body"));
+          for (uint32_t& c : n.body) c = static_cast<uint32_t>(in.u());
+          n.instances = in.u();
+          n.gap = get_stats(in);
+          n.dur = get_stats(in);
+          n.rules.resize(in.count("rules"));
+          for (CountRule& r : n.rules) {
+            uint64_t prm = in.u();
+            if (prm >= kNumParams) in.bad("rule parameter");
+            r.param = static_cast<Param>(prm);
+            size_t k = in.count("rule ranks");
+            r.kind.resize(k);
+            r.a.resize(k);
+            r.b.resize(k);
+            r.min.resize(k);
+            r.max.resize(k);
+            for (size_t q = 0; q < k; ++q) {
+              r.kind[q] = static_cast<uint8_t>(in.u());
+              if (!r.kind[q]) continue;
+              r.a[q] = in.f();
+              r.b[q] = in.f();
+              r.min[q] = in.f();
+              r.max[q] = in.f();
+            }
+          }
+        }
+        have_nodes = true;
+        break;
+      }
+      case FoldedSection::kTop:
+        p.top.resize(in.count("top"));
+        for (uint32_t& t : p.top) t = static_cast<uint32_t>(in.u());
+        break;
+      default:
+        break;
+    }
+  }
+  if (!have_symbols || !have_nodes) throw TraceError(path + ": corrupt folded program (sections missing)");
+  // Structure: children and symbols in range, the tree acyclic (children come before parents).
+  for (size_t i = 0; i < p.nodes.size(); ++i) {
+    const FoldedNode& n = p.nodes[i];
+    if (!n.is_loop() && static_cast<size_t>(n.symbol) >= p.symbols.events.size())
+      throw TraceError(path + ": corrupt folded program (symbol out of range)");
+    for (uint32_t c : n.body)
+      if (c >= i) throw TraceError(path + ": corrupt folded program (loop tree out of order)");
+  }
+  for (uint32_t t : p.top)
+    if (t >= p.nodes.size()) throw TraceError(path + ": corrupt folded program (top level out of range)");
+  return p;
+}
+
+bool is_folded_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  char magic[8] = {0};
+  f.read(magic, 8);
+  return f.gcount() == 8 && std::memcmp(magic, kFoldedMagic, 8) == 0;
+}
+
+}  // namespace skt
