@@ -31,6 +31,18 @@ expect_error "cannot tell which MPI" "$skelgen" trace -o "$work/t" -- /bin/true
 expect_error "required" "$skelgen" trace -o "$work/t"
 mkdir -p "$work/full" && cp "$corpus/text.skt" "$work/full/rank-00000.skt"
 expect_error "already holds a trace" "$skelgen" trace -o "$work/full" --mpi mpich -- /bin/true
+# compress: bad symbol files, wrong kinds of file
+printf '1 2 x 3' > "$work/bad-symbols.txt"
+expect_error "bad-symbols.txt:1: 'x' is not a non-negative integer" "$skelgen" compress --symbols "$work/bad-symbols.txt"
+printf '1 -2' > "$work/neg-symbols.txt"
+expect_error "'-2' is not a non-negative integer" "$skelgen" compress --symbols "$work/neg-symbols.txt"
+printf '1 99999999999' > "$work/big-symbols.txt"
+expect_error "too large" "$skelgen" compress --symbols "$work/big-symbols.txt"
+: > "$work/empty-symbols.txt"
+expect_error "no symbols (empty input)" "$skelgen" compress --symbols "$work/empty-symbols.txt"
+expect_error "not a skelgen merged trace" "$skelgen" compress "$corpus/text.skt"
+expect_error "this is a per-rank trace file, not a merged trace" "$skelgen" compress "$corpus/future-major.skt"
+expect_error "give a merged trace or --symbols" "$skelgen" compress
 # a program built with one MPI, launched with the other's launcher
 if [ -n "${MPICH_APP:-}" ] && command -v mpirun.openmpi > /dev/null; then
   expect_error "is linked with mpich but mpirun.openmpi launches openmpi" \

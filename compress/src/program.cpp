@@ -10,39 +10,69 @@ namespace {
 
 bool count_like(Param p) { return p == Param::count || p == Param::count2 || p == Param::bytes || p == Param::bytes2; }
 
-// The symbol key of a merged event: everything that must be equal.
-std::string symbol_key(const MergedEvent& e, double band) {
-  std::string k;
-  auto put = [&k](int64_t v) {
+// Merged events -> symbols. The key is everything that must be equal; a
+// constant count-like value only has to be within the band of a centre: the
+// first value seen for that call becomes a centre, later values within
+// +-band of it join it, others start a centre of their own.
+class SymbolTable {
+ public:
+  explicit SymbolTable(double band) : band_(band) {}
+
+  // The symbol of e; `fresh` says it is new.
+  int64_t symbol(const MergedEvent& e, bool& fresh) {
+    key_.clear();
+    put(e.identity);
+    put(static_cast<int64_t>(e.ranks.size()));
+    for (uint32_t r : e.ranks) put(r);
+    for (size_t p = 0; p < kNumParams; ++p) {
+      const ParamDesc& d = e.params[p];
+      put(static_cast<int64_t>(d.kind));
+      if (d.kind == ParamKind::kConst && count_like(static_cast<Param>(p)) && d.a > 0) continue;  // banded below
+      if (d.kind == ParamKind::kTable) {
+        for (size_t q = 0; q < e.ranks.size(); ++q) put(e.tables[static_cast<size_t>(d.a) + q]);
+      } else {
+        put(d.a);
+        put(d.b);
+      }
+    }
+    for (const ListDesc& l : e.lists) {
+      put(static_cast<int64_t>(l.field));
+      put(l.same);
+      for (const auto& v : l.lists) {
+        put(static_cast<int64_t>(v.size()));
+        for (int64_t x : v) put(x);
+      }
+    }
+    std::string base = key_;
+    for (size_t p = 0; p < kNumParams; ++p) {
+      const ParamDesc& d = e.params[p];
+      if (!(d.kind == ParamKind::kConst && count_like(static_cast<Param>(p)) && d.a > 0)) continue;
+      std::vector<int64_t>& centres = centres_[base + static_cast<char>(p)];
+      size_t c = 0;
+      while (c < centres.size() &&
+             std::fabs(static_cast<double>(d.a - centres[c])) > band_ * static_cast<double>(centres[c]))
+        ++c;
+      if (c == centres.size()) centres.push_back(d.a);
+      put(static_cast<int64_t>(p));
+      put(static_cast<int64_t>(c));
+    }
+    auto [it, is_new] = ids_.emplace(key_, static_cast<int64_t>(ids_.size()));
+    fresh = is_new;
+    return it->second;
+  }
+  size_t size() const { return ids_.size(); }
+
+ private:
+  void put(int64_t v) {
     uint8_t tmp[10];
     uint8_t* end = codec::put_varint(tmp, codec::zigzag(v));
-    k.append(reinterpret_cast<char*>(tmp), static_cast<size_t>(end - tmp));
-  };
-  put(e.identity);
-  put(static_cast<int64_t>(e.ranks.size()));
-  for (uint32_t r : e.ranks) put(r);
-  for (size_t p = 0; p < kNumParams; ++p) {
-    const ParamDesc& d = e.params[p];
-    put(static_cast<int64_t>(d.kind));
-    if (d.kind == ParamKind::kConst && count_like(static_cast<Param>(p)) && d.a > 0) {
-      put(static_cast<int64_t>(std::floor(std::log(static_cast<double>(d.a)) / std::log1p(band))));
-    } else if (d.kind == ParamKind::kTable) {
-      for (size_t q = 0; q < e.ranks.size(); ++q) put(e.tables[static_cast<size_t>(d.a) + q]);
-    } else {
-      put(d.a);
-      put(d.b);
-    }
+    key_.append(reinterpret_cast<char*>(tmp), static_cast<size_t>(end - tmp));
   }
-  for (const ListDesc& l : e.lists) {
-    put(static_cast<int64_t>(l.field));
-    put(l.same);
-    for (const auto& v : l.lists) {
-      put(static_cast<int64_t>(v.size()));
-      for (int64_t x : v) put(x);
-    }
-  }
-  return k;
-}
+  double band_;
+  std::string key_;
+  std::unordered_map<std::string, std::vector<int64_t>> centres_;
+  std::unordered_map<std::string, int64_t> ids_;
+};
 
 struct Acc {  // running statistics of one rank at one node
   uint64_t n = 0;
@@ -155,18 +185,19 @@ FoldedProgram compress(const MergedTrace& m, const CompressOptions& opt) {
     r.durations.clear();
   }
   // 1. merged events -> symbols
-  std::unordered_map<std::string, int64_t> ids;
+  SymbolTable symbols(opt.count_band);
   std::vector<int64_t> seq;
   std::vector<int32_t> str;
   seq.reserve(m.events.size());
   for (const MergedEvent& e : m.events) {
-    auto [it, fresh] = ids.emplace(symbol_key(e, opt.count_band), static_cast<int64_t>(out.symbols.events.size()));
+    bool fresh = false;
+    int64_t id = symbols.symbol(e, fresh);
     if (fresh) out.symbols.events.push_back(e);
-    seq.push_back(it->second);
-    str.push_back(static_cast<int32_t>(it->second));
+    seq.push_back(id);
+    str.push_back(static_cast<int32_t>(id));
   }
   if (opt.progress)
-    opt.progress(std::to_string(m.events.size()) + " merged events, " + std::to_string(ids.size()) + " symbols");
+    opt.progress(std::to_string(m.events.size()) + " merged events, " + std::to_string(symbols.size()) + " symbols");
   // 2. fold
   Folded folded = fold(str);
   // 3. the loop tree (children before parents) and 4. the timing walk

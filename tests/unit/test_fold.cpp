@@ -197,3 +197,135 @@ TEST(Fold, QualityAgainstTheExactOptimum) {
   EXPECT_GE(frac, FOLD_OPTIMAL_FLOOR);
   EXPECT_LE(worst, FOLD_WORST_RATIO_CEILING);
 }
+
+// ------------------------------------------------------------ merged traces
+
+#include "skel/compress.h"
+#include "skel/merge.h"
+#include "skel/skel_funcs.h"
+#include "synthetic.h"
+#include "trace_fixtures.h"
+
+namespace {
+
+skt::MergedTrace merged_from(uint32_t P, const std::function<std::vector<skt::testing::Syn>(uint32_t)>& program) {
+  std::string dir = skt::testing::temp_dir("fold");
+  skt::testing::write_synthetic(dir, P, program);
+  skt::merge::Options opt;
+  auto loaded = skt::merge::load(dir, opt);
+  return skt::merge::merge(loaded, opt);
+}
+
+skt::testing::Syn call(uint32_t func, uint32_t site, int64_t gap, int64_t dur, int64_t count = skt::kNone) {
+  skt::testing::Syn s;
+  s.func = func;
+  s.site = site;
+  s.gap = gap;
+  s.dur = dur;
+  s.count = count;
+  if (count != skt::kNone) s.tag = 0;
+  return s;
+}
+
+}  // namespace
+
+TEST(Compress, NestedLoopsKeepEveryRanksTimeAndTheLoopEntryGap) {
+  const uint32_t P = 3;
+  auto m = merged_from(P, [&](uint32_t r) {
+    std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0, 0, 5000)};
+    for (int outer = 0; outer < 20; ++outer) {
+      // the computation before the inner loop is large; inside it is small
+      for (int inner = 0; inner < 10; ++inner) {
+        v.push_back(call(skt::kFunc_MPI_Barrier, 1, inner == 0 ? 900000 + r * 1000 : 1000 + inner, 300 + r));
+        v.push_back(call(skt::kFunc_MPI_Allreduce, 2, 2000, 400 + outer));
+      }
+      v.push_back(call(skt::kFunc_MPI_Bcast, 3, 50000, 700, 8));
+    }
+    v.push_back(call(skt::kFunc_MPI_Finalize, 4, 10, 100));
+    return v;
+  });
+  skt::FoldedProgram p = compress(m, {});
+  EXPECT_EQ(p.to_string(), "S0 ( ( S1 S2 )^10 S3 )^20 S4");
+  EXPECT_TRUE(verify(p, m, 1e-9).empty());
+  // The inner loop node took each instance's entry gap (900 us), its first
+  // call only the gaps of iterations 2..10.
+  const skt::FoldedNode* inner = nullptr;
+  const skt::FoldedNode* barrier = nullptr;
+  for (const auto& n : p.nodes) {
+    if (n.is_loop() && n.count == 10) inner = &n;
+    if (!n.is_loop() && m.identities[p.symbols.events[static_cast<size_t>(n.symbol)].identity].func ==
+                            skt::kFunc_MPI_Barrier)
+      barrier = &n;
+  }
+  ASSERT_TRUE(inner && barrier);
+  // The outer loop's own entry is the first inner loop's first call: it goes to the outer loop.
+  EXPECT_EQ(inner->gap[1].n, 19u);
+  EXPECT_DOUBLE_EQ(inner->gap[1].mean, 901000);
+  EXPECT_EQ(barrier->gap[2].n, 20u * 9u);
+  EXPECT_NEAR(barrier->gap[2].mean, 1005, 1e-9);
+  EXPECT_EQ(barrier->dur[2].n, 200u);
+  EXPECT_DOUBLE_EQ(barrier->dur[2].mean, 302);
+}
+
+TEST(Compress, CountsInABandFoldWithARuleAndOthersDoNot) {
+  auto m = merged_from(2, [&](uint32_t r) {
+    std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0, 0, 10)};
+    for (int it = 0; it < 12; ++it) {
+      v.push_back(call(skt::kFunc_MPI_Bcast, 1, 100, 10, 1000 + 10 * it));        // linear, within 25 %
+      v.push_back(call(skt::kFunc_MPI_Allreduce, 2, 100, 10, it % 2 ? 64 : 70));  // wobbles
+    }
+    return v;
+  });
+  skt::FoldedProgram p = compress(m, {});
+  EXPECT_EQ(p.to_string(), "S0 ( S1 S2 )^12");
+  EXPECT_TRUE(verify(p, m).empty());
+  bool linear = false, mean = false;
+  for (const auto& n : p.nodes)
+    for (const auto& rule : n.rules)
+      if (rule.param == skt::Param::count) {
+        if (rule.kind[0] == 1 && rule.a[0] == 1000 && rule.b[0] == 10) linear = true;
+        if (rule.kind[0] == 2 && rule.min[0] == 64 && rule.max[0] == 70) mean = true;
+      }
+  EXPECT_TRUE(linear);
+  EXPECT_TRUE(mean);
+  skt::fold::CompressOptions exact;
+  exact.count_band = 0;
+  EXPECT_EQ(compress(m, exact).length(), 1u + 24u) << "with no band, no two counts share a symbol";
+}
+
+TEST(Compress, DamagedFoldedFilesAreRejectedWithTheirName) {
+  auto m = merged_from(2, [&](uint32_t) {
+    std::vector<skt::testing::Syn> v;
+    for (int it = 0; it < 5; ++it) v.push_back(call(skt::kFunc_MPI_Barrier, 1, 100, 10));
+    return v;
+  });
+  std::string dir = skt::testing::temp_dir("fbad");
+  std::string good = dir + "/p.skf";
+  write_folded(good, compress(m, {}));
+  skt::FoldedProgram back = skt::read_folded(good);
+  EXPECT_EQ(back.to_string(), "( S0 )^5");
+  EXPECT_TRUE(verify(back, m).empty());
+  std::string bytes = skt::testing::read_file(good);
+  auto expect_error = [&](const std::string& content, const std::string& what) {
+    std::string p = dir + "/bad.skf";
+    skt::testing::write_file(p, content);
+    try {
+      skt::read_folded(p);
+      ADD_FAILURE() << "accepted: " << what;
+    } catch (const skt::TraceError& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(p), std::string::npos);
+    }
+  };
+  expect_error("", "bad magic");
+  expect_error(bytes.substr(0, bytes.size() - 3), "truncated");
+  std::string v7 = bytes;
+  v7[8] = 7;
+  expect_error(v7, "version 7.0 is not supported");
+  std::string flipped = bytes;
+  flipped[bytes.size() - 6] ^= 0x10;
+  expect_error(flipped, "corrupt");
+  std::string merged_path = dir + "/m.skm";
+  skt::write_merged(merged_path, m);
+  expect_error(skt::testing::read_file(merged_path), "this is a merged trace, not a folded program");
+}

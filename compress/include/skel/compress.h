@@ -3,9 +3,9 @@
 //
 // Two merged events are the same symbol when they are the same call
 // (identity), by the same ranks, with the same parameter descriptions —
-// except that a constant count or byte size only has to fall in the same
-// band (a factor of 1 + band), so that loops whose message sizes wobble a
-// little still fold. The exact values are kept: where they vary between a
+// except that a constant count or byte size only has to lie within +-band of
+// a centre (the first such value seen for that call), so that loops whose
+// message sizes wobble a little still fold. The exact values are kept: where they vary between a
 // node's instances, its CountRule says how (linear in the instance, or the
 // mean with its range).
 #pragma once
@@ -19,7 +19,7 @@
 namespace skt::fold {
 
 struct CompressOptions {
-  double count_band = 0.25;  // counts within a factor 1.25 may share a symbol
+  double count_band = 0.25;  // counts within +-25 % of a centre share a symbol (0: exact)
   std::function<void(const std::string&)> progress;
 };
 
