@@ -56,4 +56,8 @@ show 8 "$build/bin/skelgen" dump "$build/example-trace" --rank 0
 echo "== merging the ranks into one program trace"
 "$build/bin/skelgen" merge "$build/example-trace" -o "$build/example.skm" --verify
 echo "== first merged events (skelgen dump $build/example.skm)"
-show 14 "$build/bin/skelgen" dump "$build/example.skm"
+show 6 "$build/bin/skelgen" dump "$build/example.skm"
+echo "== folding the loops"
+"$build/bin/skelgen" compress "$build/example.skm" -o "$build/example.skf" --verify
+echo "== the folded program and its symbols (skelgen dump $build/example.skf)"
+show 12 "$build/bin/skelgen" dump "$build/example.skf"

@@ -3,6 +3,7 @@
 
 #include "skel/codec.h"
 #include "skel/folded.h"
+#include "section_io.h"
 
 namespace skt {
 
@@ -37,57 +38,11 @@ void expand_into(const FoldedProgram& p, const std::vector<uint32_t>& items, std
   }
 }
 
-struct Out {
-  std::string b;
-  void u(uint64_t v) {
-    uint8_t tmp[10];
-    uint8_t* e = codec::put_varint(tmp, v);
-    b.append(reinterpret_cast<char*>(tmp), static_cast<size_t>(e - tmp));
-  }
-  void s(int64_t v) { u(codec::zigzag(v)); }
-  void f(double d) { codec::put_f64(b, d); }
-  void str(const std::string& x) {
-    u(x.size());
-    b += x;
-  }
-  void section(FoldedSection id, const Out& c) {
-    u(static_cast<uint64_t>(id));
-    u(c.b.size());
-    b += c.b;
-  }
-};
+using sections::Out;
 
-struct In {
-  codec::Cursor c;
-  const std::string& path;
-  In(const uint8_t* d, size_t n, const std::string& p) : c(d, n), path(p) {}
-  [[noreturn]] void bad(const char* what) const { throw TraceError(path + ": corrupt folded program (" + what + ")"); }
-  uint64_t u(const char* what = "field") {
-    uint64_t v;
-    if (!c.varint(v)) bad(what);
-    return v;
-  }
-  uint64_t count(const char* what) {
-    uint64_t v = u(what);
-    if (v > c.remaining() + 1) bad(what);
-    return v;
-  }
-  int64_t s(const char* what = "field") {
-    int64_t v;
-    if (!c.svarint(v)) bad(what);
-    return v;
-  }
-  double f() {
-    double d;
-    if (!c.f64(d)) bad("number");
-    return d;
-  }
-  std::string str() {
-    uint64_t n = count("string");
-    const uint8_t* b;
-    if (!c.bytes(n, b)) bad("string");
-    return std::string(reinterpret_cast<const char*>(b), n);
-  }
+struct In : sections::In {
+  In(const uint8_t* d, size_t n, const std::string& file) : sections::In(d, n, file, "folded program") {}
+  double f() { return f64(); }
 };
 
 void put_stats(Out& o, const std::vector<RankStat>& v) {
@@ -95,10 +50,10 @@ void put_stats(Out& o, const std::vector<RankStat>& v) {
   for (const RankStat& st : v) {
     o.u(st.n);
     if (!st.n) continue;
-    o.f(st.mean);
-    o.f(st.sd);
-    o.f(st.min);
-    o.f(st.max);
+    o.f64(st.mean);
+    o.f64(st.sd);
+    o.f64(st.min);
+    o.f64(st.max);
   }
 }
 
@@ -162,10 +117,10 @@ void write_folded(const std::string& path, const FoldedProgram& p) {
         for (size_t k = 0; k < r.kind.size(); ++k) {
           o.u(r.kind[k]);
           if (!r.kind[k]) continue;
-          o.f(r.a[k]);
-          o.f(r.b[k]);
-          o.f(r.min[k]);
-          o.f(r.max[k]);
+          o.f64(r.a[k]);
+          o.f64(r.b[k]);
+          o.f64(r.min[k]);
+          o.f64(r.max[k]);
         }
       }
     }

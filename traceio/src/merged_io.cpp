@@ -9,6 +9,7 @@
 #include "skel/codec.h"
 #include "skel/merged.h"
 #include "skel/skel_funcs.h"
+#include "section_io.h"
 
 namespace skt {
 
@@ -110,29 +111,7 @@ std::string MergedTrace::callsite_name(uint32_t cs) const {
 
 namespace {
 
-struct Out {
-  std::string b;
-  void u(uint64_t v) {
-    uint8_t tmp[10];
-    uint8_t* e = codec::put_varint(tmp, v);
-    b.append(reinterpret_cast<char*>(tmp), static_cast<size_t>(e - tmp));
-  }
-  void s(int64_t v) { u(codec::zigzag(v)); }
-  void str(const std::string& x) {
-    u(x.size());
-    b += x;
-  }
-  void f64(double d) { codec::put_f64(b, d); }
-  void list(const std::vector<int64_t>& v) {
-    u(v.size());
-    for (int64_t x : v) s(x);
-  }
-  void section(MergedSection id, const Out& content) {
-    u(static_cast<uint64_t>(id));
-    u(content.b.size());
-    b += content.b;
-  }
-};
+using sections::Out;
 
 // Participating ranks as runs: count, then (first, length) pairs.
 void put_ranks(Out& o, const std::vector<uint32_t>& ranks) {
@@ -311,42 +290,8 @@ void write_merged(const std::string& path, const MergedTrace& m) {
 
 namespace {
 
-struct In {
-  codec::Cursor c;
-  const std::string& path;
-  In(const uint8_t* p, size_t n, const std::string& file) : c(p, n), path(file) {}
-  [[noreturn]] void bad(const char* what) const { throw TraceError(path + ": corrupt merged trace (" + what + ")"); }
-  uint64_t u(const char* what = "field") {
-    uint64_t v;
-    if (!c.varint(v)) bad(what);
-    return v;
-  }
-  uint64_t count(const char* what) {  // a length that must fit in what remains
-    uint64_t v = u(what);
-    if (v > c.remaining() + 1) bad(what);
-    return v;
-  }
-  int64_t s(const char* what = "field") {
-    int64_t v;
-    if (!c.svarint(v)) bad(what);
-    return v;
-  }
-  std::string str(const char* what = "string") {
-    uint64_t n = count(what);
-    const uint8_t* b;
-    if (!c.bytes(n, b)) bad(what);
-    return std::string(reinterpret_cast<const char*>(b), n);
-  }
-  double f64() {
-    double d;
-    if (!c.f64(d)) bad("number");
-    return d;
-  }
-  std::vector<int64_t> list(const char* what = "list") {
-    std::vector<int64_t> v(count(what));
-    for (auto& x : v) x = s(what);
-    return v;
-  }
+struct In : sections::In {
+  In(const uint8_t* p, size_t n, const std::string& file) : sections::In(p, n, file, "merged trace") {}
 };
 
 }  // namespace

@@ -1,0 +1,80 @@
+// Internal: the varint section encoding shared by merged traces and folded
+// programs (docs/trace-format.md). Out appends; In reads with bounds checks
+// and throws TraceError("<path>: corrupt <what> (<field>)").
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "skel/codec.h"
+#include "skel/trace.h"
+
+namespace skt::sections {
+
+struct Out {
+  std::string b;
+  void u(uint64_t v) {
+    uint8_t tmp[10];
+    uint8_t* e = codec::put_varint(tmp, v);
+    b.append(reinterpret_cast<char*>(tmp), static_cast<size_t>(e - tmp));
+  }
+  void s(int64_t v) { u(codec::zigzag(v)); }
+  void f64(double d) { codec::put_f64(b, d); }
+  void str(const std::string& x) {
+    u(x.size());
+    b += x;
+  }
+  void list(const std::vector<int64_t>& v) {
+    u(v.size());
+    for (int64_t x : v) s(x);
+  }
+  template <typename Id>
+  void section(Id id, const Out& content) {
+    u(static_cast<uint64_t>(id));
+    u(content.b.size());
+    b += content.b;
+  }
+};
+
+struct In {
+  codec::Cursor c;
+  const std::string& path;
+  const char* what;  // "merged trace", "folded program"
+  In(const uint8_t* p, size_t n, const std::string& file, const char* kind) : c(p, n), path(file), what(kind) {}
+  [[noreturn]] void bad(const char* field) const {
+    throw TraceError(path + ": corrupt " + what + " (" + field + ")");
+  }
+  uint64_t u(const char* field = "field") {
+    uint64_t v;
+    if (!c.varint(v)) bad(field);
+    return v;
+  }
+  uint64_t count(const char* field) {  // a length that must fit in what remains
+    uint64_t v = u(field);
+    if (v > c.remaining() + 1) bad(field);
+    return v;
+  }
+  int64_t s(const char* field = "field") {
+    int64_t v;
+    if (!c.svarint(v)) bad(field);
+    return v;
+  }
+  std::string str(const char* field = "string") {
+    uint64_t n = count(field);
+    const uint8_t* b;
+    if (!c.bytes(n, b)) bad(field);
+    return std::string(reinterpret_cast<const char*>(b), n);
+  }
+  double f64() {
+    double d;
+    if (!c.f64(d)) bad("number");
+    return d;
+  }
+  std::vector<int64_t> list(const char* field = "list") {
+    std::vector<int64_t> v(count(field));
+    for (auto& x : v) x = s(field);
+    return v;
+  }
+};
+
+}  // namespace skt::sections
