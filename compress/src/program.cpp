@@ -1,4 +1,5 @@
 #include <cmath>
+#include <set>
 #include <unordered_map>
 
 #include "skel/codec.h"
@@ -10,16 +11,17 @@ namespace {
 
 bool count_like(Param p) { return p == Param::count || p == Param::count2 || p == Param::bytes || p == Param::bytes2; }
 
-// Merged events -> symbols. The key is everything that must be equal; a
-// constant count-like value only has to be within the band of a centre: the
-// first value seen for that call becomes a centre, later values within
-// +-band of it join it, others start a centre of their own.
+// Merged events -> symbols. The coarse key is everything that must be
+// equal, with constant count-like values left out, so that counts that follow
+// the iteration (a + b*i) can fold. Calls whose coarse symbol is `refined`
+// also key their counts by band: the first value seen becomes a centre,
+// later values within +-band of it join it, others start a centre of their own.
 class SymbolTable {
  public:
-  explicit SymbolTable(double band) : band_(band) {}
+  SymbolTable(double band, const std::set<int64_t>& refined) : band_(band), refined_(refined) {}
 
-  // The symbol of e; `fresh` says it is new.
-  int64_t symbol(const MergedEvent& e, bool& fresh) {
+  // The symbol of e; `fresh` says it is new; `coarse` is its coarse symbol.
+  int64_t symbol(const MergedEvent& e, bool& fresh, int64_t& coarse) {
     key_.clear();
     put(e.identity);
     put(static_cast<int64_t>(e.ranks.size()));
@@ -27,7 +29,7 @@ class SymbolTable {
     for (size_t p = 0; p < kNumParams; ++p) {
       const ParamDesc& d = e.params[p];
       put(static_cast<int64_t>(d.kind));
-      if (d.kind == ParamKind::kConst && count_like(static_cast<Param>(p)) && d.a > 0) continue;  // banded below
+      if (count_like(static_cast<Param>(p))) continue;  // left out of the coarse key; refined below
       if (d.kind == ParamKind::kTable) {
         for (size_t q = 0; q < e.ranks.size(); ++q) put(e.tables[static_cast<size_t>(d.a) + q]);
       } else {
@@ -44,9 +46,20 @@ class SymbolTable {
       }
     }
     std::string base = key_;
-    for (size_t p = 0; p < kNumParams; ++p) {
+    coarse = coarse_.emplace(base, static_cast<int64_t>(coarse_.size())).first->second;
+    for (size_t p = 0; p < kNumParams && refined_.count(coarse); ++p) {
       const ParamDesc& d = e.params[p];
-      if (!(d.kind == ParamKind::kConst && count_like(static_cast<Param>(p)) && d.a > 0)) continue;
+      if (!count_like(static_cast<Param>(p))) continue;
+      if (!(d.kind == ParamKind::kConst && d.a > 0)) {  // other descriptions: exact
+        put(static_cast<int64_t>(p));
+        if (d.kind == ParamKind::kTable)
+          for (size_t q = 0; q < e.ranks.size(); ++q) put(e.tables[static_cast<size_t>(d.a) + q]);
+        else {
+          put(d.a);
+          put(d.b);
+        }
+        continue;
+      }
       std::vector<int64_t>& centres = centres_[base + static_cast<char>(p)];
       size_t c = 0;
       while (c < centres.size() &&
@@ -69,6 +82,8 @@ class SymbolTable {
     key_.append(reinterpret_cast<char*>(tmp), static_cast<size_t>(end - tmp));
   }
   double band_;
+  const std::set<int64_t>& refined_;
+  std::unordered_map<std::string, int64_t> coarse_;
   std::string key_;
   std::unordered_map<std::string, std::vector<int64_t>> centres_;
   std::unordered_map<std::string, int64_t> ids_;
@@ -100,9 +115,10 @@ struct Acc {  // running statistics of one rank at one node
 struct CountAcc {  // one count-like parameter of one rank over a node's instances
   uint64_t n = 0;
   int64_t first = 0, step = 0;
-  bool linear = true, varies = false;
+  bool linear = true, varies = false, in_band = true;
   double sum = 0, min = 0, max = 0;
-  void add(int64_t v) {
+  void add(int64_t v, double band) {
+    if (n && std::fabs(static_cast<double>(v - first)) > band * std::fabs(static_cast<double>(first))) in_band = false;
     if (n == 0) first = v;
     else if (n == 1) step = v - first;
     else if (v != first + step * static_cast<int64_t>(n)) linear = false;
@@ -124,6 +140,7 @@ struct Builder {
   std::vector<std::vector<std::vector<CountAcc>>> counts;  // per node, per count param (4), per rank
   std::vector<size_t> cursor;                    // per rank: next time index
   size_t pos = 0;                                // next merged event
+  double band = 0;
 
   std::vector<uint32_t> build(const std::vector<Item>& items) {
     std::vector<uint32_t> ids;
@@ -164,7 +181,8 @@ struct Builder {
         int q = 0;
         for (size_t p = 0; p < kNumParams; ++p)
           if (count_like(static_cast<Param>(p))) {
-            if (e.params[p].kind != ParamKind::kAbsent) counts[id][q][r].add(m.value(e, static_cast<Param>(p), r));
+            if (e.params[p].kind != ParamKind::kAbsent)
+              counts[id][q][r].add(m.value(e, static_cast<Param>(p), r), band);
             ++q;
           }
       }
@@ -172,10 +190,13 @@ struct Builder {
   }
 };
 
-}  // namespace
 
-FoldedProgram compress(const MergedTrace& m, const CompressOptions& opt) {
-  FoldedProgram out;
+// One attempt: symbols (with the given symbols refined), fold, tree, timing.
+// Returns the coarse symbols of nodes whose counts neither follow a + b*i
+// nor stay within the band (empty: the program is accepted).
+std::set<int64_t> attempt(const MergedTrace& m, const CompressOptions& opt, const std::set<int64_t>& refined,
+                          FoldedProgram& out) {
+  out = FoldedProgram();
   out.source = m.source;
   out.merged_events = m.events.size();
   out.symbols = m;  // tables
@@ -185,14 +206,18 @@ FoldedProgram compress(const MergedTrace& m, const CompressOptions& opt) {
     r.durations.clear();
   }
   // 1. merged events -> symbols
-  SymbolTable symbols(opt.count_band);
-  std::vector<int64_t> seq;
+  SymbolTable symbols(opt.count_band, refined);
+  std::vector<int64_t> seq, coarse_of;  // coarse_of: per symbol
   std::vector<int32_t> str;
   seq.reserve(m.events.size());
   for (const MergedEvent& e : m.events) {
     bool fresh = false;
-    int64_t id = symbols.symbol(e, fresh);
-    if (fresh) out.symbols.events.push_back(e);
+    int64_t coarse = 0;
+    int64_t id = symbols.symbol(e, fresh, coarse);
+    if (fresh) {
+      out.symbols.events.push_back(e);
+      coarse_of.push_back(coarse);
+    }
     seq.push_back(id);
     str.push_back(static_cast<int32_t>(id));
   }
@@ -202,12 +227,14 @@ FoldedProgram compress(const MergedTrace& m, const CompressOptions& opt) {
   Folded folded = fold(str);
   // 3. the loop tree (children before parents) and 4. the timing walk
   Builder b{m, seq, out, folded, {}, {}, {}, std::vector<size_t>(m.world_size, 0)};
+  b.band = opt.count_band;
   out.top = b.build(folded.items);
   size_t N = out.nodes.size(), P = m.world_size;
   b.gap.assign(N, std::vector<Acc>(P));
   b.dur.assign(N, std::vector<Acc>(P));
   b.counts.assign(N, std::vector<std::vector<CountAcc>>(4, std::vector<CountAcc>(P)));
   b.walk(out.top, -1);
+  std::set<int64_t> offenders;
   for (size_t i = 0; i < N; ++i) {
     FoldedNode& n = out.nodes[i];
     n.gap.resize(P);
@@ -218,7 +245,11 @@ FoldedProgram compress(const MergedTrace& m, const CompressOptions& opt) {
     const Param cps[] = {Param::count, Param::count2, Param::bytes, Param::bytes2};
     for (int q = 0; q < 4; ++q) {
       bool varies = false;
-      for (size_t r = 0; r < P; ++r) varies |= b.counts[i][q][r].varies;
+      for (size_t r = 0; r < P; ++r) {
+        const CountAcc& c = b.counts[i][q][r];
+        varies |= c.varies;
+        if (c.varies && !c.linear && !c.in_band) offenders.insert(coarse_of[static_cast<size_t>(n.symbol)]);
+      }
       if (!varies) continue;
       CountRule rule;
       rule.param = cps[q];
@@ -238,6 +269,26 @@ FoldedProgram compress(const MergedTrace& m, const CompressOptions& opt) {
       }
       n.rules.push_back(std::move(rule));
     }
+  }
+  return offenders;
+}
+
+}  // namespace
+
+FoldedProgram compress(const MergedTrace& m, const CompressOptions& opt) {
+  // Counts are left out of the symbols first; a call whose counts then
+  // follow no rule has its counts banded, and the fold is made again. The
+  // set of banded calls only grows, and with every call banded each node's
+  // counts stay within the band of its first value: this ends.
+  std::set<int64_t> refined;
+  FoldedProgram out;
+  for (int round = 0;; ++round) {
+    std::set<int64_t> offenders = attempt(m, opt, refined, out);
+    size_t before = refined.size();
+    refined.insert(offenders.begin(), offenders.end());
+    if (offenders.empty() || refined.size() == before) break;
+    if (opt.progress) opt.progress("round " + std::to_string(round + 1) + ": counts of " +
+                                   std::to_string(offenders.size()) + " calls follow no rule; banding them");
   }
   return out;
 }

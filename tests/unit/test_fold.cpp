@@ -288,9 +288,42 @@ TEST(Compress, CountsInABandFoldWithARuleAndOthersDoNot) {
       }
   EXPECT_TRUE(linear);
   EXPECT_TRUE(mean);
+  // With no band the linear counts still fold; the wobbling ones split.
   skt::fold::CompressOptions exact;
   exact.count_band = 0;
-  EXPECT_EQ(compress(m, exact).length(), 1u + 24u) << "with no band, no two counts share a symbol";
+  skt::FoldedProgram p0 = compress(m, exact);
+  EXPECT_EQ(p0.to_string(), "S0 ( S1 S2 S1 S3 )^6");
+  EXPECT_TRUE(verify(p0, m).empty());
+}
+
+TEST(Compress, CountsFollowingTheIterationFoldFarBeyondTheBand) {
+  std::mt19937 rng(11);
+  std::vector<int64_t> jumps;
+  for (int it = 0; it < 20; ++it) jumps.push_back(1 + static_cast<int64_t>(rng() % 4) * 1000);
+  auto m = merged_from(2, [&](uint32_t r) {
+    std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0, 0, 10)};
+    for (int it = 0; it < 20; ++it) {
+      v.push_back(call(skt::kFunc_MPI_Bcast, 1, 100, 10, 100 * (it + 1) + r));  // 100 .. 2000: linear
+      v.push_back(call(skt::kFunc_MPI_Barrier, 2, 100, 10));
+    }
+    for (int it = 0; it < 20; ++it) v.push_back(call(skt::kFunc_MPI_Reduce, 3, 100, 10, jumps[it]));  // no rule
+    return v;
+  });
+  skt::FoldedProgram p = compress(m, {});
+  EXPECT_TRUE(verify(p, m).empty());
+  std::string form = p.to_string();
+  EXPECT_EQ(form.rfind("S0 ( S1 S2 )^20", 0), 0u) << form;
+  bool linear = false;
+  for (const auto& n : p.nodes)
+    for (const auto& rule : n.rules)
+      if (rule.param == skt::Param::count && rule.kind[1] == 1 && rule.a[1] == 101 && rule.b[1] == 100) linear = true;
+  EXPECT_TRUE(linear) << "rank 1's counts 101, 201, ... as a + b*i";
+  // The Reduce counts jump between 1, 1001, 2001, 3001: one symbol per band, never one loop over all 20.
+  for (const auto& n : p.nodes)
+    for (const auto& rule : n.rules)
+      if (rule.param == skt::Param::count)
+        for (size_t k = 0; k < rule.kind.size(); ++k)
+          if (rule.kind[k] == 2) EXPECT_LE(rule.max[k], rule.min[k] * 1.25 + 1) << "a mean over values outside the band";
 }
 
 TEST(Compress, DamagedFoldedFilesAreRejectedWithTheirName) {
