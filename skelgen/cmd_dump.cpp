@@ -284,7 +284,8 @@ int dump_merged(const std::string& path, const DumpOptions& dopt) {
                                             : func_label(m.comms[c].created_by)},
                        {"parent", nullable(m.comms[c].parent)},
                        {"dims", m.comms[c].dims},
-                       {"members", m.comms[c].members}});
+                       {"groups", m.comms[c].groups},
+                       {"group_of_rank", m.comms[c].group_of}});
     j["comms"] = comms;
     json ranks = json::array();
     for (const auto& r : m.ranks)

@@ -38,6 +38,7 @@ struct Interner {
   // communicator symbols by (creating func, callsite, parent symbol, slot)
   std::map<std::array<int64_t, 4>, uint32_t> comms;
   std::unordered_map<Identity, uint32_t, IdentityHash> identities;
+  std::vector<std::map<std::vector<int64_t>, int32_t>> group_index;  // per comm symbol: group -> index
 
   explicit Interner(MergedTrace& tables) : t(tables) {}
 
@@ -141,12 +142,19 @@ int64_t create_comm(Interner& in, RankMaps& maps, const TraceFile& f, const Even
     c.callsite = callsite;
     c.parent = parent;
     c.slot = slot;
-    c.members.resize(world);
+    c.group_of.assign(world, -1);
     in.t.comms.push_back(c);
   }
   CommSymbol& c = in.t.comms[it->second];
   auto def = f.comms().find(static_cast<uint32_t>(ev.new_comm));
-  if (def != f.comms().end()) c.members[rank] = def->second.members;
+  if (def != f.comms().end()) {
+    // each distinct group once: look it up in this symbol's index
+    if (in.group_index.size() <= it->second) in.group_index.resize(it->second + 1);
+    auto& index = in.group_index[it->second];
+    auto [g, fresh_group] = index.emplace(def->second.members, static_cast<int32_t>(c.groups.size()));
+    if (fresh_group) c.groups.push_back(def->second.members);
+    c.group_of[rank] = g->second;
+  }
   if (ev.func == kFunc_MPI_Cart_create && c.dims.empty()) {
     c.dims = ev.dims;
     c.periods = ev.periods;
@@ -170,12 +178,15 @@ Loaded load(const std::string& dir, const Options& opt) {
   // Symbols 0 and 1: MPI_COMM_WORLD and MPI_COMM_SELF.
   for (int k = 0; k < 2; ++k) {
     CommSymbol c;
-    c.members.resize(t.world_size);
-    for (uint32_t r = 0; r < t.world_size; ++r) {
-      if (k == 0)
-        for (uint32_t q = 0; q < t.world_size; ++q) c.members[r].push_back(q);
-      else
-        c.members[r].push_back(r);
+    if (k == 0) {  // MPI_COMM_WORLD: one group, held by every rank
+      c.groups.emplace_back();
+      for (uint32_t q = 0; q < t.world_size; ++q) c.groups[0].push_back(q);
+      c.group_of.assign(t.world_size, 0);
+    } else {  // MPI_COMM_SELF: each rank its own
+      for (uint32_t r = 0; r < t.world_size; ++r) {
+        c.groups.push_back({static_cast<int64_t>(r)});
+        c.group_of.push_back(static_cast<int32_t>(r));
+      }
     }
     t.comms.push_back(c);
   }

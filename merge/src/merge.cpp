@@ -100,7 +100,7 @@ MergedTrace merge(Loaded& in, const Options& opt) {
       int64_t grid = 1;
       for (int64_t v : c.dims) grid *= v;
       for (uint32_t r : ranks) {
-        const auto& mem = c.members[r];
+        const auto& mem = c.members(r);
         if (static_cast<int64_t>(mem.size()) != grid || std::find(mem.begin(), mem.end(), r) == mem.end())
           return false;
       }

@@ -200,10 +200,13 @@ TEST(Merge, SubCommunicatorsAreOneSymbolWithPerRankGroups) {
   ASSERT_GE(b.comm, 2);
   const CommSymbol& c = m.comms[static_cast<size_t>(b.comm)];
   EXPECT_EQ(c.created_by, kFunc_MPI_Comm_split);
-  EXPECT_EQ(c.members[1], (std::vector<int64_t>{1, 3}));
-  EXPECT_EQ(c.members[2], (std::vector<int64_t>{0, 2}));
-  EXPECT_EQ(c.members[4], (std::vector<int64_t>{4}));
+  EXPECT_EQ(c.members(1), (std::vector<int64_t>{1, 3}));
+  EXPECT_EQ(c.members(2), (std::vector<int64_t>{0, 2}));
+  EXPECT_EQ(c.members(4), (std::vector<int64_t>{4}));
   EXPECT_EQ(m.events[1].params[size_t(Param::color)].kind, ParamKind::kTable);
+  EXPECT_EQ(c.groups.size(), 3u) << "each distinct group once";
+  EXPECT_EQ(m.comms[kCommWorld].groups.size(), 1u);
+  EXPECT_EQ(m.comms[kCommSelf].members(3), std::vector<int64_t>{3});
 }
 
 TEST(Merge, CommunicatorsFreedAndRemadeInALoopKeepOneSymbol) {

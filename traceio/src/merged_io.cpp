@@ -49,7 +49,7 @@ int64_t MergedTrace::value(const MergedEvent& e, Param p, uint32_t r) const {
     case ParamKind::kLinear: return d.a + d.b * r;
     case ParamKind::kCart: {
       const CommSymbol& c = comms.at(static_cast<size_t>(identities.at(e.identity).comm));
-      const std::vector<int64_t>& m = c.members.at(r);
+      const std::vector<int64_t>& m = c.members(r);
       auto me = std::find(m.begin(), m.end(), static_cast<int64_t>(r)) - m.begin();
       std::vector<int64_t> coords(c.dims.size());
       int64_t rest = me;
@@ -198,8 +198,10 @@ std::string encode_merged_body(const MergedTrace& m, bool with_times) {
       o.u(c.slot);
       o.list(c.dims);
       o.list(c.periods);
-      o.u(c.members.size());
-      for (const auto& mem : c.members) o.list(mem);
+      o.u(c.groups.size());
+      for (const auto& g : c.groups) o.list(g);
+      o.u(c.group_of.size());
+      for (int32_t g : c.group_of) o.s(g);
     }
     body.section(MergedSection::kComms, o);
   }
@@ -408,8 +410,14 @@ MergedTrace decode_merged_body(const uint8_t* data, size_t size, const std::stri
           c.slot = static_cast<uint32_t>(in.u());
           c.dims = in.list();
           c.periods = in.list();
-          c.members.resize(in.count("members"));
-          for (auto& mem : c.members) mem = in.list();
+          c.groups.resize(in.count("groups"));
+          for (auto& g : c.groups) g = in.list();
+          c.group_of.resize(in.count("group index"));
+          for (int32_t& g : c.group_of) {
+            int64_t v = in.s();
+            if (v < -1 || v >= static_cast<int64_t>(c.groups.size())) in.bad("group index");
+            g = static_cast<int32_t>(v);
+          }
         }
         break;
       case MergedSection::kIdentities:

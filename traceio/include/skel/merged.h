@@ -85,7 +85,17 @@ struct CommSymbol {
   int64_t parent = kNone;      // symbol
   uint32_t slot = 0;           // distinguishes live communicators made by one call
   std::vector<int64_t> dims, periods;            // Cartesian topology, if any
-  std::vector<std::vector<int64_t>> members;     // per world rank: world ranks of its group (empty: not a member)
+  // Each distinct group once (world ranks in comm rank order), and per world
+  // rank the index of its group (-1: not a member): O(P) even for
+  // MPI_COMM_WORLD, where every rank holds the same group.
+  std::vector<std::vector<int64_t>> groups;
+  std::vector<int32_t> group_of;
+
+  // World ranks of rank r's group (empty if r is not a member).
+  const std::vector<int64_t>& members(uint32_t r) const {
+    static const std::vector<int64_t> none;
+    return r < group_of.size() && group_of[r] >= 0 ? groups[static_cast<size_t>(group_of[r])] : none;
+  }
 };
 
 struct MergedRank {
