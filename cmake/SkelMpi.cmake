@@ -2,17 +2,19 @@
 # (mpicc.mpich / mpicc.openmpi), never through the plain mpicc that the
 # Debian alternatives point at whichever was installed last. For each one
 # found, defines the INTERFACE target skel::mpi_<flavor> and the variables
-# SKEL_MPICC_<flavor>, SKEL_MPIFC_<flavor>, SKEL_MPIRUN_<flavor>.
+# SKEL_MPICC_<flavor>, SKEL_MPICXX_<flavor>, SKEL_MPIFC_<flavor>, SKEL_MPIRUN_<flavor>.
 set(SKEL_MPI_FOUND "")
 
 function(skel_find_mpi flavor)
   if(flavor STREQUAL "mpich")
     set(cc_names mpicc.mpich)
+    set(cxx_names mpicxx.mpich mpic++.mpich)
     set(fc_names mpif90.mpich mpifort.mpich)
     set(run_names mpiexec.mpich)
     set(show_flag -show)
   elseif(flavor STREQUAL "openmpi")
     set(cc_names mpicc.openmpi)
+    set(cxx_names mpicxx.openmpi mpic++.openmpi)
     set(fc_names mpif90.openmpi mpifort.openmpi)
     set(run_names mpirun.openmpi)
     set(show_flag -showme)
@@ -21,6 +23,7 @@ function(skel_find_mpi flavor)
   endif()
   find_program(SKEL_MPICC_${flavor} NAMES ${cc_names})
   find_program(SKEL_MPIFC_${flavor} NAMES ${fc_names})
+  find_program(SKEL_MPICXX_${flavor} NAMES ${cxx_names})
   find_program(SKEL_MPIRUN_${flavor} NAMES ${run_names})
   if(NOT SKEL_MPICC_${flavor} OR NOT SKEL_MPIRUN_${flavor})
     message(STATUS "MPI ${flavor}: not found (no ${cc_names} / ${run_names})")
