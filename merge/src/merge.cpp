@@ -66,6 +66,7 @@ MergedTrace merge(Loaded& in, const Options& opt) {
   const uint32_t P = m.world_size;
   const uint32_t look = std::max<uint32_t>(1, opt.lookahead);
   std::vector<size_t> cur(P, 0);
+  std::vector<int64_t> last_served(P, -1);  // merged index of each rank's last call (fairness)
   std::vector<std::vector<int64_t>> merged_index(P);  // per rank: merged index of each of its events
   for (uint32_t r = 0; r < P; ++r) merged_index[r].resize(in.ranks[r].events.size());
   std::vector<uint32_t> active, holders;
@@ -158,6 +159,7 @@ MergedTrace merge(Loaded& in, const Options& opt) {
     }
     for (uint32_t r : ranks) {
       const RankEvent& re = in.ranks[r].events[cur[r]];
+      last_served[r] = static_cast<int64_t>(idx);
       m.ranks[r].gaps.push_back(re.gap);
       m.ranks[r].durations.push_back(re.dur);
       merged_index[r][cur[r]] = static_cast<int64_t>(idx);
@@ -185,34 +187,39 @@ MergedTrace merge(Loaded& in, const Options& opt) {
     }
     // Candidates: the current calls. One is blocked when a rank that is not
     // at it now will make it later (within the window): that rank must first
-    // make what comes before. Take an unblocked candidate held by the most
-    // ranks; if all are blocked (a cycle), the one whose blockers are nearest.
+    // make what comes before. Unblocked candidates go first. Among equals,
+    // the candidate whose ranks were served longest ago wins, so that no rank
+    // runs ahead of the others: in a pipeline (every candidate blocked) this
+    // keeps the ranks in step and the merged program periodic like the
+    // application. Then more ranks, then the lowest rank.
     uint32_t best = 0;
-    long best_score = -1;
     bool best_free = false;
+    int64_t best_served = 0;
+    long best_holders = -1;
     std::vector<uint32_t> seen;
     for (uint32_t r : active) {
       uint32_t x = ident(r, cur[r]);
       if (std::find(seen.begin(), seen.end(), x) != seen.end()) continue;
       seen.push_back(x);
-      long holders_n = 0, worst = 0;
+      long holders_n = 0;
+      int64_t served = INT64_MAX;
       bool blocked = false;
       for (uint32_t s : active) {
         if (ident(s, cur[s]) == x) {
           ++holders_n;
-          continue;
-        }
-        long d = find_in_window(s, x);
-        if (d > 0) {
+          served = std::min(served, last_served[s]);
+        } else if (!blocked && find_in_window(s, x) > 0) {
           blocked = true;
-          worst = std::max(worst, d);
         }
       }
-      long score = blocked ? static_cast<long>(look) + 1 - worst : holders_n;
-      if ((!blocked && (!best_free || score > best_score)) || (blocked && !best_free && score > best_score)) {
+      bool better = best_holders < 0 || (!blocked && !best_free) ||
+                    (blocked == !best_free &&
+                     (served < best_served || (served == best_served && holders_n > best_holders)));
+      if (better) {
         best = x;
-        best_score = score;
         best_free = !blocked;
+        best_served = served;
+        best_holders = holders_n;
       }
     }
     holders.clear();

@@ -35,8 +35,8 @@ void normalize(RankData& rank, const std::vector<Identity>& identities) {
     return refs.size() == 1 ? refs[0] : kNone;
   };
   struct Unit {
-    size_t occurrence;  // how many earlier calls of the run share its call site: the loop iteration
     int cls;            // 0 Irecv + its Wait, 1 send, 2 other receive
+    uint32_t callsite;  // of the unit's first call: unique within a step
     size_t first, second;
   };
   std::vector<Unit> units;
@@ -44,7 +44,7 @@ void normalize(RankData& rank, const std::vector<Identity>& identities) {
   std::vector<int64_t> gaps;
   std::unordered_map<int64_t, size_t> irecv_at;   // request id -> index of its Irecv in the run
   std::unordered_map<size_t, size_t> wait_for;    // Irecv index -> index of the Wait completing it
-  std::unordered_map<uint32_t, size_t> seen;      // call site -> calls of the run so far
+  std::unordered_map<uint32_t, size_t> seen;      // call sites of the step so far
   size_t i = 0;
   while (i < ev.size()) {
     Kind k = kind(i);
@@ -52,11 +52,16 @@ void normalize(RankData& rank, const std::vector<Identity>& identities) {
       ++i;
       continue;
     }
-    // The maximal run [i, j): sends, receives, and Waits on an Irecv of the run.
+    // The step [i, j): consecutive sends, receives, and Waits on an Irecv of
+    // the step, each from a different call site. A call site seen again
+    // starts the next step: a step never spans two iterations of a loop,
+    // even where a whole loop holds nothing but point-to-point calls.
     irecv_at.clear();
     wait_for.clear();
+    seen.clear();
     size_t j = i;
     for (; j < ev.size(); ++j) {
+      if (seen[identities[ev[j].identity].callsite]++) break;
       Kind kj = kind(j);
       if (kj == Kind::kIrecv && ev[j].created_request != kNone) irecv_at[ev[j].created_request] = j;
       if (kj == Kind::kSend || kj == Kind::kRecv || kj == Kind::kIrecv) continue;
@@ -70,24 +75,19 @@ void normalize(RankData& rank, const std::vector<Identity>& identities) {
       break;
     }
     if (j - i > 1) {
-      // Canonical order: by loop iteration (the k-th call from a call site
-      // belongs to iteration k), then each Irecv with its Wait, the sends,
-      // the other receives, each in their order. The k-th occurrence of a
-      // site stays the k-th under any reordering, so every rank's order of
-      // the same calls gives the same result, and normalising twice changes
-      // nothing.
+      // Canonical order of a step: each Irecv with its Wait, then the sends,
+      // then the other receives; inside a class by call site (unique in a
+      // step), so the order the calls were made in does not matter.
       units.clear();
-      seen.clear();
       for (size_t q = i; q < j; ++q) {
         Kind kq = kind(q);
         if (kq == Kind::kWait) continue;  // travels with its Irecv
-        size_t occ = seen[identities[ev[q].identity].callsite]++;
         auto w = wait_for.find(q);
-        if (w != wait_for.end()) units.push_back({occ, 0, q, w->second});
-        else units.push_back({occ, kq == Kind::kSend ? 1 : 2, q, q});
+        if (w != wait_for.end()) units.push_back({0, identities[ev[q].identity].callsite, q, w->second});
+        else units.push_back({kq == Kind::kSend ? 1 : 2, identities[ev[q].identity].callsite, q, q});
       }
-      std::stable_sort(units.begin(), units.end(), [](const Unit& a, const Unit& b) {
-        return a.occurrence != b.occurrence ? a.occurrence < b.occurrence : a.cls < b.cls;
+      std::sort(units.begin(), units.end(), [](const Unit& a, const Unit& b) {
+        return a.cls != b.cls ? a.cls < b.cls : a.callsite < b.callsite;
       });
       out.clear();
       for (const Unit& u : units) {

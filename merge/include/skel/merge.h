@@ -57,13 +57,13 @@ struct Loaded {
 // allow_partial) truncated rank files, naming the file.
 Loaded load(const std::string& dir, const Options& opt);
 
-// Reorders each maximal run of point-to-point calls (consecutive sends,
-// receives, and Waits on the run's own Irecvs) into one canonical order: by
-// loop iteration (the k-th call from a call site belongs to iteration k),
-// then each Irecv with the Wait that completes it, the sends, the other
-// receives. Every ordering of the same calls gives the same result, and
-// normalising twice changes nothing. Gaps stay with their positions,
-// durations with their calls.
+// Reorders each communication step into one canonical order: each Irecv
+// with the Wait that completes it, then the sends, then the other receives
+// (inside a class by call site). A step is a maximal sequence of consecutive
+// sends, receives and Waits on the step's own Irecvs, each from a different
+// call site: a call site seen again starts the next step, so steps never span
+// loop iterations. Ranks that make one step's calls in different orders come
+// out the same. Gaps stay with their positions, durations with their calls.
 void normalize(RankData& rank, const std::vector<Identity>& identities);
 
 MergedTrace merge(Loaded& in, const Options& opt);
