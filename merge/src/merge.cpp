@@ -39,6 +39,11 @@ ParamDesc describe(Param p, const std::vector<uint32_t>& ranks, const std::vecto
       }
       if (rel) return ParamDesc{ParamKind::kRel, ring, 0};
       if (open) return ParamDesc{ParamKind::kRelOpen, a, 0};
+      // rank XOR mask (butterfly exchanges, e.g. NPB CG's reductions)
+      int64_t mask = values[k] ^ static_cast<int64_t>(ranks[k]);
+      bool xr = mask > 0;
+      for (size_t q = 0; q < ranks.size() && xr; ++q) xr = values[q] == (static_cast<int64_t>(ranks[q]) ^ mask);
+      if (xr) return ParamDesc{ParamKind::kXor, mask, 0};
       break;
     }
     ParamDesc c;

@@ -257,6 +257,23 @@ TEST(Merge, CountsLinearInTheRankAndRequestsReferToTheirCalls) {
   EXPECT_EQ(refs->lists[0], (std::vector<int64_t>{1, 2}));  // Irecv 1 back, Isend 2 back
 }
 
+TEST(Merge, ButterflyPeersAreRankXorMask) {
+  const uint32_t P = 8;
+  auto res = run(P, [&](uint32_t r) {
+    std::vector<Syn> v{simple(kFunc_MPI_Init, 0)};
+    for (uint32_t mask = 1; mask < P; mask <<= 1) v.push_back(send(1 + mask, r ^ mask));
+    return v;
+  });
+  const MergedTrace& m = res.merged;
+  ASSERT_EQ(m.events.size(), 4u);
+  for (size_t i = 1; i < 3; ++i) {
+    EXPECT_EQ(m.events[i].params[size_t(Param::peer)].kind, ParamKind::kXor) << i;
+    EXPECT_EQ(m.events[i].params[size_t(Param::peer)].a, int64_t{1} << (i - 1));
+  }
+  // rank XOR 4 among 8 ranks is (rank + 4) mod 8: the ring rule, tried first
+  EXPECT_EQ(m.events[3].params[size_t(Param::peer)].kind, ParamKind::kRel);
+}
+
 TEST(Merge, IrecvAndItsWaitComeBeforeTheSend) {
   auto res = run(2, [&](uint32_t r) {
     Syn irecv = recv(1, 1 - r);

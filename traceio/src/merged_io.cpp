@@ -47,6 +47,7 @@ int64_t MergedTrace::value(const MergedEvent& e, Param p, uint32_t r) const {
       return v >= 0 && v < P ? v : kProcNull;
     }
     case ParamKind::kLinear: return d.a + d.b * r;
+    case ParamKind::kXor: return static_cast<int64_t>(r) ^ d.a;
     case ParamKind::kCart: {
       const CommSymbol& c = comms.at(static_cast<size_t>(identities.at(e.identity).comm));
       const std::vector<int64_t>& m = c.members(r);
@@ -90,6 +91,7 @@ std::string MergedTrace::describe(const MergedEvent& e, Param p) const {
     case ParamKind::kRel: return "(rank" + sign(d.a) + ") mod " + std::to_string(world_size);
     case ParamKind::kRelOpen: return "rank" + sign(d.a) + " or null";
     case ParamKind::kLinear: return std::to_string(d.a) + sign(d.b) + "*rank";
+    case ParamKind::kXor: return "rank xor " + std::to_string(d.a);
     case ParamKind::kCart: return "cart(dim " + std::to_string(d.a) + ", " + (d.b < 0 ? "" : "+") + std::to_string(d.b) + ")";
     case ParamKind::kTable: {
       std::string s = "[";
@@ -228,7 +230,9 @@ std::string encode_merged_body(const MergedTrace& m, bool with_times) {
       put_ranks(o, e.ranks);
       for (const ParamDesc& d : e.params) {
         o.u(static_cast<uint64_t>(d.kind));
-        if (d.kind == ParamKind::kConst || d.kind == ParamKind::kRel || d.kind == ParamKind::kRelOpen) o.s(d.a);
+        if (d.kind == ParamKind::kConst || d.kind == ParamKind::kRel || d.kind == ParamKind::kRelOpen ||
+            d.kind == ParamKind::kXor)
+          o.s(d.a);
         if (d.kind == ParamKind::kLinear || d.kind == ParamKind::kCart) {
           o.s(d.a);
           o.s(d.b);
@@ -446,9 +450,11 @@ MergedTrace decode_merged_body(const uint8_t* data, size_t size, const std::stri
           }
           for (ParamDesc& d : e.params) {
             uint64_t kind = in.u();
-            if (kind > static_cast<uint64_t>(ParamKind::kTable)) in.bad("parameter kind");
+            if (kind > static_cast<uint64_t>(ParamKind::kXor)) in.bad("parameter kind");
             d.kind = static_cast<ParamKind>(kind);
-            if (d.kind == ParamKind::kConst || d.kind == ParamKind::kRel || d.kind == ParamKind::kRelOpen) d.a = in.s();
+            if (d.kind == ParamKind::kConst || d.kind == ParamKind::kRel || d.kind == ParamKind::kRelOpen ||
+                d.kind == ParamKind::kXor)
+              d.a = in.s();
             if (d.kind == ParamKind::kLinear || d.kind == ParamKind::kCart) {
               d.a = in.s();
               d.b = in.s();

@@ -262,6 +262,7 @@ enum class ParamKind : uint8_t {
   kLinear = 4,   // a + b * r
   kCart = 5,     // neighbour at displacement b along dimension a of the event's Cartesian communicator
   kTable = 6,    // an explicit value per participating rank, in rank order
+  kXor = 7,      // r XOR a                              (butterfly exchanges)
 };
 
 const char* predefined_datatype_name(uint32_t id);  // nullptr if not predefined
