@@ -22,5 +22,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)t.callsite_name(0);
   } catch (const skt::TraceError&) {
   }
+  unlink(path.c_str());
   return 0;
 }

@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -180,11 +182,27 @@ std::vector<Event> write_trace(const std::string& path, const TraceHeader& h, co
   return seen;
 }
 
+namespace {
+// Directories made by temp_dir(), removed when the test program exits.
+std::vector<std::string>& made_dirs() {
+  static std::vector<std::string> dirs;
+  return dirs;
+}
+void remove_made_dirs() {
+  for (const std::string& d : made_dirs()) {
+    std::error_code ec;
+    std::filesystem::remove_all(d, ec);
+  }
+}
+}  // namespace
+
 std::string temp_dir(const std::string& tag) {
   std::string tmpl = (getenv("TMPDIR") ? std::string(getenv("TMPDIR")) : std::string("/tmp")) + "/skel-" + tag + "-XXXXXX";
   std::vector<char> buf(tmpl.begin(), tmpl.end());
   buf.push_back(0);
   if (!mkdtemp(buf.data())) throw std::runtime_error("mkdtemp failed");
+  if (made_dirs().empty()) std::atexit(remove_made_dirs);
+  made_dirs().push_back(buf.data());
   return buf.data();
 }
 
