@@ -139,24 +139,14 @@ int64_t register_comm(MPI_Comm c, int64_t parent, uint32_t func) {
   e.members.assign(world.begin(), world.end());
   s.comms.push_back(e);
   s.comm_ids.put(handle_bits(c), id);
-  s.writer.begin_record(RecordKind::kCommDef);
-  s.writer.put_int(Field::kId, id);
-  s.writer.put_int(Field::kParent, parent);
-  s.writer.put_int(Field::kFunc, func);
-  s.writer.put_list(Field::kMembers, s.comms.back().members.data(), s.comms.back().members.size());
-  s.writer.end_record();
+  s.writer.define_comm(id, parent, func, s.comms.back().members.data(), s.comms.back().members.size());
   return id;
 }
 
 void define_dtype(uint32_t id, MPI_Datatype t, const char* name) {
   int size = 0;
   PMPI_Type_size(t, &size);
-  State& s = st();
-  s.writer.begin_record(RecordKind::kDatatypeDef);
-  s.writer.put_int(Field::kId, id);
-  s.writer.put_int(Field::kSize, size);
-  s.writer.put_str(Field::kName, name);
-  s.writer.end_record();
+  st().writer.define_datatype(id, size, name);
 }
 
 int64_t dtype_id(MPI_Datatype t) {
@@ -195,10 +185,7 @@ int64_t op_id(MPI_Op o) {
     s.ops.put(key, *v | 1);
   }
   const char* n = predefined_op_name(id);
-  s.writer.begin_record(RecordKind::kOpDef);
-  s.writer.put_int(Field::kId, id);
-  s.writer.put_str(Field::kName, n ? n : "user");
-  s.writer.end_record();
+  s.writer.define_op(id, n ? n : "user");
   return id;
 }
 
@@ -240,10 +227,7 @@ uint32_t module_of(uintptr_t addr, uint64_t& offset) {
     name = s.exe.empty() ? name : s.exe;
   uint32_t id = s.next_module++;
   s.modules.put(key, id);
-  s.writer.begin_record(RecordKind::kModuleDef);
-  s.writer.put_int(Field::kId, id);
-  s.writer.put_str(Field::kName, name);
-  s.writer.end_record();
+  s.writer.define_module(id, name);
   return id;
 }
 
@@ -281,10 +265,7 @@ uint32_t callsite_id(const void* ret) {
   }
   uint32_t id = s.next_callsite++;
   s.callsites.put(key | 1, id);
-  s.writer.begin_record(RecordKind::kCallsiteDef);
-  s.writer.put_int(Field::kId, id);
-  s.writer.put_list(Field::kFrames, list, static_cast<size_t>(2 * n));
-  s.writer.end_record();
+  s.writer.define_callsite(id, list, static_cast<size_t>(2 * n));
   return id;
 }
 
@@ -432,6 +413,7 @@ RequestInfo request_info(MPI_Request h, int nth) {
     auto it = s.request_dups.find(key);
     v = it != s.request_dups.end() && static_cast<size_t>(nth) <= it->second.size() ? &it->second[nth - 1] : nullptr;
   }
+  ri.shared = v && !s.request_dups.empty() && s.request_dups.count(key);
   if (v) {
     ri.id = static_cast<int64_t>(*v >> 32);
     ri.comm_id = static_cast<uint32_t>((*v >> 8) & 0xffffff);

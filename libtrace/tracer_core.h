@@ -113,6 +113,7 @@ struct RequestInfo {
   int64_t id = kNone;
   bool any_source_recv = false;
   bool persistent = false;
+  bool shared = false;  // other live requests share this handle (MPI_PROC_NULL ones)
   uint32_t comm_id = 0;
 };
 // nth: how many earlier positions of the same call hold the same handle

@@ -10,8 +10,6 @@
 // do the rest.
 #include <mpi.h>
 
-#include <cstring>
-#include <unordered_map>
 #include <vector>
 
 #include "skel/skel_funcs.h"
@@ -33,7 +31,6 @@ struct Pending {
   std::vector<MPI_Request> handles;
   std::vector<RequestInfo> infos;
   std::vector<int64_t> ids, sources;
-  std::unordered_map<uint64_t, int> seen;
   bool any_source = false;
 
   void capture_c(const MPI_Request* reqs, int n) {
@@ -48,15 +45,13 @@ struct Pending {
   void fill() {
     infos.resize(handles.size());
     any_source = false;
-    seen.clear();
     for (size_t i = 0; i < handles.size(); ++i) {
-      int nth = 0;
-      if (handles.size() > 1) {  // the n-th occurrence of a shared handle is its n-th live request
-        uint64_t key = 0;
-        std::memcpy(&key, &handles[i], sizeof handles[i]);
-        nth = seen[key]++;
+      infos[i] = request_info(handles[i], 0);
+      if (infos[i].shared) {  // the n-th occurrence of a shared handle is its n-th live request
+        int nth = 0;
+        for (size_t j = 0; j < i; ++j) nth += handles[j] == handles[i];
+        if (nth) infos[i] = request_info(handles[i], nth);
       }
-      infos[i] = request_info(handles[i], nth);
       any_source |= infos[i].any_source_recv;
     }
     ids.clear();

@@ -102,19 +102,17 @@ std::string tracer_library(const std::string& flavor) {
   return lib;
 }
 
-bool holds_trace(const std::string& dir, bool remove) {
+// Names of the rank files (rank-*.skt) in dir; empty if none or no dir.
+std::vector<std::string> rank_files(const std::string& dir) {
+  std::vector<std::string> out;
   DIR* d = opendir(dir.c_str());
-  if (!d) return false;
-  bool found = false;
+  if (!d) return out;
   while (dirent* e = readdir(d)) {
     std::string n = e->d_name;
-    if (n.rfind("rank-", 0) == 0 && n.size() > 4 && n.compare(n.size() - 4, 4, ".skt") == 0) {
-      found = true;
-      if (remove) unlink((dir + "/" + n).c_str());
-    }
+    if (n.rfind("rank-", 0) == 0 && n.size() > 4 && n.compare(n.size() - 4, 4, ".skt") == 0) out.push_back(n);
   }
   closedir(d);
-  return found;
+  return out;
 }
 
 }  // namespace
@@ -161,10 +159,10 @@ int run_trace(const TraceOptions& opt) {
   std::string lib = tracer_library(flavor);
 
   std::string dir = opt.out_dir.empty() ? "skeltrace" : opt.out_dir;
-  if (holds_trace(dir, false)) {
+  if (!rank_files(dir).empty()) {
     if (!opt.force)
       throw std::runtime_error(dir + " already holds a trace; use --force to replace it or -o for another directory");
-    holds_trace(dir, true);
+    for (const std::string& f : rank_files(dir)) unlink((dir + "/" + f).c_str());
   }
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -210,7 +208,7 @@ int run_trace(const TraceOptions& opt) {
   }
   int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   if (rc != 0) std::fprintf(stderr, "skelgen: the application exited with status %d\n", rc);
-  if (!holds_trace(dir, false)) {
+  if (rank_files(dir).empty()) {
     std::fprintf(stderr, "skelgen: error: no trace was written to %s (did the program call MPI_Init?)\n",
                  dir.c_str());
     return rc ? rc : 1;

@@ -199,12 +199,7 @@ std::set<int64_t> attempt(const MergedTrace& m, const CompressOptions& opt, cons
   out = FoldedProgram();
   out.source = m.source;
   out.merged_events = m.events.size();
-  out.symbols = m;  // tables
-  out.symbols.events.clear();
-  for (auto& r : out.symbols.ranks) {
-    r.gaps.clear();
-    r.durations.clear();
-  }
+  out.symbols = m.tables();
   // 1. merged events -> symbols
   SymbolTable symbols(opt.count_band, refined);
   std::vector<int64_t> seq, coarse_of;  // coarse_of: per symbol

@@ -52,21 +52,11 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "lu_like_traces: %s\n", w.error().c_str());
       return 1;
     }
-    w.begin_record(RecordKind::kModuleDef);
-    w.put_int(Field::kId, 0);
-    w.put_str(Field::kName, "/synthetic/lu");
-    w.end_record();
-    w.begin_record(RecordKind::kDatatypeDef);
-    w.put_int(Field::kId, 14);
-    w.put_int(Field::kSize, 8);
-    w.put_str(Field::kName, "MPI_DOUBLE");
-    w.end_record();
-    for (int site = 0; site < 16; ++site) {
-      int64_t frames[] = {0, 0x1000 + 32 * site};
-      w.begin_record(RecordKind::kCallsiteDef);
-      w.put_int(Field::kId, site);
-      w.put_list(Field::kFrames, frames, 2);
-      w.end_record();
+    w.define_module(0, "/synthetic/lu");
+    w.define_datatype(14, 8, "MPI_DOUBLE");
+    for (uint32_t site = 0; site < 16; ++site) {
+      int64_t frames[] = {0, 0x1000 + 32 * static_cast<int64_t>(site)};
+      w.define_callsite(site, frames, 2);
     }
     std::mt19937 rng(static_cast<unsigned>(r));
     int64_t t = 0;

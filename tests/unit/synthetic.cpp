@@ -15,32 +15,17 @@ void write_synthetic(const std::string& dir, uint32_t P, const std::function<std
     TraceWriter w;
     if (!w.open(dir + "/" + TraceDir::rank_file_name(r), sample_header(r, P, run_id), 1 << 16, 1))
       throw std::runtime_error(w.error());
-    w.begin_record(RecordKind::kModuleDef);
-    w.put_int(Field::kId, 0);
-    w.put_str(Field::kName, "/bin/app");
-    w.end_record();
-    w.begin_record(RecordKind::kDatatypeDef);
-    w.put_int(Field::kId, 14);
-    w.put_int(Field::kSize, 8);
-    w.put_str(Field::kName, "MPI_DOUBLE");
-    w.end_record();
+    w.define_module(0, "/bin/app");
+    w.define_datatype(14, 8, "MPI_DOUBLE");
     std::set<uint32_t> sites;
     int64_t t = 0;
     for (const Syn& s : program(r)) {
       if (sites.insert(s.site).second) {
         int64_t frames[] = {0, 0x100 + 16 * static_cast<int64_t>(s.site)};
-        w.begin_record(RecordKind::kCallsiteDef);
-        w.put_int(Field::kId, s.site);
-        w.put_list(Field::kFrames, frames, 2);
-        w.end_record();
+        w.define_callsite(s.site, frames, 2);
       }
       if (s.new_comm != kNone) {
-        w.begin_record(RecordKind::kCommDef);
-        w.put_int(Field::kId, s.new_comm);
-        w.put_int(Field::kParent, s.comm);
-        w.put_int(Field::kFunc, s.func);
-        w.put_list(Field::kMembers, s.members.data(), s.members.size());
-        w.end_record();
+        w.define_comm(static_cast<uint32_t>(s.new_comm), s.comm, s.func, s.members.data(), s.members.size());
       }
       w.begin_event(s.func, s.site);
       if (s.comm != kNone) w.put_int(Field::kComm, s.comm);

@@ -93,36 +93,19 @@ std::vector<Event> write_trace(const std::string& path, const TraceHeader& h, co
                                size_t buffer_bytes, EndStatus end, bool close) {
   TraceWriter w;
   if (!w.open(path, h, buffer_bytes, 3)) throw std::runtime_error(w.error());
-  w.begin_record(RecordKind::kModuleDef);
-  w.put_int(Field::kId, 0);
-  w.put_str(Field::kName, "/path/to/app");
-  w.end_record();
+  w.define_module(0, "/path/to/app");
   auto sizes = std::vector<std::pair<int64_t, int64_t>>{{14, 8}, {256, 24}, {7, 4}};
-  for (auto [id, size] : sizes) {
-    w.begin_record(RecordKind::kDatatypeDef);
-    w.put_int(Field::kId, id);
-    w.put_int(Field::kSize, size);
-    w.put_str(Field::kName, id == 256 ? "derived" : "predefined");
-    w.end_record();
-  }
+  for (auto [id, size] : sizes) w.define_datatype(static_cast<uint32_t>(id), size, id == 256 ? "derived" : "predefined");
   std::vector<Event> seen;
   uint32_t defined_sites = 0;
   for (Event e : events) {
     while (defined_sites <= e.callsite) {
       int64_t frames[] = {0, static_cast<int64_t>(0x1000 + 16 * defined_sites)};
-      w.begin_record(RecordKind::kCallsiteDef);
-      w.put_int(Field::kId, defined_sites++);
-      w.put_list(Field::kFrames, frames, 2);
-      w.end_record();
+      w.define_callsite(defined_sites++, frames, 2);
     }
     if (e.new_comm != kNone) {
       int64_t members[] = {0, 2, 4};
-      w.begin_record(RecordKind::kCommDef);
-      w.put_int(Field::kId, e.new_comm);
-      w.put_int(Field::kParent, 0);
-      w.put_int(Field::kFunc, kFunc_MPI_Comm_split);
-      w.put_list(Field::kMembers, members, 3);
-      w.end_record();
+      w.define_comm(static_cast<uint32_t>(e.new_comm), 0, kFunc_MPI_Comm_split, members, 3);
     }
     w.begin_event(e.func, e.callsite);
     auto put = [&](Field f, int64_t v) {

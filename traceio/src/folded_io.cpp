@@ -38,12 +38,8 @@ void expand_into(const FoldedProgram& p, const std::vector<uint32_t>& items, std
   }
 }
 
+using sections::In;
 using sections::Out;
-
-struct In : sections::In {
-  In(const uint8_t* d, size_t n, const std::string& file) : sections::In(d, n, file, "folded program") {}
-  double f() { return f64(); }
-};
 
 void put_stats(Out& o, const std::vector<RankStat>& v) {
   o.u(v.size());
@@ -62,10 +58,10 @@ std::vector<RankStat> get_stats(In& in) {
   for (RankStat& st : v) {
     st.n = in.u();
     if (!st.n) continue;
-    st.mean = in.f();
-    st.sd = in.f();
-    st.min = in.f();
-    st.max = in.f();
+    st.mean = in.f64();
+    st.sd = in.f64();
+    st.min = in.f64();
+    st.max = in.f64();
   }
   return v;
 }
@@ -138,15 +134,10 @@ void write_folded(const std::string& path, const FoldedProgram& p) {
 FoldedProgram read_folded(const std::string& path) {
   std::string body = read_compressed_file(path, kFoldedMagic, kFoldedVersionMajor, "folded program");
   FoldedProgram p;
-  In top(reinterpret_cast<const uint8_t*>(body.data()), body.size(), path);
+  In top(reinterpret_cast<const uint8_t*>(body.data()), body.size(), path, "folded program");
   bool have_symbols = false, have_nodes = false;
-  while (!top.c.at_end()) {
-    auto id = static_cast<FoldedSection>(top.u("section id"));
-    uint64_t len = top.count("section length");
-    const uint8_t* d;
-    if (!top.c.bytes(len, d)) top.bad("section length");
-    In in(d, len, path);
-    switch (id) {
+  sections::for_each_section(top, [&](uint64_t section, In& in, const uint8_t* d, uint64_t len) {
+    switch (static_cast<FoldedSection>(section)) {
       case FoldedSection::kInfo:
         p.source = in.str();
         p.merged_events = in.u();
@@ -179,10 +170,10 @@ FoldedProgram read_folded(const std::string& path) {
             for (size_t q = 0; q < k; ++q) {
               r.kind[q] = static_cast<uint8_t>(in.u());
               if (!r.kind[q]) continue;
-              r.a[q] = in.f();
-              r.b[q] = in.f();
-              r.min[q] = in.f();
-              r.max[q] = in.f();
+              r.a[q] = in.f64();
+              r.b[q] = in.f64();
+              r.min[q] = in.f64();
+              r.max[q] = in.f64();
             }
           }
         }
@@ -196,7 +187,7 @@ FoldedProgram read_folded(const std::string& path) {
       default:
         break;
     }
-  }
+  });
   if (!have_symbols || !have_nodes) throw TraceError(path + ": corrupt folded program (sections missing)");
   // Structure: children and symbols in range, the tree acyclic (children come before parents).
   for (size_t i = 0; i < p.nodes.size(); ++i) {

@@ -30,6 +30,34 @@ const char* list_field_name(ListField f) {
   return static_cast<size_t>(f) < kNumListFields ? names[static_cast<size_t>(f)] : "?";
 }
 
+MergedTrace MergedTrace::tables() const {
+  MergedTrace t;
+  t.world_size = world_size;
+  t.run_id = run_id;
+  t.lookahead = lookahead;
+  t.source = source;
+  for (const MergedRank& r : ranks) {
+    MergedRank c;
+    c.hostname = r.hostname;
+    c.mpi_library = r.mpi_library;
+    c.executable = r.executable;
+    c.command_line = r.command_line;
+    c.kernel_name = r.kernel_name;
+    c.kernel_version = r.kernel_version;
+    c.kernel_units_per_s = r.kernel_units_per_s;
+    c.end = r.end;
+    c.events = r.events;
+    t.ranks.push_back(std::move(c));
+  }
+  t.modules = modules;
+  t.callsites = callsites;
+  t.datatypes = datatypes;
+  t.ops = ops;
+  t.comms = comms;
+  t.identities = identities;
+  return t;
+}
+
 int64_t MergedTrace::position(const MergedEvent& e, uint32_t r) {
   auto it = std::lower_bound(e.ranks.begin(), e.ranks.end(), r);
   return it != e.ranks.end() && *it == r ? it - e.ranks.begin() : -1;
@@ -296,9 +324,7 @@ void write_merged(const std::string& path, const MergedTrace& m) {
 
 namespace {
 
-struct In : sections::In {
-  In(const uint8_t* p, size_t n, const std::string& file) : sections::In(p, n, file, "merged trace") {}
-};
+using sections::In;
 
 }  // namespace
 
@@ -349,15 +375,10 @@ MergedTrace read_merged(const std::string& path) {
 
 MergedTrace decode_merged_body(const uint8_t* data, size_t size, const std::string& path, bool with_times) {
   MergedTrace m;
-  In top(data, size, path);
+  In top(data, size, path, "merged trace");
   bool have_run = false, have_events = false;
-  while (!top.c.at_end()) {
-    auto id = static_cast<MergedSection>(top.u("section id"));
-    uint64_t len = top.count("section length");
-    const uint8_t* p;
-    if (!top.c.bytes(len, p)) top.bad("section length");
-    In in(p, len, path);
-    switch (id) {
+  sections::for_each_section(top, [&](uint64_t section, In& in, const uint8_t*, uint64_t) {
+    switch (static_cast<MergedSection>(section)) {
       case MergedSection::kRun:
         m.world_size = static_cast<uint32_t>(in.u());
         m.run_id = in.u();
@@ -493,7 +514,7 @@ MergedTrace decode_merged_body(const uint8_t* data, size_t size, const std::stri
       default:
         break;  // a section of a newer minor version
     }
-  }
+  });
   if (!have_run || !have_events || m.ranks.size() != m.world_size)
     throw TraceError(path + ": corrupt merged trace (sections missing)");
   if (!with_times) return m;

@@ -77,4 +77,18 @@ struct In {
   }
 };
 
+// Calls f(id, in, data, size) for every section of a body (varint id,
+// varint length, content), with `in` reading that section's content.
+template <typename F>
+void for_each_section(In& top, F f) {
+  while (!top.c.at_end()) {
+    uint64_t id = top.u("section id");
+    uint64_t len = top.count("section length");
+    const uint8_t* data;
+    if (!top.c.bytes(len, data)) top.bad("section length");
+    In in(data, len, top.path, top.what);
+    f(id, in, data, len);
+  }
+}
+
 }  // namespace skt::sections

@@ -246,24 +246,19 @@ bool TraceFile::decode_record(Event& ev) {
       prev_end_ns_ = ev.t_start_ns + ev.duration_ns;
       ev.seq = next_seq_++;
       ++io.chunk_events_seen;
-      if (ev.bytes == kNone && ev.count != kNone && ev.dtype != kNone) {
-        int64_t s = datatype_size(ev.dtype);
-        if (s >= 0) ev.bytes = ev.count * s;
-      }
-      if (ev.bytes == kNone && !ev.counts.empty() && ev.dtype != kNone) {
-        int64_t s = datatype_size(ev.dtype), sum = 0;
-        for (int64_t x : ev.counts) sum += x;
-        if (s >= 0) ev.bytes = sum * s;
-      }
-      if (ev.bytes2 == kNone && ev.count2 != kNone && ev.dtype2 != kNone) {
-        int64_t s = datatype_size(ev.dtype2);
-        if (s >= 0) ev.bytes2 = ev.count2 * s;
-      }
-      if (ev.bytes2 == kNone && !ev.counts2.empty() && ev.dtype2 != kNone) {
-        int64_t s = datatype_size(ev.dtype2), sum = 0;
-        for (int64_t x : ev.counts2) sum += x;
-        if (s >= 0) ev.bytes2 = sum * s;
-      }
+      // Bytes not recorded are count (or the sum of per-rank counts) x type size.
+      auto fill_bytes = [this](int64_t& bytes, int64_t count, const std::vector<int64_t>& counts, int64_t dtype) {
+        if (bytes != kNone || dtype == kNone) return;
+        int64_t n = count;
+        if (n == kNone && !counts.empty()) {
+          n = 0;
+          for (int64_t x : counts) n += x;
+        }
+        int64_t size = datatype_size(dtype);
+        if (n != kNone && size >= 0) bytes = n * size;
+      };
+      fill_bytes(ev.bytes, ev.count, ev.counts, ev.dtype);
+      fill_bytes(ev.bytes2, ev.count2, ev.counts2, ev.dtype2);
       return true;
     }
     if (!read_fields(c, scratch, name, id, size, frames, members, parent, func) || id < 0)

@@ -162,6 +162,44 @@ void TraceWriter::put_str(Field f, const std::string& s) {
   records_.pos += s.size();
 }
 
+void TraceWriter::define_module(uint32_t id, const std::string& path) {
+  begin_record(RecordKind::kModuleDef);
+  put_int(Field::kId, id);
+  put_str(Field::kName, path);
+  end_record();
+}
+
+void TraceWriter::define_callsite(uint32_t id, const int64_t* module_offset_pairs, size_t n) {
+  begin_record(RecordKind::kCallsiteDef);
+  put_int(Field::kId, id);
+  put_list(Field::kFrames, module_offset_pairs, n);
+  end_record();
+}
+
+void TraceWriter::define_comm(uint32_t id, int64_t parent, uint32_t created_by, const int64_t* members, size_t n) {
+  begin_record(RecordKind::kCommDef);
+  put_int(Field::kId, id);
+  put_int(Field::kParent, parent);
+  put_int(Field::kFunc, created_by);
+  put_list(Field::kMembers, members, n);
+  end_record();
+}
+
+void TraceWriter::define_datatype(uint32_t id, int64_t size, const std::string& name) {
+  begin_record(RecordKind::kDatatypeDef);
+  put_int(Field::kId, id);
+  put_int(Field::kSize, size);
+  put_str(Field::kName, name);
+  end_record();
+}
+
+void TraceWriter::define_op(uint32_t id, const std::string& name) {
+  begin_record(RecordKind::kOpDef);
+  put_int(Field::kId, id);
+  put_str(Field::kName, name);
+  end_record();
+}
+
 bool TraceWriter::flush() {
   if (failed_ || fd_ < 0) {
     records_.pos = times_.pos = 0;

@@ -121,6 +121,9 @@ struct MergedTrace {
   std::vector<Identity> identities;
   std::vector<MergedEvent> events;
 
+  // A copy without the events and the per-rank times: the tables only.
+  MergedTrace tables() const;
+
   // The value of parameter p of event e for world rank r (which must take part).
   int64_t value(const MergedEvent& e, Param p, uint32_t r) const;
   // The list of field f of event e for rank r (empty if absent).

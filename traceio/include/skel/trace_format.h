@@ -76,7 +76,8 @@ enum class FieldType : uint32_t {
   kString = 2,  // varint n, then n bytes
 };
 
-// Field ids. Never renumber, never reuse.
+// Field ids, with the wire type each is written with (the writer's put_*
+// call decides it; the column documents it). Never renumber, never reuse.
 #define SKT_FIELDS(X)                                                          \
   X(kPeer, 1, kInt)        /* world rank of the peer (dest / matched source) */ \
   X(kTag, 2, kInt)                                                             \
@@ -114,17 +115,6 @@ enum class Field : uint32_t {
   SKT_FIELDS(SKT_FIELD_ENUM)
 #undef SKT_FIELD_ENUM
 };
-
-constexpr FieldType field_type(Field f) {
-  switch (f) {
-#define SKT_FIELD_TYPE(name, id, type) \
-  case Field::name:                    \
-    return FieldType::type;
-    SKT_FIELDS(SKT_FIELD_TYPE)
-#undef SKT_FIELD_TYPE
-  }
-  return FieldType::kInt;
-}
 
 // EventFlag bits (Field::kFlags).
 enum EventFlag : uint32_t {

@@ -36,6 +36,14 @@ class TraceWriter {
   void begin_event(uint32_t func, uint32_t callsite);
   void end_event(int64_t t_start_ns, int64_t t_end_ns);
 
+  // Definition records (docs/trace-format.md, "Records"); each must come
+  // before the first event that uses its id.
+  void define_module(uint32_t id, const std::string& path);
+  void define_callsite(uint32_t id, const int64_t* module_offset_pairs, size_t n);  // n values
+  void define_comm(uint32_t id, int64_t parent, uint32_t created_by, const int64_t* members, size_t n);
+  void define_datatype(uint32_t id, int64_t size, const std::string& name);
+  void define_op(uint32_t id, const std::string& name);
+
   void put_int(Field f, int64_t v);
   void put_list(Field f, const int64_t* v, size_t n);
   void put_list(Field f, const int* v, size_t n);
