@@ -43,6 +43,19 @@ expect_error "no symbols (empty input)" "$skelgen" compress --symbols "$work/emp
 expect_error "not a skelgen merged trace" "$skelgen" compress "$corpus/text.skt"
 expect_error "this is a per-rank trace file, not a merged trace" "$skelgen" compress "$corpus/future-major.skt"
 expect_error "give a merged trace or --symbols" "$skelgen" compress
+# merge / compress / dump of merged files: missing inputs, unwritable outputs, ranks out of range
+expect_error "cannot open trace directory" "$skelgen" merge "$work/nothing-here"
+mkdir -p "$work/mixed-runs"
+cp "$corpus/text.skt" "$work/mixed-runs/rank-00000.skt"
+expect_error "rank-00000.skt: not a skelgen trace file (bad magic number)" "$skelgen" merge "$work/mixed-runs"
+expect_error "File does not exist" "$skelgen" compress --symbols "$work/nothing-here.txt"
+if [ -n "${MERGED_TRACE:-}" ]; then
+  expect_error "cannot create" "$skelgen" compress "$MERGED_TRACE" -o /proc/no-such-dir/x.skf
+  expect_error "no rank 99 (world size" "$skelgen" dump "$MERGED_TRACE" --rank 99
+fi
+if [ -n "${TRACE_DIR:-}" ]; then
+  expect_error "cannot create" "$skelgen" merge "$TRACE_DIR" -o /proc/no-such-dir/x.skm
+fi
 # a program built with one MPI, launched with the other's launcher
 if [ -n "${MPICH_APP:-}" ] && command -v mpirun.openmpi > /dev/null; then
   expect_error "is linked with mpich but mpirun.openmpi launches openmpi" \
