@@ -48,6 +48,25 @@ struct CompressOptions {
 void setup_compress(CLI::App& app, CompressOptions& opt);
 int run_compress(const CompressOptions& opt);
 
+struct GenerateOptions {
+  std::string input, output;
+  uint32_t scale = 10;
+  double min_share = 0.01;
+  bool allow_partial = false;
+  bool build = false;
+  std::string mpi, exe;
+  bool quiet = false;
+};
+void setup_generate(CLI::App& app, GenerateOptions& opt);
+int run_generate(const GenerateOptions& opt);
+
+struct BuildOptions {
+  std::string input, output, mpi, cflags;
+  bool quiet = false;
+};
+void setup_build(CLI::App& app, BuildOptions& opt);
+int run_build(const BuildOptions& opt);
+
 // Prints what a trace directory holds: ranks, events per rank, bytes on disk, end state.
 // Returns false (after printing the reason) when the directory is unreadable.
 bool print_trace_summary(const std::string& dir);

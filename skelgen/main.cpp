@@ -17,13 +17,20 @@ int main(int argc, char** argv) {
   skelgen::DumpOptions dump_opt;
   skelgen::MergeOptions merge_opt;
   skelgen::CompressOptions compress_opt;
+  skelgen::GenerateOptions generate_opt;
+  skelgen::BuildOptions build_opt;
   CLI::App* trace = app.add_subcommand("trace", "Run an MPI application under the tracer (one trace file per rank)");
   CLI::App* merge = app.add_subcommand("merge", "Merge the per-rank traces into one program trace");
   CLI::App* compress = app.add_subcommand("compress", "Fold a merged trace (or a symbol string) into nested loops");
+  CLI::App* generate =
+      app.add_subcommand("generate", "Generate the skeleton C program from a trace, merged trace or folded program");
+  CLI::App* build = app.add_subcommand("build", "Compile a generated skeleton with an MPI's compiler wrapper");
   CLI::App* dump = app.add_subcommand("dump", "Print a trace or a merged trace as text or JSON Lines");
   skelgen::setup_trace(*trace, trace_opt);
   skelgen::setup_merge(*merge, merge_opt);
   skelgen::setup_compress(*compress, compress_opt);
+  skelgen::setup_generate(*generate, generate_opt);
+  skelgen::setup_build(*build, build_opt);
   skelgen::setup_dump(*dump, dump_opt);
 
   try {
@@ -35,6 +42,8 @@ int main(int argc, char** argv) {
     if (*trace) return skelgen::run_trace(trace_opt);
     if (*merge) return skelgen::run_merge(merge_opt);
     if (*compress) return skelgen::run_compress(compress_opt);
+    if (*generate) return skelgen::run_generate(generate_opt);
+    if (*build) return skelgen::run_build(build_opt);
     if (*dump) return skelgen::run_dump(dump_opt);
   } catch (const skt::TraceError& e) {
     std::fprintf(stderr, "skelgen: error: %s\n", e.what());

@@ -12,6 +12,9 @@
 
 #define SKEL_KERNEL_NAME "fma4x16"
 #define SKEL_KERNEL_VERSION 1
+/* Floating-point operations in one unit (16 x 4 multiply-adds); what a
+ * simulated host (SimGrid) executes for it. */
+#define SKEL_KERNEL_FLOPS_PER_UNIT 128.0
 
 static double skel_kernel_run(unsigned long long units, double seed) {
   double a = seed, b = seed * 0.5, c = seed * 0.25, d = seed * 0.125;

@@ -1,0 +1,246 @@
+// skelgen generate: a trace directory, merged trace or folded program ->
+// skeleton C source (running the missing stages); skelgen build: compile a
+// skeleton with one MPI's compiler wrapper.
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "commands.h"
+#include "skel/compress.h"
+#include "skel/generate.h"
+#include "skel/merge.h"
+
+extern char** environ;
+
+namespace skelgen {
+namespace {
+
+struct Mpi {
+  const char* name;
+  const char* compiler;
+  const char* package;
+};
+const Mpi kMpis[] = {{"mpich", "mpicc.mpich", "mpich libmpich-dev"},
+                     {"openmpi", "mpicc.openmpi", "openmpi-bin libopenmpi-dev"},
+                     {"simgrid", "smpicc", "libsimgrid-dev"}};
+
+const Mpi* find_mpi(const std::string& name) {
+  for (const Mpi& m : kMpis)
+    if (name == m.name) return &m;
+  return nullptr;
+}
+
+bool in_path(const std::string& prog) {
+  const char* path = std::getenv("PATH");
+  std::stringstream ss(path ? path : "");
+  std::string dir;
+  while (std::getline(ss, dir, ':'))
+    if (!dir.empty() && access((dir + "/" + prog).c_str(), X_OK) == 0) return true;
+  return false;
+}
+
+std::string strip_slashes(std::string s) {
+  while (s.size() > 1 && s.back() == '/') s.pop_back();
+  return s;
+}
+
+std::string date_of(const std::string& path) {
+  struct stat sb {};
+  if (stat(path.c_str(), &sb) != 0) return "";
+  char buf[64];
+  struct tm tm {};
+  gmtime_r(&sb.st_mtime, &tm);
+  std::strftime(buf, sizeof buf, "traced %Y-%m-%d %H:%M UTC", &tm);
+  return buf;
+}
+
+// The flavour a trace's MPI library string names ("" if neither).
+std::string flavor_of(const std::string& library) {
+  if (library.find("MPICH") != std::string::npos || library.find("mpich") != std::string::npos) return "mpich";
+  if (library.find("Open MPI") != std::string::npos || library.find("OpenMPI") != std::string::npos) return "openmpi";
+  return "";
+}
+
+// Whatever INPUT is, the folded program (running merge and compress as needed).
+skt::FoldedProgram load_program(const std::string& input, const GenerateOptions& opt) {
+  auto say = [&](const std::string& s) {
+    if (!opt.quiet) std::fprintf(stderr, "skelgen generate: %s\n", s.c_str());
+  };
+  struct stat sb {};
+  if (stat(input.c_str(), &sb) != 0)
+    throw std::runtime_error(input + ": " + std::strerror(errno));
+  if (S_ISDIR(sb.st_mode)) {
+    skt::merge::Options mo;
+    mo.allow_partial = opt.allow_partial;
+    mo.progress = say;
+    say("merging the ranks of " + input);
+    skt::merge::Loaded loaded = skt::merge::load(input, mo);
+    skt::MergedTrace m = skt::merge::merge(loaded, mo);
+    say("folding " + std::to_string(m.events.size()) + " merged events");
+    skt::fold::CompressOptions co;
+    co.progress = say;
+    return skt::fold::compress(m, co);
+  }
+  if (skt::is_folded_file(input)) return skt::read_folded(input);
+  if (skt::is_merged_file(input)) {
+    skt::MergedTrace m = skt::read_merged(input);
+    say("folding " + std::to_string(m.events.size()) + " merged events");
+    skt::fold::CompressOptions co;
+    co.progress = say;
+    return skt::fold::compress(m, co);
+  }
+  throw std::runtime_error(input + ": not a trace directory, merged trace (.skm) or folded program (.skf)");
+}
+
+int spawn(const std::vector<std::string>& argv) {
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  int rc = posix_spawnp(&pid, args[0], nullptr, nullptr, args.data(), environ);
+  if (rc != 0) throw std::runtime_error(argv[0] + ": cannot run: " + std::strerror(rc));
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// "mpich" from the "skelgen-mpi:" line of a generated file, or "".
+std::string mpi_of_source(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  for (int i = 0; i < 40 && std::getline(in, line); ++i) {
+    auto at = line.find("skelgen-mpi: ");
+    if (at != std::string::npos) return line.substr(at + 13, line.find_first_of(" \t\r", at + 13) - at - 13);
+  }
+  return "";
+}
+
+}  // namespace
+
+void setup_generate(CLI::App& app, GenerateOptions& opt) {
+  app.description(
+      "Generate the skeleton: one self-contained C + MPI file that makes the application's calls (same peers,\n"
+      "counts, datatypes, tags, roots, ops, requests and communicators), computes between them as long as the\n"
+      "application did (a calibrated kernel; smpi_execute_flops under SimGrid), and runs the loops that hold the\n"
+      "time count/K times. It prints SKELGEN_RESULT measured_s=<s> predicted_s=<s> scale=<K>.\n"
+      "  skelgen generate TRACE_DIR|FILE.skm|FILE.skf [--scale K] [-o skel.c] [--build [--mpi M] [--exe EXE]]");
+  app.add_option("input", opt.input, "Trace directory, merged trace (.skm) or folded program (.skf)")->required();
+  app.add_option("-o,--output", opt.output, "C file to write (default: INPUT's name with .skel.c)");
+  app.add_option("-K,--scale", opt.scale, "Cut the loops that hold the time to count/K iterations (1: no cut)")
+      ->check(CLI::Range(1u, 1000000u));
+  app.add_option("--min-share", opt.min_share, "A loop is cut only if it holds at least this share of the time")
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_flag("--allow-partial", opt.allow_partial, "Accept a trace whose ranks ended early (see skelgen merge)");
+  app.add_flag("--build", opt.build, "Also compile it (as skelgen build)");
+  app.add_option("--mpi", opt.mpi, "With --build: mpich, openmpi or simgrid (default: the MPI it was traced with)")
+      ->check(CLI::IsMember({"mpich", "openmpi", "simgrid"}));
+  app.add_option("--exe", opt.exe, "With --build: executable to write (default: the C file without .c)");
+  app.add_flag("-q,--quiet", opt.quiet, "No summary or progress");
+}
+
+int run_generate(const GenerateOptions& opt) {
+  std::string input = strip_slashes(opt.input);
+  std::string out = opt.output;
+  if (out.empty()) {
+    std::string base = input;
+    for (const char* ext : {".skf", ".skm"})
+      if (base.size() > 4 && base.compare(base.size() - 4, 4, ext) == 0) base.resize(base.size() - 4);
+    out = base + ".skel.c";
+  }
+  skt::FoldedProgram p = load_program(input, opt);
+  skt::gen::GenerateOptions go;
+  go.scale = opt.scale;
+  go.min_share = opt.min_share;
+  go.trace_label = input;
+  go.generated_on = date_of(input);
+  std::string name = out.substr(out.find_last_of('/') + 1);
+  go.name = name.substr(0, name.find('.'));
+  std::string flavor = flavor_of(p.symbols.ranks.empty() ? "" : p.symbols.ranks[0].mpi_library);
+  go.mpi = flavor;
+  if (!opt.quiet) go.progress = [](const std::string& s) { std::fprintf(stderr, "skelgen generate: %s\n", s.c_str()); };
+  skt::gen::Skeleton s = skt::gen::generate(p, go);
+  {
+    std::ofstream f(out, std::ios::binary | std::ios::trunc);
+    if (!f) throw std::runtime_error(out + ": cannot write: " + std::strerror(errno));
+    f << s.code;
+    f.close();
+    if (!f) throw std::runtime_error(out + ": write failed: " + std::strerror(errno));
+  }
+  if (!opt.quiet) {
+    std::printf("skeleton: %s -> %s (%u ranks, K = %u)\n", input.c_str(), out.c_str(), p.symbols.world_size,
+                opt.scale);
+    std::printf("traced:   %.6f s, MPI_Init to MPI_Finalize (slowest rank)\n", s.traced_s);
+    std::printf("expected: %.6f s for the skeleton on the traced machine\n", s.kept_s);
+    for (size_t i = 0; i < s.cut.size(); ++i)
+      std::printf("cut:      loop n%u, %llu -> %llu iterations (%.1f %% of the time)\n", s.cut[i].node,
+                  static_cast<unsigned long long>(s.cut[i].count), static_cast<unsigned long long>(s.cut[i].iterations),
+                  s.cut[i].share * 100);
+    if (s.cut.empty()) std::printf("cut:      none (every loop runs as traced)\n");
+    if (s.reordered_steps)
+      std::printf("order:    %u communication step(s) given a per-rank order that cannot deadlock\n", s.reordered_steps);
+    for (const auto& n : s.notes) std::fprintf(stderr, "skelgen generate: note: %s\n", n.c_str());
+  }
+  if (!opt.build) return 0;
+  BuildOptions bo;
+  bo.input = out;
+  bo.mpi = opt.mpi;
+  bo.output = opt.exe;
+  bo.quiet = opt.quiet;
+  return run_build(bo);
+}
+
+void setup_build(CLI::App& app, BuildOptions& opt) {
+  app.description(
+      "Compile a generated skeleton with one MPI's compiler wrapper (mpicc.mpich, mpicc.openmpi, or smpicc for a\n"
+      "SimGrid-simulated cluster), -O2 -Wall.\n"
+      "  skelgen build skel.c [--mpi mpich|openmpi|simgrid] [-o EXE]");
+  app.add_option("source", opt.input, "Generated skeleton (.c)")->required()->check(CLI::ExistingFile);
+  app.add_option("--mpi", opt.mpi, "mpich, openmpi or simgrid (default: the MPI it was traced with)")
+      ->check(CLI::IsMember({"mpich", "openmpi", "simgrid"}));
+  app.add_option("-o,--output", opt.output, "Executable (default: the source without .c)");
+  app.add_option("--cflags", opt.cflags, "Extra compiler flags, e.g. \"-march=native\"");
+  app.add_flag("-q,--quiet", opt.quiet, "Print nothing but the compiler's own messages");
+}
+
+int run_build(const BuildOptions& opt) {
+  std::string mpi = opt.mpi.empty() ? mpi_of_source(opt.input) : opt.mpi;
+  if (mpi.empty()) mpi = "mpich";
+  const Mpi* m = find_mpi(mpi);
+  if (!m) throw std::runtime_error("unknown MPI '" + mpi + "' (mpich, openmpi or simgrid)");
+  if (!in_path(m->compiler))
+    throw std::runtime_error(std::string(m->compiler) + " not found in PATH: install " + m->package +
+                             " (apt-get install " + m->package + ")");
+  std::string exe = opt.output;
+  if (exe.empty()) {
+    exe = opt.input;
+    if (exe.size() > 2 && exe.compare(exe.size() - 2, 2, ".c") == 0) exe.resize(exe.size() - 2);
+    if (exe == opt.input) exe += ".exe";
+    if (exe.size() > 5 && exe.compare(exe.size() - 5, 5, ".skel") == 0) exe += "";
+  }
+  std::vector<std::string> argv = {m->compiler, "-O2", "-Wall", "-o", exe, opt.input};
+  if (!opt.cflags.empty()) {
+    std::stringstream ss(opt.cflags);
+    std::string f;
+    while (ss >> f) argv.insert(argv.end() - 1, f);
+  }
+  if (mpi == "simgrid") argv.push_back("-lm");
+  int rc = spawn(argv);
+  if (rc != 0) {
+    std::fprintf(stderr, "skelgen: error: %s failed (exit %d) on %s\n", m->compiler, rc, opt.input.c_str());
+    return 1;
+  }
+  if (!opt.quiet) std::printf("built:    %s (%s)\n", exe.c_str(), m->compiler);
+  return 0;
+}
+
+}  // namespace skelgen

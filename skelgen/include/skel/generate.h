@@ -1,0 +1,53 @@
+// skelgen generate: a folded program -> one self-contained C + MPI source
+// file, the skeleton. Method and contracts: docs/generate.md.
+//
+// The skeleton makes every traced call with its per-rank peer, count,
+// datatype, tag, root and op; keeps non-blocking requests in slots that the
+// matching Wait*/Test* completes; recreates the communicators with the same
+// members; computes between calls with the reference kernel (gap x the traced
+// node's kernel rate; smpi_execute_flops under SimGrid); runs the loops that
+// hold most of the time count/K times; and prints one line,
+//   SKELGEN_RESULT measured_s=<s> predicted_s=<s> scale=<K>
+// where predicted_s adds back each cut loop's time x its own factor.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "skel/folded.h"
+
+namespace skt::gen {
+
+struct GenerateOptions {
+  uint32_t scale = 10;          // K: cut loops run max(1, count / K) iterations
+  double min_share = 0.01;      // a loop is cut only if it holds at least this share of the time
+  std::string name = "skeleton";  // program name in messages
+  std::string trace_label;      // what it came from (path), for the header comment
+  std::string mpi;              // flavour traced with ("mpich", "openmpi"), for skelgen build's default
+  std::string generated_on;     // date, for the header comment (empty: not printed)
+  std::function<void(const std::string&)> progress;
+};
+
+struct CutLoop {
+  uint32_t node = 0;            // index in FoldedProgram::nodes
+  uint64_t count = 0;           // iterations per instance in the trace
+  uint64_t iterations = 0;      // in the skeleton
+  double share = 0;             // of the program's time (max over ranks)
+};
+
+struct Skeleton {
+  std::string code;             // the C source
+  std::vector<CutLoop> cut;     // the loops that run fewer iterations
+  double traced_s = 0;          // application time in the trace, MPI_Init to MPI_Finalize, max over ranks
+  double kept_s = 0;            // of which outside cut loops (estimate, max over ranks)
+  uint32_t reordered_steps = 0; // communication steps given a per-rank deadlock-free order
+  std::vector<std::string> notes;  // what could not be reproduced exactly (once per kind)
+};
+
+// Throws TraceError for programs it cannot turn into a skeleton (no calls,
+// kernel calibration missing or of another kernel version).
+Skeleton generate(const FoldedProgram& p, const GenerateOptions& opt);
+
+}  // namespace skt::gen

@@ -1,0 +1,1004 @@
+// The generator: walks the folded program and writes each loop as a `for`
+// loop, each event node as its MPI call, each computation gap as a compute
+// phase, with per-rank values as literals, rank expressions or tables.
+#include "skel/generate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <numeric>
+#include <set>
+#include <sstream>
+
+#include "requests.h"
+#include "safe_order.h"
+#include "skel/skel_funcs.h"
+#include "skel_kernel.h"
+#include "templates.h"
+
+namespace skt::gen {
+namespace {
+
+std::string num(double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.9g", v);
+  return b;
+}
+
+std::string indent(int depth) { return std::string(static_cast<size_t>(depth) * 2, ' '); }
+
+// "0-3", "0 2 5-7"
+std::string rank_list(const std::vector<uint32_t>& ranks) {
+  std::string s;
+  for (size_t i = 0; i < ranks.size();) {
+    size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    if (!s.empty()) s += ' ';
+    s += std::to_string(ranks[i]);
+    if (j > i) s += '-' + std::to_string(ranks[j]);
+    i = j + 1;
+  }
+  return s;
+}
+
+enum class Side { send, recv };
+
+class Emitter {
+ public:
+  Emitter(const FoldedProgram& p, const GenerateOptions& opt, Skeleton& out)
+      : p_(p), m_(p.symbols), opt_(opt), out_(out), P_(p.symbols.world_size) {}
+
+  void run();
+
+ private:
+  const FoldedProgram& p_;
+  const MergedTrace& m_;
+  const GenerateOptions& opt_;
+  Skeleton& out_;
+  const uint32_t P_;
+  RequestSlots slots_;
+  std::vector<std::vector<double>> total_;  // per node, per rank: ns in the node (subtree)
+  std::vector<int32_t> cut_;                // per node: index in out_.cut, -1: runs as traced
+  std::vector<double> rate_;                // per rank: kernel units per ns
+  std::ostringstream tables_, body_;
+  std::set<std::string> notes_;
+  std::set<uint32_t> counted_;              // nodes whose counts follow their instance number
+  int64_t buf_bytes_ = 64, bsend_bytes_ = 0;
+  size_t max_reqs_ = 1;
+  std::vector<bool> type_used_;
+  bool user_op_ = false, win_ = false, file_ = false, saw_init_ = false, saw_finalize_ = false;
+  bool init_thread_ = false;
+
+  const MergedEvent& event(uint32_t n) const { return m_.events[static_cast<size_t>(p_.nodes[n].symbol)]; }
+  const Identity& identity(uint32_t n) const { return m_.identities[event(n).identity]; }
+  uint32_t func(uint32_t n) const { return identity(n).func; }
+
+  void note(const std::string& s) { notes_.insert(s); }
+  void measure();
+  void choose_cuts(const std::vector<uint32_t>& items, double program);
+  bool has_cut_candidate(const std::vector<uint32_t>& items, double program) const;
+  double share(uint32_t n, double program) const;
+
+  // Per-rank C values -> a literal when all participants agree, else a
+  // table indexed by world rank (non-participants get `fill`).
+  std::string per_rank(uint32_t n, const std::string& what, const std::vector<uint32_t>& ranks,
+                       const std::vector<std::string>& values, const char* type = "int",
+                       const std::string& fill = "0");
+  std::string param(uint32_t n, Param pm, bool peer_side);
+  std::string count(uint32_t n, Param pm);
+  std::string peer(uint32_t n, Param pm, bool any_source);
+  std::string root(uint32_t n);
+  std::string comm(uint32_t n) const;
+  std::string comm_of_symbol(int64_t c) const;
+  std::string dtype(int64_t d);
+  std::string op(uint32_t n);
+  std::string list(uint32_t n, ListField f);
+  std::string slot_list(uint32_t n, std::string& count_expr);
+  std::string new_comm(uint32_t n);
+  std::string guard(uint32_t n) const;
+  std::string work(uint32_t n, const std::vector<uint32_t>& ranks);
+  int64_t comm_size(uint32_t n) const;
+  int64_t type_size(int64_t d) const;
+  void size_buffers(uint32_t n);
+
+  std::vector<std::string> call(uint32_t n, double stride);
+  void emit_items(const std::vector<uint32_t>& items, int depth, const std::string& loop_var, double stride);
+  void emit_event(uint32_t n, int depth, const std::string& loop_var, double stride, bool first);
+  void emit_loop(uint32_t n, int depth, const std::string& loop_var, double stride, bool first);
+  void emit_reordered(const std::vector<uint32_t>& run, const std::vector<std::vector<uint32_t>>& order, int depth,
+                      const std::string& loop_var, double stride);
+  std::string types_setup();
+  std::string header() const;
+};
+
+// ------------------------------------------------------------------ timing
+
+void Emitter::measure() {
+  total_.assign(p_.nodes.size(), std::vector<double>(P_, 0.0));
+  // a loop's body nodes come before the loop in p_.nodes (built children first)
+  for (size_t i = 0; i < p_.nodes.size(); ++i) {
+    const FoldedNode& n = p_.nodes[i];
+    for (uint32_t r = 0; r < P_; ++r) {
+      double t = 0;
+      if (r < n.gap.size()) t += n.gap[r].mean * static_cast<double>(n.gap[r].n);
+      if (r < n.dur.size()) t += n.dur[r].mean * static_cast<double>(n.dur[r].n);
+      for (uint32_t c : n.body) t += total_[c][r];
+      total_[i][r] = t;
+    }
+  }
+}
+
+double Emitter::share(uint32_t n, double program) const {
+  double most = 0;
+  for (double t : total_[n]) most = std::max(most, t);
+  return program > 0 ? most / program : 0;
+}
+
+bool Emitter::has_cut_candidate(const std::vector<uint32_t>& items, double program) const {
+  for (uint32_t id : items) {
+    const FoldedNode& n = p_.nodes[id];
+    if (!n.is_loop()) continue;
+    if (n.count >= opt_.scale && share(id, program) >= opt_.min_share) return true;
+    if (has_cut_candidate(n.body, program)) return true;
+  }
+  return false;
+}
+
+// The loops that hold the time: a loop of at least K iterations (and
+// min_share of the time) is cut; a shorter one is cut only when nothing
+// inside it could be.
+void Emitter::choose_cuts(const std::vector<uint32_t>& items, double program) {
+  for (uint32_t id : items) {
+    const FoldedNode& n = p_.nodes[id];
+    if (!n.is_loop()) continue;
+    bool candidate = opt_.scale > 1 && n.count >= 2 && share(id, program) >= opt_.min_share;
+    if (candidate && (n.count >= opt_.scale || !has_cut_candidate(n.body, program))) {
+      CutLoop c;
+      c.node = id;
+      c.count = n.count;
+      c.iterations = std::max<uint64_t>(1, n.count / opt_.scale);
+      c.share = share(id, program);
+      cut_[id] = static_cast<int32_t>(out_.cut.size());
+      out_.cut.push_back(c);
+      continue;
+    }
+    choose_cuts(n.body, program);
+  }
+}
+
+// ------------------------------------------------------------------ values
+
+std::string Emitter::per_rank(uint32_t n, const std::string& what, const std::vector<uint32_t>& ranks,
+                              const std::vector<std::string>& values, const char* type, const std::string& fill) {
+  bool same = std::all_of(values.begin(), values.end(), [&](const std::string& v) { return v == values[0]; });
+  if (values.empty()) return fill;
+  if (same) return values[0];
+  std::string name = "n" + std::to_string(n) + "_" + what;
+  std::vector<std::string> row(P_, fill);
+  for (size_t i = 0; i < ranks.size(); ++i) row[ranks[i]] = values[i];
+  tables_ << "static const " << type << " " << name << "[SKEL_WORLD_SIZE] = {";
+  for (uint32_t r = 0; r < P_; ++r) tables_ << (r % 16 == 0 ? "\n  " : " ") << row[r] << (r + 1 < P_ ? "," : "");
+  tables_ << "\n};\n";
+  return name + "[skel_rank]";
+}
+
+// Tags, colours, keys: rules as expressions where they are simple.
+std::string Emitter::param(uint32_t n, Param pm, bool) {
+  const MergedEvent& e = event(n);
+  const ParamDesc& d = e.params[static_cast<size_t>(pm)];
+  auto fmt = [&](int64_t v) -> std::string {
+    if (pm == Param::tag || pm == Param::tag2) return v == -1 ? "MPI_ANY_TAG" : std::to_string(v);
+    if (pm == Param::color && v == -32766) return "MPI_UNDEFINED";
+    return std::to_string(v);
+  };
+  switch (d.kind) {
+    case ParamKind::kAbsent: return "0";
+    case ParamKind::kConst: return fmt(d.a);
+    case ParamKind::kLinear:
+      if (d.a >= 0) return std::to_string(d.a) + " + " + std::to_string(d.b) + " * skel_rank";
+      break;
+    default: break;
+  }
+  std::vector<std::string> vals;
+  for (uint32_t r : e.ranks) vals.push_back(fmt(m_.value(e, pm, r)));
+  return per_rank(n, param_name(pm), e.ranks, vals);
+}
+
+// Counts: the node's own rule where the count changed between instances.
+std::string Emitter::count(uint32_t n, Param pm) {
+  const FoldedNode& node = p_.nodes[n];
+  const MergedEvent& e = event(n);
+  if (e.params[static_cast<size_t>(pm)].kind == ParamKind::kAbsent) return "0";
+  for (const CountRule& rule : node.rules) {
+    if (rule.param != pm) continue;
+    std::vector<std::string> a, b;
+    bool linear = false;
+    for (uint32_t r : e.ranks) {
+      bool lin = r < rule.kind.size() && rule.kind[r] == 1;
+      linear |= lin && rule.b[r] != 0;
+      a.push_back(std::to_string(std::llround(r < rule.a.size() ? rule.a[r] : 0)));
+      b.push_back(lin ? num(rule.b[r]) : "0");
+    }
+    std::string base = per_rank(n, std::string(param_name(pm)) + "_a", e.ranks, a);
+    if (!linear) return base;
+    std::string slope = per_rank(n, std::string(param_name(pm)) + "_b", e.ranks, b, "double");
+    if (counted_.insert(n).second)
+      tables_ << "static double n" << n << "_i; /* the application's instance of n" << n << " */\n";
+    return "(int)(" + base + " + " + slope + " * (double)n" + std::to_string(n) + "_i)";
+  }
+  return param(n, pm, false);
+}
+
+// Peers: world ranks in the trace, ranks of the call's communicator here.
+std::string Emitter::peer(uint32_t n, Param pm, bool any_source) {
+  const MergedEvent& e = event(n);
+  const ParamDesc& d = e.params[static_cast<size_t>(pm)];
+  if (any_source) return "MPI_ANY_SOURCE";
+  if (d.kind == ParamKind::kAbsent) return "MPI_PROC_NULL";
+  int64_t c = identity(n).comm;
+  if (c == 0) {  // MPI_COMM_WORLD: the rule itself
+    int64_t P = P_;
+    switch (d.kind) {
+      case ParamKind::kConst:
+        return d.a == kProcNull ? "MPI_PROC_NULL" : std::to_string(d.a);
+      case ParamKind::kRel:
+        return "(skel_rank + " + std::to_string(((d.a % P) + P) % P) + ") % SKEL_WORLD_SIZE";
+      case ParamKind::kXor:
+        return "(skel_rank ^ " + std::to_string(d.a) + ")";
+      default: break;
+    }
+  }
+  std::vector<std::string> vals;
+  for (uint32_t r : e.ranks) {
+    int64_t w = m_.value(e, pm, r);
+    if (w == kProcNull || w < 0) {
+      vals.push_back("MPI_PROC_NULL");
+      continue;
+    }
+    const std::vector<int64_t>& members = c >= 0 ? m_.comms.at(static_cast<size_t>(c)).members(r)
+                                                 : std::vector<int64_t>{};
+    auto it = std::find(members.begin(), members.end(), w);
+    vals.push_back(it == members.end() ? std::to_string(w) : std::to_string(it - members.begin()));
+  }
+  return per_rank(n, param_name(pm), e.ranks, vals, "int", "MPI_PROC_NULL");
+}
+
+std::string Emitter::root(uint32_t n) {
+  const MergedEvent& e = event(n);
+  int64_t root = identity(n).root, c = identity(n).comm;
+  if (root == kNone) return "0";
+  std::vector<std::string> vals;
+  for (uint32_t r : e.ranks) {
+    const std::vector<int64_t>& members = m_.comms.at(static_cast<size_t>(c)).members(r);
+    auto it = std::find(members.begin(), members.end(), root);
+    vals.push_back(std::to_string(it == members.end() ? root : it - members.begin()));
+  }
+  return per_rank(n, "root", e.ranks, vals);
+}
+
+std::string Emitter::comm_of_symbol(int64_t c) const {
+  if (c == 0) return "MPI_COMM_WORLD";
+  if (c == 1) return "MPI_COMM_SELF";
+  if (c < 0) return "MPI_COMM_WORLD";
+  return "skel_comm[" + std::to_string(c) + "]";
+}
+
+std::string Emitter::comm(uint32_t n) const {
+  int64_t c = identity(n).comm;
+  if (c < 0) {
+    const_cast<Emitter*>(this)->note("calls on a communicator the tracer did not see created run on MPI_COMM_WORLD");
+  }
+  return comm_of_symbol(c);
+}
+
+int64_t Emitter::comm_size(uint32_t n) const {
+  int64_t c = identity(n).comm;
+  if (c < 0) return P_;
+  size_t most = 0;
+  for (const auto& g : m_.comms.at(static_cast<size_t>(c)).groups) most = std::max(most, g.size());
+  return static_cast<int64_t>(most);
+}
+
+int64_t Emitter::type_size(int64_t d) const {
+  return d >= 0 && static_cast<size_t>(d) < m_.datatypes.size() ? std::max<int64_t>(m_.datatypes[d].size, 0) : 1;
+}
+
+std::string Emitter::dtype(int64_t d) {
+  if (d < 0 || static_cast<size_t>(d) >= m_.datatypes.size()) return "MPI_BYTE";
+  const DatatypeInfo& t = m_.datatypes[static_cast<size_t>(d)];
+  for (uint32_t id = 1; id < kFirstDerivedDatatype; ++id)  // predefined: by name (merged ids are indices)
+    if (predefined_datatype_name(id) && t.name == predefined_datatype_name(id)) return t.name;
+  type_used_[static_cast<size_t>(d)] = true;
+  return "skel_type[" + std::to_string(d) + "]";
+}
+
+std::string Emitter::op(uint32_t n) {
+  int64_t o = identity(n).op;
+  if (o >= 0 && static_cast<size_t>(o) < m_.ops.size()) {
+    const std::string& name = m_.ops[static_cast<size_t>(o)];
+    for (uint32_t id = 1; id < kFirstUserOp; ++id)
+      if (predefined_op_name(id) && name == predefined_op_name(id)) return name;
+  }
+  user_op_ = true;
+  note("user-defined reduction ops become a commutative op that does no arithmetic");
+  return "skel_user_op";
+}
+
+// A list field as a C array expression (skel_zeros when the rank has none).
+std::string Emitter::list(uint32_t n, ListField f) {
+  const MergedEvent& e = event(n);
+  const ListDesc* d = e.find_list(f);
+  std::string name = "n" + std::to_string(n) + "_" + list_field_name(f);
+  if (!d) return "skel_zeros";
+  auto write = [&](const std::string& nm, const std::vector<int64_t>& v) {
+    tables_ << "static const int " << nm << "[] = {";
+    for (size_t i = 0; i < v.size(); ++i) tables_ << (i % 16 == 0 ? "\n  " : " ") << v[i] << (i + 1 < v.size() ? "," : "");
+    tables_ << "\n};\n";
+  };
+  if (d->same) {
+    if (d->lists.empty() || d->lists[0].empty()) return "skel_zeros";
+    write(name, d->lists[0]);
+    return name;
+  }
+  std::vector<int64_t> all, at(P_, -1);
+  for (size_t i = 0; i < e.ranks.size(); ++i) {
+    if (d->lists[i].empty()) continue;
+    at[e.ranks[i]] = static_cast<int64_t>(all.size());
+    all.insert(all.end(), d->lists[i].begin(), d->lists[i].end());
+  }
+  if (all.empty()) return "skel_zeros";
+  write(name, all);
+  tables_ << "static const int " << name << "_at[SKEL_WORLD_SIZE] = {";
+  for (uint32_t r = 0; r < P_; ++r) tables_ << (r % 16 == 0 ? "\n  " : " ") << at[r] << (r + 1 < P_ ? "," : "");
+  tables_ << "\n};\n";
+  return "(" + name + "_at[skel_rank] >= 0 ? " + name + " + " + name + "_at[skel_rank] : skel_zeros)";
+}
+
+// The request slots a completion call names: "skel_slots_x", count in count_expr.
+std::string Emitter::slot_list(uint32_t n, std::string& count_expr) {
+  const MergedEvent& e = event(n);
+  const auto& refs = slots_.refs[n];
+  std::vector<std::vector<int32_t>> lists;
+  for (uint32_t r : e.ranks) lists.push_back(refs.empty() ? std::vector<int32_t>{} : refs[r]);
+  for (const auto& l : lists) max_reqs_ = std::max(max_reqs_, l.size());
+  bool same = std::all_of(lists.begin(), lists.end(), [&](const auto& l) { return l == lists[0]; });
+  std::string name = "n" + std::to_string(n) + "_slots";
+  auto write = [&](const std::vector<int32_t>& v) {
+    tables_ << "static const int " << name << "[] = {";
+    for (size_t i = 0; i < v.size(); ++i) tables_ << (i % 16 == 0 ? "\n  " : " ") << v[i] << (i + 1 < v.size() ? "," : "");
+    tables_ << "\n};\n";
+  };
+  if (same) {
+    count_expr = std::to_string(lists.empty() ? 0 : lists[0].size());
+    if (lists.empty() || lists[0].empty()) return "skel_no_slots";
+    write(lists[0]);
+    return name;
+  }
+  std::vector<int32_t> all;
+  std::vector<std::string> start(e.ranks.size()), len(e.ranks.size());
+  for (size_t i = 0; i < lists.size(); ++i) {
+    start[i] = std::to_string(all.size());
+    len[i] = std::to_string(lists[i].size());
+    all.insert(all.end(), lists[i].begin(), lists[i].end());
+  }
+  if (all.empty()) all.push_back(-1);
+  write(all);
+  count_expr = per_rank(n, "nslots", e.ranks, len);
+  return name + " + " + per_rank(n, "slots_at", e.ranks, start);
+}
+
+std::string Emitter::new_comm(uint32_t n) {
+  const MergedEvent& e = event(n);
+  std::vector<std::string> vals;
+  for (uint32_t r : e.ranks) {
+    int64_t c = m_.value(e, Param::new_comm, r);
+    // ranks left out of the new communicator receive MPI_COMM_NULL in the spare last entry
+    vals.push_back(c >= 2 ? std::to_string(c) : "SKEL_NUM_COMMS");
+  }
+  std::string c = per_rank(n, "new_comm", e.ranks, vals);
+  return "&skel_comm[" + c + "]";
+}
+
+std::string Emitter::guard(uint32_t n) const {
+  const std::vector<uint32_t>& rk = event(n).ranks;
+  if (rk.size() == P_) return "";
+  if (rk.size() == 1) return "skel_rank == " + std::to_string(rk[0]);
+  if (rk.back() - rk.front() + 1 == rk.size())
+    return "skel_rank >= " + std::to_string(rk.front()) + " && skel_rank <= " + std::to_string(rk.back());
+  uint32_t step = rk[1] - rk[0];
+  bool arithmetic = true;
+  for (size_t i = 1; i < rk.size(); ++i) arithmetic &= rk[i] - rk[i - 1] == step;
+  if (arithmetic)
+    return "skel_rank >= " + std::to_string(rk.front()) + " && skel_rank <= " + std::to_string(rk.back()) +
+           " && (skel_rank - " + std::to_string(rk.front()) + ") % " + std::to_string(step) + " == 0";
+  std::string name = "n" + std::to_string(n) + "_in";
+  std::vector<int> in(P_, 0);
+  for (uint32_t r : rk) in[r] = 1;
+  std::ostringstream& t = const_cast<Emitter*>(this)->tables_;
+  t << "static const unsigned char " << name << "[SKEL_WORLD_SIZE] = {";
+  for (uint32_t r = 0; r < P_; ++r) t << (r % 32 == 0 ? "\n  " : " ") << in[r] << (r + 1 < P_ ? "," : "");
+  t << "\n};\n";
+  return name + "[skel_rank]";
+}
+
+// Kernel units of node n's computation gap, per rank.
+std::string Emitter::work(uint32_t n, const std::vector<uint32_t>& ranks) {
+  const FoldedNode& node = p_.nodes[n];
+  std::vector<std::string> vals;
+  bool any = false;
+  for (uint32_t r : ranks) {
+    double units = r < node.gap.size() && node.gap[r].n > 0 ? node.gap[r].mean * rate_[r] : 0;
+    any |= units > 0;
+    vals.push_back(num(units));
+  }
+  if (!any) return "";
+  return per_rank(n, "work", ranks, vals, "double");
+}
+
+void Emitter::size_buffers(uint32_t n) {
+  const MergedEvent& e = event(n);
+  const Identity& id = identity(n);
+  int64_t s1 = type_size(id.dtype), s2 = type_size(id.dtype2), P = comm_size(n);
+  int64_t most = 0;
+  auto counts_max = [&](Param pm) {
+    int64_t c = 0;
+    if (e.params[static_cast<size_t>(pm)].kind == ParamKind::kAbsent) return c;
+    for (uint32_t r : e.ranks) c = std::max(c, m_.value(e, pm, r));
+    for (const CountRule& rule : p_.nodes[n].rules)
+      if (rule.param == pm)
+        for (size_t r = 0; r < rule.max.size(); ++r) c = std::max(c, static_cast<int64_t>(std::ceil(rule.max[r])));
+    return c;
+  };
+  int64_t c1 = counts_max(Param::count), c2 = counts_max(Param::count2);
+  most = std::max({most, c1 * s1 * P, c2 * s2 * P, counts_max(Param::bytes), counts_max(Param::bytes2)});
+  for (ListField f : {ListField::counts, ListField::counts2}) {
+    const ListDesc* d = e.find_list(f);
+    if (!d) continue;
+    for (const auto& l : d->lists) {
+      int64_t sum = 0;
+      for (int64_t v : l) sum += std::max<int64_t>(v, 0);
+      most = std::max(most, sum * std::max(s1, s2));
+    }
+  }
+  buf_bytes_ = std::max(buf_bytes_, most);
+  uint32_t f = id.func;
+  if (f == kFunc_MPI_Bsend || f == kFunc_MPI_Ibsend || f == kFunc_MPI_Bsend_init)
+    bsend_bytes_ += c1 * s1 + 1024;
+}
+
+// ------------------------------------------------------------------ calls
+
+std::vector<std::string> Emitter::call(uint32_t n, double) {
+  const Identity& id = identity(n);
+  const uint32_t f = id.func;
+  const std::string fn = func_name(f);
+  const bool any = id.peer_class == 2;
+  size_buffers(n);
+  std::string C = comm(n);
+  std::string req = slots_.slot_of_node[n] >= 0 ? "&skel_req[" + std::to_string(slots_.slot_of_node[n]) + "]" : "";
+  auto T1 = [&] { return dtype(id.dtype); };
+  auto T2 = [&] { return dtype(id.dtype2 >= 0 ? id.dtype2 : id.dtype); };
+  auto N1 = [&] { return count(n, Param::count); };
+  auto N2 = [&] { return count(n, Param::count2); };
+  auto tag = [&] { return param(n, Param::tag, false); };
+  auto join = [](std::initializer_list<std::string> a) {
+    std::string s;
+    for (const auto& x : a) s += (s.empty() ? "" : ", ") + x;
+    return s;
+  };
+  auto line = [&](std::initializer_list<std::string> args) { return fn + "(" + join(args) + ");"; };
+  auto withreq = [&](std::initializer_list<std::string> args) {
+    std::string s = fn + "(" + join(args);
+    return s + ", " + req + ");";
+  };
+  switch (f) {
+    case kFunc_MPI_Init:
+      saw_init_ = true;
+      return {"MPI_Init(argc, argv);", "skel_setup();"};
+    case kFunc_MPI_Init_thread:
+      saw_init_ = true;
+      init_thread_ = true;
+      return {"MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &skel_flag);", "skel_setup();"};
+    case kFunc_MPI_Finalize:
+      saw_finalize_ = true;
+      return {"skel_report();", "MPI_Finalize();"};
+    case kFunc_MPI_Abort:
+      note("MPI_Abort is left out: the skeleton ends normally where the application aborted");
+      return {"/* the application called MPI_Abort here */"};
+    case kFunc_MPI_Send: case kFunc_MPI_Ssend: case kFunc_MPI_Bsend: case kFunc_MPI_Rsend:
+      return {line({"skel_sbuf", N1(), T1(), peer(n, Param::peer, false), tag(), C})};
+    case kFunc_MPI_Isend: case kFunc_MPI_Issend: case kFunc_MPI_Ibsend: case kFunc_MPI_Irsend:
+    case kFunc_MPI_Send_init: case kFunc_MPI_Ssend_init: case kFunc_MPI_Bsend_init: case kFunc_MPI_Rsend_init:
+      return {withreq({"skel_sbuf", N1(), T1(), peer(n, Param::peer, false), tag(), C})};
+    case kFunc_MPI_Recv:
+      return {line({"skel_rbuf", N1(), T1(), peer(n, Param::peer, any), tag(), C, "MPI_STATUS_IGNORE"})};
+    case kFunc_MPI_Irecv: case kFunc_MPI_Recv_init:
+      return {withreq({"skel_rbuf", N1(), T1(), peer(n, Param::peer, any), tag(), C})};
+    case kFunc_MPI_Sendrecv:
+      return {line({"skel_sbuf", N1(), T1(), peer(n, Param::peer, false), tag(), "skel_rbuf", N2(), T2(),
+                    peer(n, Param::peer2, any), param(n, Param::tag2, false), C, "MPI_STATUS_IGNORE"})};
+    case kFunc_MPI_Sendrecv_replace:
+      return {line({"skel_rbuf", N1(), T1(), peer(n, Param::peer, false), tag(), peer(n, Param::peer2, any),
+                    param(n, Param::tag2, false), C, "MPI_STATUS_IGNORE"})};
+    case kFunc_MPI_Probe:
+      return {line({peer(n, Param::peer, any), tag(), C, "MPI_STATUS_IGNORE"})};
+    case kFunc_MPI_Iprobe:
+      return {line({peer(n, Param::peer, any), tag(), C, "&skel_flag", "MPI_STATUS_IGNORE"})};
+    case kFunc_MPI_Start: case kFunc_MPI_Startall: case kFunc_MPI_Request_free:
+    case kFunc_MPI_Wait: case kFunc_MPI_Waitall: case kFunc_MPI_Waitany: case kFunc_MPI_Waitsome:
+    case kFunc_MPI_Test: case kFunc_MPI_Testall: case kFunc_MPI_Testany: case kFunc_MPI_Testsome: {
+      std::string k;
+      std::string S = slot_list(n, k);
+      bool single = k == "1" && S != "skel_no_slots" && S.find(' ') == std::string::npos;
+      std::string one = single ? "&skel_req[" + S + "[0]]" : "";
+      if (single) {
+        // one request, the same slot on every rank: name it
+        const auto& l = slots_.refs[n][event(n).ranks[0]];
+        one = l[0] >= 0 ? "&skel_req[" + std::to_string(l[0]) + "]" : "&skel_null_req";
+      }
+      switch (f) {
+        case kFunc_MPI_Start:
+          return {single ? "MPI_Start(" + one + ");" : "skel_gather(" + S + ", " + k + ");",
+                  single ? "" : "MPI_Start(&skel_tmp_req[0]);", single ? "" : "skel_scatter(" + S + ", " + k + ");"};
+        case kFunc_MPI_Request_free:
+          if (single) return {"if (*" + std::string(one) + " != MPI_REQUEST_NULL) MPI_Request_free(" + one + ");"};
+          return {"skel_gather(" + S + ", " + k + ");", "if (skel_tmp_req[0] != MPI_REQUEST_NULL) MPI_Request_free(&skel_tmp_req[0]);",
+                  "skel_scatter(" + S + ", " + k + ");"};
+        case kFunc_MPI_Wait:
+          if (k == "0") return {"MPI_Wait(&skel_null_req, MPI_STATUS_IGNORE);"};
+          if (single) return {"MPI_Wait(" + one + ", MPI_STATUS_IGNORE);"};
+          return {"skel_gather(" + S + ", " + k + ");", "MPI_Wait(&skel_tmp_req[0], MPI_STATUS_IGNORE);",
+                  "skel_scatter(" + S + ", " + k + ");"};
+        case kFunc_MPI_Test:
+          if (k == "0") return {"MPI_Test(&skel_null_req, &skel_flag, MPI_STATUS_IGNORE);"};
+          return {"skel_gather(" + S + ", " + k + ");", "MPI_Test(&skel_tmp_req[0], &skel_flag, MPI_STATUS_IGNORE);",
+                  "skel_finish(" + S + ", " + k + ");"};
+        default: break;
+      }
+      std::string g = "skel_gather(" + S + ", " + k + ");";
+      std::string done = "skel_finish(" + S + ", " + k + ");";
+      std::string back = "skel_scatter(" + S + ", " + k + ");";
+      switch (f) {
+        case kFunc_MPI_Startall: return {g, "MPI_Startall(" + k + ", skel_tmp_req);", back};
+        case kFunc_MPI_Waitall: return {g, "MPI_Waitall(" + k + ", skel_tmp_req, skel_statuses);", back};
+        case kFunc_MPI_Waitany: return {g, "MPI_Waitany(" + k + ", skel_tmp_req, &skel_index, MPI_STATUS_IGNORE);", done};
+        case kFunc_MPI_Waitsome:
+          return {g, "MPI_Waitsome(" + k + ", skel_tmp_req, &skel_outcount, skel_tmp_index, skel_statuses);", done};
+        case kFunc_MPI_Testall: return {g, "MPI_Testall(" + k + ", skel_tmp_req, &skel_flag, skel_statuses);", done};
+        case kFunc_MPI_Testany:
+          return {g, "MPI_Testany(" + k + ", skel_tmp_req, &skel_index, &skel_flag, MPI_STATUS_IGNORE);", done};
+        default:
+          return {g, "MPI_Testsome(" + k + ", skel_tmp_req, &skel_outcount, skel_tmp_index, skel_statuses);", done};
+      }
+    }
+    case kFunc_MPI_Barrier: return {line({C})};
+    case kFunc_MPI_Ibarrier: return {withreq({C})};
+    case kFunc_MPI_Bcast: return {line({"skel_rbuf", N1(), T1(), root(n), C})};
+    case kFunc_MPI_Ibcast: return {withreq({"skel_rbuf", N1(), T1(), root(n), C})};
+    case kFunc_MPI_Reduce: return {line({"skel_sbuf", "skel_rbuf", N1(), T1(), op(n), root(n), C})};
+    case kFunc_MPI_Ireduce: return {withreq({"skel_sbuf", "skel_rbuf", N1(), T1(), op(n), root(n), C})};
+    case kFunc_MPI_Allreduce: case kFunc_MPI_Scan: case kFunc_MPI_Exscan: case kFunc_MPI_Reduce_scatter_block:
+      return {line({"skel_sbuf", "skel_rbuf", N1(), T1(), op(n), C})};
+    case kFunc_MPI_Iallreduce: case kFunc_MPI_Iscan: case kFunc_MPI_Iexscan: case kFunc_MPI_Ireduce_scatter_block:
+      return {withreq({"skel_sbuf", "skel_rbuf", N1(), T1(), op(n), C})};
+    case kFunc_MPI_Gather: case kFunc_MPI_Scatter:
+      return {line({"skel_sbuf", N1(), T1(), "skel_rbuf", N2(), T2(), root(n), C})};
+    case kFunc_MPI_Igather: case kFunc_MPI_Iscatter:
+      return {withreq({"skel_sbuf", N1(), T1(), "skel_rbuf", N2(), T2(), root(n), C})};
+    case kFunc_MPI_Allgather: case kFunc_MPI_Alltoall:
+      return {line({"skel_sbuf", N1(), T1(), "skel_rbuf", N2(), T2(), C})};
+    case kFunc_MPI_Iallgather: case kFunc_MPI_Ialltoall:
+      return {withreq({"skel_sbuf", N1(), T1(), "skel_rbuf", N2(), T2(), C})};
+    case kFunc_MPI_Gatherv: case kFunc_MPI_Igatherv: {
+      std::string L = list(n, ListField::counts2);
+      std::string d = "skel_displs(" + L + ", " + std::to_string(comm_size(n)) + ", skel_displs_a)";
+      if (f == kFunc_MPI_Gatherv) return {line({"skel_sbuf", N1(), T1(), "skel_rbuf", L, d, T2(), root(n), C})};
+      return {withreq({"skel_sbuf", N1(), T1(), "skel_rbuf", L, d, T2(), root(n), C})};
+    }
+    case kFunc_MPI_Scatterv: case kFunc_MPI_Iscatterv: {
+      std::string L = list(n, ListField::counts);
+      std::string d = "skel_displs(" + L + ", " + std::to_string(comm_size(n)) + ", skel_displs_a)";
+      if (f == kFunc_MPI_Scatterv) return {line({"skel_sbuf", L, d, T1(), "skel_rbuf", N2(), T2(), root(n), C})};
+      return {withreq({"skel_sbuf", L, d, T1(), "skel_rbuf", N2(), T2(), root(n), C})};
+    }
+    case kFunc_MPI_Allgatherv: case kFunc_MPI_Iallgatherv: {
+      std::string L = list(n, ListField::counts2);
+      std::string d = "skel_displs(" + L + ", " + std::to_string(comm_size(n)) + ", skel_displs_a)";
+      if (f == kFunc_MPI_Allgatherv) return {line({"skel_sbuf", N1(), T1(), "skel_rbuf", L, d, T2(), C})};
+      return {withreq({"skel_sbuf", N1(), T1(), "skel_rbuf", L, d, T2(), C})};
+    }
+    case kFunc_MPI_Alltoallv: case kFunc_MPI_Ialltoallv: case kFunc_MPI_Alltoallw: case kFunc_MPI_Ialltoallw: {
+      std::string L1 = list(n, ListField::counts), L2 = list(n, ListField::counts2);
+      std::string cs = std::to_string(comm_size(n));
+      std::string d1 = "skel_displs(" + L1 + ", " + cs + ", skel_displs_a)";
+      std::string d2 = "skel_displs(" + L2 + ", " + cs + ", skel_displs_b)";
+      if (f == kFunc_MPI_Alltoallv) return {line({"skel_sbuf", L1, d1, T1(), "skel_rbuf", L2, d2, T2(), C})};
+      if (f == kFunc_MPI_Ialltoallv) return {withreq({"skel_sbuf", L1, d1, T1(), "skel_rbuf", L2, d2, T2(), C})};
+      note("MPI_Alltoallw: the per-peer datatypes are not recorded; counts are sent as bytes");
+      std::string dw1 = "skel_displs(" + L1 + ", " + cs + ", skel_displs_a)";
+      std::string dw2 = "skel_displs(" + L2 + ", " + cs + ", skel_displs_b)";
+      if (f == kFunc_MPI_Alltoallw)
+        return {line({"skel_sbuf", L1, dw1, "skel_bytes_types", "skel_rbuf", L2, dw2, "skel_bytes_types", C})};
+      return {withreq({"skel_sbuf", L1, dw1, "skel_bytes_types", "skel_rbuf", L2, dw2, "skel_bytes_types", C})};
+    }
+    case kFunc_MPI_Reduce_scatter:
+      return {line({"skel_sbuf", "skel_rbuf", list(n, ListField::counts2), T1(), op(n), C})};
+    case kFunc_MPI_Ireduce_scatter:
+      return {withreq({"skel_sbuf", "skel_rbuf", list(n, ListField::counts2), T1(), op(n), C})};
+    case kFunc_MPI_Comm_split:
+      return {line({C, param(n, Param::color, false), param(n, Param::key, false), new_comm(n)})};
+    case kFunc_MPI_Comm_split_type: {
+      std::string color = param(n, Param::color, false);
+      if (color != "MPI_UNDEFINED") color = "MPI_COMM_TYPE_SHARED";
+      return {line({C, color, param(n, Param::key, false), "MPI_INFO_NULL", new_comm(n)})};
+    }
+    case kFunc_MPI_Comm_dup: return {line({C, new_comm(n)})};
+    case kFunc_MPI_Comm_create: case kFunc_MPI_Comm_create_group: {
+      // the new communicator's members: a table of groups, one index per rank
+      const MergedEvent& e = event(n);
+      int64_t nc = -1;
+      for (uint32_t r : e.ranks) nc = std::max(nc, m_.value(e, Param::new_comm, r));
+      std::vector<int64_t> all;
+      std::vector<std::string> at, len;
+      if (nc >= 0) {
+        const CommSymbol& cs = m_.comms[static_cast<size_t>(nc)];
+        std::vector<int64_t> start;
+        for (const auto& g : cs.groups) {
+          start.push_back(static_cast<int64_t>(all.size()));
+          all.insert(all.end(), g.begin(), g.end());
+        }
+        for (uint32_t r : e.ranks) {
+          int32_t g = r < cs.group_of.size() ? cs.group_of[r] : -1;
+          at.push_back(std::to_string(g >= 0 ? start[static_cast<size_t>(g)] : 0));
+          len.push_back(std::to_string(g >= 0 ? cs.groups[static_cast<size_t>(g)].size() : 0));
+        }
+      }
+      std::string name = "n" + std::to_string(n) + "_members";
+      if (all.empty()) all.push_back(0);
+      tables_ << "static const int " << name << "[] = {";
+      for (size_t i = 0; i < all.size(); ++i) tables_ << (i % 16 == 0 ? "\n  " : " ") << all[i] << (i + 1 < all.size() ? "," : "");
+      tables_ << "\n};\n";
+      std::string g = "skel_group_of(" + per_rank(n, "nmembers", e.ranks, len) + ", " + name + " + " +
+                      per_rank(n, "members_at", e.ranks, at) + ")";
+      std::vector<std::string> out = {"skel_group = " + g + ";"};
+      if (f == kFunc_MPI_Comm_create) out.push_back(line({C, "skel_group", new_comm(n)}));
+      else out.push_back(line({C, "skel_group", tag(), new_comm(n)}));
+      out.push_back("PMPI_Group_free(&skel_group);");
+      return out;
+    }
+    case kFunc_MPI_Cart_create: {
+      std::string dims = list(n, ListField::dims), periods = list(n, ListField::periods);
+      const std::vector<int64_t>& dl = m_.list(event(n), ListField::dims, event(n).ranks[0]);
+      return {line({C, std::to_string(dl.size()), dims, periods, "0", new_comm(n)})};
+    }
+    case kFunc_MPI_Cart_sub: return {line({C, list(n, ListField::dims), new_comm(n)})};
+    case kFunc_MPI_Graph_create:
+      note("MPI_Graph_create / MPI_Dist_graph_create*: the graph is not recorded; the skeleton creates one without "
+           "edges over the same ranks");
+      return {line({C, std::to_string(comm_size(n)), "skel_zeros", "skel_zeros", "0", new_comm(n)})};
+    case kFunc_MPI_Dist_graph_create:
+      note("MPI_Graph_create / MPI_Dist_graph_create*: the graph is not recorded; the skeleton creates one without "
+           "edges over the same ranks");
+      return {line({C, "0", "skel_zeros", "skel_zeros", "skel_zeros", "MPI_UNWEIGHTED", "MPI_INFO_NULL", "0",
+                    new_comm(n)})};
+    case kFunc_MPI_Dist_graph_create_adjacent:
+      note("MPI_Graph_create / MPI_Dist_graph_create*: the graph is not recorded; the skeleton creates one without "
+           "edges over the same ranks");
+      return {line({C, "0", "skel_zeros", "MPI_UNWEIGHTED", "0", "skel_zeros", "MPI_UNWEIGHTED", "MPI_INFO_NULL",
+                    "0", new_comm(n)})};
+    case kFunc_MPI_Comm_free: {
+      int64_t c = identity(n).comm;
+      if (c < 2) return {"/* MPI_Comm_free of a communicator the tracer did not see created */"};
+      return {"MPI_Comm_free(&skel_comm[" + std::to_string(c) + "]);"};
+    }
+    case kFunc_MPI_Type_commit:
+      dtype(id.dtype);
+      if (id.dtype < 0) return {"/* MPI_Type_commit of an unknown type */"};
+      return {"MPI_Type_commit(&skel_type[" + std::to_string(id.dtype) + "]);"};
+    case kFunc_MPI_Win_create:
+      win_ = true;
+      return {"MPI_Win_create(skel_rbuf, SKEL_BUF_BYTES, 1, MPI_INFO_NULL, " + C + ", &skel_win);",
+              "PMPI_Comm_rank(" + C + ", &skel_win_rank);"};
+    case kFunc_MPI_Win_free: win_ = true; return {"MPI_Win_free(&skel_win);"};
+    case kFunc_MPI_Win_fence: win_ = true; return {"MPI_Win_fence(0, skel_win);"};
+    case kFunc_MPI_Put: case kFunc_MPI_Get:
+      win_ = true;
+      note("one-sided MPI_Put/MPI_Get/MPI_Accumulate: the target rank is not recorded; the skeleton targets its own "
+           "rank in the window");
+      return {line({f == kFunc_MPI_Put ? "skel_sbuf" : "skel_rbuf", N1(), T1(), "skel_win_rank", "0", N1(), T1(),
+                    "skel_win"})};
+    case kFunc_MPI_Accumulate:
+      win_ = true;
+      note("one-sided MPI_Put/MPI_Get/MPI_Accumulate: the target rank is not recorded; the skeleton targets its own "
+           "rank in the window");
+      return {line({"skel_sbuf", N1(), T1(), "skel_win_rank", "0", N1(), T1(), op(n), "skel_win"})};
+    case kFunc_MPI_Win_lock: win_ = true; return {"MPI_Win_lock(MPI_LOCK_SHARED, skel_win_rank, 0, skel_win);"};
+    case kFunc_MPI_Win_unlock: win_ = true; return {"MPI_Win_unlock(skel_win_rank, skel_win);"};
+    case kFunc_MPI_File_open:
+      file_ = true;
+      note("MPI-IO goes to a scratch file, deleted on close; offsets are not recorded (the skeleton uses 0)");
+      return {line({C, "skel_io_path", "MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE", "MPI_INFO_NULL",
+                    "&skel_file"})};
+    case kFunc_MPI_File_close: file_ = true; return {"MPI_File_close(&skel_file);"};
+    case kFunc_MPI_File_sync: file_ = true; return {"MPI_File_sync(skel_file);"};
+    case kFunc_MPI_File_set_view:
+      file_ = true;
+      return {"MPI_File_set_view(skel_file, 0, MPI_BYTE, MPI_BYTE, \"native\", MPI_INFO_NULL);"};
+    case kFunc_MPI_File_read: case kFunc_MPI_File_write: case kFunc_MPI_File_read_all: case kFunc_MPI_File_write_all:
+      file_ = true;
+      return {line({"skel_file", f == kFunc_MPI_File_read || f == kFunc_MPI_File_read_all ? "skel_rbuf" : "skel_sbuf",
+                    N1(), T1(), "MPI_STATUS_IGNORE"})};
+    case kFunc_MPI_File_read_at: case kFunc_MPI_File_write_at: case kFunc_MPI_File_read_at_all:
+    case kFunc_MPI_File_write_at_all:
+      file_ = true;
+      return {line({"skel_file", "0",
+                    f == kFunc_MPI_File_read_at || f == kFunc_MPI_File_read_at_all ? "skel_rbuf" : "skel_sbuf", N1(),
+                    T1(), "MPI_STATUS_IGNORE"})};
+    default:
+      note(fn + " is not reproduced (its arguments are not recorded)");
+      return {"/* " + fn + ": not reproduced */"};
+  }
+}
+
+// ------------------------------------------------------------------ structure
+
+void Emitter::emit_event(uint32_t n, int depth, const std::string& loop_var, double stride, bool first) {
+  const MergedEvent& e = event(n);
+  std::vector<std::string> lines = call(n, stride);
+  std::string w = work(n, e.ranks);
+  std::string g = guard(n);
+  std::string in = indent(depth);
+  body_ << in << "/* n" << n << ": " << func_name(func(n)) << " at " << m_.callsite_name(identity(n).callsite);
+  if (!g.empty()) body_ << ", ranks " << rank_list(e.ranks);
+  body_ << " */\n";
+  if (!g.empty()) {
+    body_ << in << "if (" << g << ") {\n";
+    in = indent(depth + 1);
+  }
+  if (!w.empty()) {
+    if (first) body_ << in << "if (" << loop_var << " > 0) skel_compute(" << w << ");\n";
+    else body_ << in << "skel_compute(" << w << ");\n";
+  }
+  for (const std::string& l : lines)
+    if (!l.empty()) body_ << in << l << "\n";
+  if (counted_.count(n)) body_ << in << "n" << n << "_i += " << num(stride) << ";\n";
+  if (!g.empty()) body_ << indent(depth) << "}\n";
+}
+
+void Emitter::emit_loop(uint32_t n, int depth, const std::string& loop_var, double stride, bool first) {
+  const FoldedNode& node = p_.nodes[n];
+  std::vector<uint32_t> all(P_);
+  std::iota(all.begin(), all.end(), 0u);
+  std::string in = indent(depth);
+  std::string w = work(n, all);
+  std::string var = "i" + std::to_string(n);
+  int32_t c = cut_[n];
+  uint64_t iters = c >= 0 ? out_.cut[static_cast<size_t>(c)].iterations : node.count;
+  body_ << in << "/* loop n" << n << ": " << node.count << " iterations";
+  if (c >= 0) body_ << " in the application, cut to " << iters << " (cut loop " << c << ")";
+  body_ << " */\n";
+  if (!w.empty()) {
+    if (first) body_ << in << "if (" << loop_var << " > 0) skel_compute(" << w << ");\n";
+    else body_ << in << "skel_compute(" << w << ");\n";
+  }
+  if (c >= 0) body_ << in << "skel_loop_begin(" << c << ");\n";
+  body_ << in << "for (long " << var << " = 0; " << var << " < " << iters << "; ++" << var << ") {\n";
+  double inner = c >= 0 ? stride * static_cast<double>(node.count) / static_cast<double>(iters) : stride;
+  emit_items(node.body, depth + 1, var, inner);
+  body_ << in << "}\n";
+  if (c >= 0) body_ << in << "skel_loop_end(" << c << ");\n";
+}
+
+void Emitter::emit_items(const std::vector<uint32_t>& items, int depth, const std::string& loop_var, double stride) {
+  for (size_t i = 0; i < items.size();) {
+    uint32_t n = items[i];
+    bool first = i == 0 && !loop_var.empty();
+    if (p_.nodes[n].is_loop()) {
+      emit_loop(n, depth, loop_var, stride, first);
+      ++i;
+      continue;
+    }
+    // a run of point-to-point calls: does some rank need its own order?
+    size_t j = i;
+    while (j < items.size() && !p_.nodes[items[j]].is_loop() && is_point_to_point(func(items[j]))) ++j;
+    if (j - i >= 2) {
+      std::vector<uint32_t> run(items.begin() + static_cast<long>(i), items.begin() + static_cast<long>(j));
+      SafeOrder so = safe_order(p_, slots_, run);
+      if (so.verdict == SafeOrder::kUnproven)
+        note("a communication step could not be given an order proven deadlock-free; it runs as merged");
+      if (so.verdict == SafeOrder::kReordered) {
+        emit_reordered(run, so.order, depth, first ? loop_var : "", stride);
+        ++out_.reordered_steps;
+        i = j;
+        continue;
+      }
+    }
+    emit_event(n, depth, loop_var, stride, first);
+    ++i;
+  }
+}
+
+// Each rank makes the run's calls in its own order (from safe_order): a
+// switch over the nodes, driven by a per-rank order table.
+void Emitter::emit_reordered(const std::vector<uint32_t>& run, const std::vector<std::vector<uint32_t>>& order,
+                             int depth, const std::string& loop_var, double stride) {
+  std::string in = indent(depth);
+  size_t width = 0;
+  for (const auto& o : order) width = std::max(width, o.size());
+  std::string name = "n" + std::to_string(run.front()) + "_order";
+  tables_ << "/* per-rank order of the calls n" << run.front() << "..n" << run.back()
+          << " that cannot deadlock (-1: done) */\n";
+  tables_ << "static const int " << name << "[SKEL_WORLD_SIZE][" << width << "] = {";
+  for (uint32_t r = 0; r < P_; ++r) {
+    tables_ << "\n  {";
+    for (size_t k = 0; k < width; ++k)
+      tables_ << (k ? ", " : "") << (k < order[r].size() ? static_cast<int64_t>(order[r][k]) : -1);
+    tables_ << "}" << (r + 1 < P_ ? "," : "");
+  }
+  tables_ << "\n};\n";
+  std::string k = "k" + std::to_string(run.front());
+  body_ << in << "/* calls n" << run.front() << "..n" << run.back()
+        << ": each rank in an order that cannot deadlock, whatever the MPI buffers */\n";
+  body_ << in << "for (int " << k << " = 0; " << k << " < " << width << " && " << name << "[skel_rank][" << k
+        << "] >= 0; ++" << k << ") {\n";
+  body_ << in << "  switch (" << name << "[skel_rank][" << k << "]) {\n";
+  for (uint32_t n : run) {
+    body_ << in << "  case " << n << ": {\n";
+    // participation is in the order table: no guard needed, but keep the compute per rank
+    std::vector<std::string> lines = call(n, stride);
+    std::string w = work(n, event(n).ranks);
+    body_ << in << "    /* " << func_name(func(n)) << " at " << m_.callsite_name(identity(n).callsite) << " */\n";
+    if (!w.empty()) {
+      if (n == run.front() && !loop_var.empty()) body_ << in << "    if (" << loop_var << " > 0) skel_compute(" << w << ");\n";
+      else body_ << in << "    skel_compute(" << w << ");\n";
+    }
+    for (const std::string& l : lines)
+      if (!l.empty()) body_ << in << "    " << l << "\n";
+    if (counted_.count(n)) body_ << in << "    n" << n << "_i += " << num(stride) << ";\n";
+    body_ << in << "    break;\n" << in << "  }\n";
+  }
+  body_ << in << "  }\n" << in << "}\n";
+}
+
+// ------------------------------------------------------------------ assembly
+
+std::string Emitter::types_setup() {
+  std::ostringstream s;
+  if (std::count(type_used_.begin(), type_used_.end(), true))
+    s << "static MPI_Datatype skel_type[" << m_.datatypes.size() << "];\n";
+  if (user_op_) {
+    s << "static MPI_Op skel_user_op;\n"
+         "static void skel_user_op_fn(void* in, void* inout, int* len, MPI_Datatype* type)\n{\n"
+         "  (void)in; (void)inout; (void)len; (void)type;\n}\n";
+  }
+  if (win_) s << "static MPI_Win skel_win;\nstatic int skel_win_rank;\n";
+  if (file_) s << "static MPI_File skel_file;\nstatic char skel_io_path[256];\n";
+  s << "static void skel_types_setup(void)\n{\n";
+  for (size_t d = 0; d < m_.datatypes.size(); ++d) {
+    if (!type_used_[d]) continue;
+    s << "  /* " << m_.datatypes[d].name << ": " << m_.datatypes[d].size << " bytes */\n";
+    s << "  PMPI_Type_contiguous(" << m_.datatypes[d].size << ", MPI_BYTE, &skel_type[" << d << "]);\n";
+    s << "  PMPI_Type_commit(&skel_type[" << d << "]);\n";
+  }
+  if (user_op_) s << "  PMPI_Op_create(skel_user_op_fn, 1, &skel_user_op);\n";
+  if (file_) {
+    s << "  {\n    int id = (int)getpid();\n    PMPI_Bcast(&id, 1, MPI_INT, 0, MPI_COMM_WORLD);\n"
+         "    snprintf(skel_io_path, sizeof skel_io_path, \"skelgen-io-%d.tmp\", id);\n  }\n";
+  }
+  s << "}\n";
+  return s.str();
+}
+
+std::string Emitter::header() const {
+  const MergedRank& r0 = m_.ranks.at(0);
+  std::ostringstream h;
+  h << "/* Performance skeleton generated by skelgen " << SKELGEN_VERSION << " -- do not edit by hand.\n"
+    << " *\n"
+    << " * application: " << (r0.command_line.empty() ? r0.executable : r0.command_line) << "\n"
+    << " * traced:      " << P_ << " ranks, " << r0.mpi_library << ", host " << r0.hostname;
+  if (!opt_.generated_on.empty()) h << ", " << opt_.generated_on;
+  h << "\n * from:        " << opt_.trace_label << " (" << p_.merged_events << " merged calls, "
+    << p_.length() << " in the folded program)\n"
+    << " * scale:       K = " << opt_.scale << ": ";
+  if (out_.cut.empty()) h << "no loop cut, every call runs as traced\n";
+  else {
+    h << out_.cut.size() << " loop(s) cut\n";
+    for (size_t i = 0; i < out_.cut.size(); ++i)
+      h << " *   cut loop " << i << " (n" << out_.cut[i].node << "): " << out_.cut[i].count << " -> "
+        << out_.cut[i].iterations << " iterations, " << num(out_.cut[i].share * 100) << " % of the time\n";
+  }
+  h << " * traced time: " << num(out_.traced_s) << " s (MPI_Init to MPI_Finalize, slowest rank);"
+    << " expected skeleton time " << num(out_.kept_s) << " s\n";
+  for (const std::string& n : notes_) h << " * note: " << n << "\n";
+  if (!opt_.mpi.empty()) h << " * skelgen-mpi: " << opt_.mpi << "\n";
+  h << " *\n * Build: skelgen build THIS.c [--mpi mpich|openmpi|simgrid]; run with " << P_ << " ranks.\n"
+    << " * Prints: SKELGEN_RESULT measured_s=<s> predicted_s=<s> scale=<K>\n */\n";
+  return h.str();
+}
+
+void Emitter::run() {
+  if (p_.nodes.empty() || p_.top.empty()) throw TraceError(opt_.trace_label + ": the program has no calls");
+  (void)skel_kernel_run;  // only the kernel's name and version are needed here
+  rate_.assign(P_, 0);
+  for (uint32_t r = 0; r < P_; ++r) {
+    const MergedRank& mr = m_.ranks.at(r);
+    if (mr.kernel_units_per_s <= 0)
+      throw TraceError(opt_.trace_label + ": rank " + std::to_string(r) +
+                       " has no compute-kernel calibration (traced with SKELTRACE_CALIBRATE_MS=0?); trace again");
+    if (mr.kernel_name != SKEL_KERNEL_NAME || mr.kernel_version != SKEL_KERNEL_VERSION)
+      throw TraceError(opt_.trace_label + ": calibrated with kernel " + mr.kernel_name + " v" +
+                       std::to_string(mr.kernel_version) + ", this skelgen has " + SKEL_KERNEL_NAME + " v" +
+                       std::to_string(SKEL_KERNEL_VERSION) + "; trace again");
+    rate_[r] = mr.kernel_units_per_s * 1e-9;
+  }
+  type_used_.assign(m_.datatypes.size(), false);
+  if (opt_.progress) opt_.progress("request slots");
+  slots_ = assign_request_slots(p_);
+  measure();
+  // traced time per rank, without MPI_Init's and MPI_Finalize's own duration
+  std::vector<double> T(P_, 0), kept(P_, 0);
+  for (uint32_t id : p_.top)
+    for (uint32_t r = 0; r < P_; ++r) T[r] += total_[id][r];
+  for (size_t i = 0; i < p_.nodes.size(); ++i) {
+    const FoldedNode& n = p_.nodes[i];
+    if (n.is_loop()) continue;
+    uint32_t f = func(static_cast<uint32_t>(i));
+    if (f != kFunc_MPI_Init && f != kFunc_MPI_Init_thread && f != kFunc_MPI_Finalize) continue;
+    for (uint32_t r = 0; r < P_ && r < n.dur.size(); ++r) T[r] -= n.dur[r].mean * static_cast<double>(n.dur[r].n);
+    if (f != kFunc_MPI_Finalize)
+      for (uint32_t r = 0; r < P_ && r < n.gap.size(); ++r) T[r] -= n.gap[r].mean * static_cast<double>(n.gap[r].n);
+  }
+  double program = *std::max_element(T.begin(), T.end());
+  cut_.assign(p_.nodes.size(), -1);
+  choose_cuts(p_.top, program);
+  for (uint32_t r = 0; r < P_; ++r) {
+    kept[r] = T[r];
+    for (const CutLoop& c : out_.cut)
+      kept[r] -= total_[c.node][r] * (1.0 - static_cast<double>(c.iterations) / static_cast<double>(c.count));
+  }
+  out_.traced_s = program * 1e-9;
+  out_.kept_s = *std::max_element(kept.begin(), kept.end()) * 1e-9;
+  if (opt_.progress) opt_.progress("writing the program");
+  emit_items(p_.top, 1, "", 1.0);
+  if (!saw_init_) note("the trace has no MPI_Init: the skeleton calls it first");
+  std::string prologue = saw_init_ ? "" : "  MPI_Init(argc, argv);\n  skel_setup();\n";
+  std::string epilogue = saw_finalize_ ? "" : "  skel_report();\n  MPI_Finalize();\n";
+  if (!saw_finalize_) note("the trace has no MPI_Finalize (the run ended early): the skeleton ends after the last call");
+
+  std::ostringstream factors;
+  factors << "static const double skel_loop_factor[SKEL_NUM_CUT_LOOPS + 1] = {";
+  for (const CutLoop& c : out_.cut) factors << num(static_cast<double>(c.count) / static_cast<double>(c.iterations)) << ", ";
+  factors << "1};\n";
+  std::string types = types_setup();  // after the body: knows which types and ops it used
+  out_.notes.assign(notes_.begin(), notes_.end());
+
+  std::map<std::string, std::string> v;
+  v["HEADER"] = header();
+  v["NAME"] = opt_.name;
+  v["WORLD_SIZE"] = std::to_string(P_);
+  v["SCALE"] = std::to_string(opt_.scale);
+  v["NUM_SLOTS"] = std::to_string(std::max<uint32_t>(1, slots_.num_slots));
+  v["NUM_COMMS"] = std::to_string(std::max<size_t>(2, m_.comms.size()));
+  v["NUM_CUT_LOOPS"] = std::to_string(out_.cut.size());
+  v["MAX_REQS"] = std::to_string(max_reqs_);
+  v["BUF_BYTES"] = std::to_string(buf_bytes_ + 64);
+  v["BSEND_BYTES"] = std::to_string(bsend_bytes_ > 0 ? bsend_bytes_ + 65536 : 0);
+  v["KERNEL"] = template_text("skel_kernel.h");
+  v["TYPES"] = types;
+  v["TABLES"] = tables_.str() + factors.str();
+  v["RUNTIME"] = template_text("skel_runtime.h");
+  v["BODY"] = prologue + body_.str() + epilogue;
+  out_.code = render(template_text("skeleton.c.in"), v);
+}
+
+}  // namespace
+
+Skeleton generate(const FoldedProgram& p, const GenerateOptions& opt) {
+  Skeleton s;
+  Emitter e(p, opt, s);
+  e.run();
+  return s;
+}
+
+}  // namespace skt::gen

@@ -1,0 +1,198 @@
+#include "safe_order.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "skel/skel_funcs.h"
+
+namespace skt::gen {
+
+bool is_point_to_point(uint32_t f) {
+  switch (f) {
+    case kFunc_MPI_Send: case kFunc_MPI_Ssend: case kFunc_MPI_Bsend: case kFunc_MPI_Rsend:
+    case kFunc_MPI_Isend: case kFunc_MPI_Issend: case kFunc_MPI_Ibsend: case kFunc_MPI_Irsend:
+    case kFunc_MPI_Recv: case kFunc_MPI_Irecv: case kFunc_MPI_Sendrecv: case kFunc_MPI_Sendrecv_replace:
+    case kFunc_MPI_Wait: case kFunc_MPI_Waitall: case kFunc_MPI_Waitany: case kFunc_MPI_Waitsome:
+      return true;
+    default:
+      return false;
+  }
+}
+
+namespace {
+
+struct Op {
+  uint32_t node = 0;
+  bool blocking = false;
+  std::vector<uint32_t> sides;  // message ends this op posts (index into ends)
+  std::vector<uint32_t> waits;  // messages it waits for
+};
+
+// One end of a message: who, to/from whom, on what, the k-th of its kind.
+struct End {
+  bool send = false;
+  uint32_t rank = 0;
+  int64_t peer = 0, comm = 0, tag = 0;
+  uint32_t message = UINT32_MAX;
+};
+
+bool simulate(const std::vector<std::vector<Op>>& ops, const std::vector<End>& ends, size_t messages) {
+  std::vector<uint8_t> posted(ends.size(), 0);
+  std::vector<uint8_t> ends_posted(messages, 0);  // 2 = both ends posted (complete)
+  std::vector<size_t> pc(ops.size(), 0);
+  std::vector<uint8_t> entered(ops.size(), 0);
+  bool progress = true;
+  while (progress) {
+    progress = false;
+    for (size_t r = 0; r < ops.size(); ++r) {
+      while (pc[r] < ops[r].size()) {
+        const Op& o = ops[r][pc[r]];
+        if (!entered[r]) {
+          for (uint32_t s : o.sides)
+            if (!posted[s]) {
+              posted[s] = 1;
+              ++ends_posted[ends[s].message];
+            }
+          entered[r] = 1;
+          progress = true;
+        }
+        bool done = !o.blocking ||
+                    std::all_of(o.waits.begin(), o.waits.end(), [&](uint32_t m) { return ends_posted[m] == 2; });
+        if (!done) break;
+        ++pc[r];
+        entered[r] = 0;
+        progress = true;
+      }
+    }
+  }
+  for (size_t r = 0; r < ops.size(); ++r)
+    if (pc[r] < ops[r].size()) return false;
+  return true;
+}
+
+}  // namespace
+
+SafeOrder safe_order(const FoldedProgram& p, const RequestSlots& slots, const std::vector<uint32_t>& run) {
+  const MergedTrace& m = p.symbols;
+  const uint32_t P = m.world_size;
+  SafeOrder out;
+  std::vector<std::vector<Op>> ops(P);
+  std::vector<End> ends;
+  std::vector<std::map<int32_t, uint32_t>> slot_end(P);  // per rank: request slot -> end made in this run
+  for (uint32_t n : run) {
+    const MergedEvent& e = m.events[static_cast<size_t>(p.nodes[n].symbol)];
+    const Identity& id = m.identities[e.identity];
+    const uint32_t f = id.func;
+    if (id.peer_class == 2) return out;  // MPI_ANY_SOURCE: matching is not ours to decide
+    for (uint32_t r : e.ranks) {
+      Op o;
+      o.node = n;
+      auto add_end = [&](bool send, Param peer, Param tag) -> int64_t {
+        int64_t w = m.value(e, peer, r);
+        if (w < 0) return -1;  // MPI_PROC_NULL: no message
+        End x;
+        x.send = send;
+        x.rank = r;
+        x.peer = w;
+        x.comm = id.comm;
+        x.tag = m.value(e, tag, r);
+        ends.push_back(x);
+        o.sides.push_back(static_cast<uint32_t>(ends.size() - 1));
+        return static_cast<int64_t>(ends.size() - 1);
+      };
+      switch (f) {
+        case kFunc_MPI_Send: case kFunc_MPI_Ssend: case kFunc_MPI_Bsend: case kFunc_MPI_Rsend:
+          o.blocking = true;
+          add_end(true, Param::peer, Param::tag);
+          break;
+        case kFunc_MPI_Recv:
+          o.blocking = true;
+          add_end(false, Param::peer, Param::tag);
+          break;
+        case kFunc_MPI_Sendrecv: case kFunc_MPI_Sendrecv_replace:
+          o.blocking = true;
+          add_end(true, Param::peer, Param::tag);
+          add_end(false, Param::peer2, Param::tag2);
+          break;
+        case kFunc_MPI_Isend: case kFunc_MPI_Issend: case kFunc_MPI_Ibsend: case kFunc_MPI_Irsend:
+        case kFunc_MPI_Irecv: {
+          bool send = f != kFunc_MPI_Irecv;
+          int64_t x = add_end(send, Param::peer, Param::tag);
+          if (x >= 0 && slots.slot_of_node[n] >= 0) slot_end[r][slots.slot_of_node[n]] = static_cast<uint32_t>(x);
+          break;
+        }
+        default: {  // Wait*: the ends it completes must come from this run
+          o.blocking = true;
+          const auto& refs = slots.refs[n];
+          if (refs.empty()) return out;
+          for (int32_t s : refs[r]) {
+            if (s < 0) continue;
+            auto it = slot_end[r].find(s);
+            if (it == slot_end[r].end()) {
+              // a request from before the run, or one of MPI_PROC_NULL: only the latter is harmless
+              return out;
+            }
+            o.waits.push_back(it->second);  // end index for now; messages below
+          }
+        }
+      }
+      if (o.blocking && f != kFunc_MPI_Wait && f != kFunc_MPI_Waitall && f != kFunc_MPI_Waitany &&
+          f != kFunc_MPI_Waitsome)
+        o.waits = o.sides;
+      ops[r].push_back(o);
+    }
+  }
+  // Pair the k-th send s->d with the k-th receive at d from s (same comm and tag).
+  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t>, std::vector<uint32_t>> sends, recvs;
+  for (uint32_t i = 0; i < ends.size(); ++i) {
+    const End& x = ends[i];
+    if (x.tag == -1 && !x.send) return out;  // MPI_ANY_TAG
+    auto key = x.send ? std::make_tuple(x.comm, int64_t(x.rank), x.peer, x.tag)
+                      : std::make_tuple(x.comm, x.peer, int64_t(x.rank), x.tag);
+    (x.send ? sends : recvs)[key].push_back(i);
+  }
+  if (sends.size() != recvs.size()) return out;
+  uint32_t messages = 0;
+  std::vector<uint32_t> message_rank;  // global order: (comm, source, dest, tag, k) as the map iterates
+  for (auto& [key, s] : sends) {
+    auto it = recvs.find(key);
+    if (it == recvs.end() || it->second.size() != s.size()) return out;  // crosses the run: not ours
+    for (size_t k = 0; k < s.size(); ++k) {
+      ends[s[k]].message = messages;
+      ends[it->second[k]].message = messages;
+      ++messages;
+    }
+  }
+  for (auto& r : ops)
+    for (Op& o : r)
+      for (uint32_t& w : o.waits) w = ends[w].message;
+  if (simulate(ops, ends, messages)) return out;
+  // Posting calls first, in their order; then the blocking ones by their smallest message.
+  std::vector<std::vector<Op>> sorted(P);
+  for (uint32_t r = 0; r < P; ++r) {
+    for (const Op& o : ops[r])
+      if (!o.blocking) sorted[r].push_back(o);
+    std::vector<Op> blocking;
+    for (const Op& o : ops[r])
+      if (o.blocking) blocking.push_back(o);
+    auto first = [](const Op& o) {
+      uint32_t k = UINT32_MAX;
+      for (uint32_t w : o.waits) k = std::min(k, w);
+      return k;
+    };
+    std::stable_sort(blocking.begin(), blocking.end(), [&](const Op& a, const Op& b) { return first(a) < first(b); });
+    sorted[r].insert(sorted[r].end(), blocking.begin(), blocking.end());
+  }
+  if (!simulate(sorted, ends, messages)) {
+    out.verdict = SafeOrder::kUnproven;
+    return out;
+  }
+  out.verdict = SafeOrder::kReordered;
+  out.order.resize(P);
+  for (uint32_t r = 0; r < P; ++r)
+    for (const Op& o : sorted[r]) out.order[r].push_back(o.node);
+  return out;
+}
+
+}  // namespace skt::gen

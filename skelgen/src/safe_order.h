@@ -1,0 +1,35 @@
+// Deadlock-free order of a run of point-to-point calls (internal to the
+// generator).
+//
+// Merging puts each communication step into one order for every rank
+// (Irecv + Wait, sends, receives), and the application's own per-rank
+// order is gone. A step of blocking calls in that order can deadlock once
+// messages are too large for the MPI's eager buffers (everyone sends first).
+// safe_order() checks a run under the strictest rule, rendezvous (a send
+// completes only when its receive is posted, and the other way round),
+// simulating every rank. If the emitted order can block, it orders each
+// rank's blocking calls by one global order of the messages (posting calls
+// first): the smallest unfinished message then always has both ends ready.
+// The new order is simulated too before it is used.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "requests.h"
+#include "skel/folded.h"
+
+namespace skt::gen {
+
+// Calls safe_order() may reorder: sends, receives, Sendrecv, Wait*.
+bool is_point_to_point(uint32_t func);
+
+struct SafeOrder {
+  enum Verdict { kAsEmitted, kReordered, kUnproven } verdict = kAsEmitted;
+  std::vector<std::vector<uint32_t>> order;  // kReordered: per world rank, the run's nodes it calls, in order
+};
+
+// run: consecutive event nodes of one node list, all is_point_to_point.
+SafeOrder safe_order(const FoldedProgram& p, const RequestSlots& slots, const std::vector<uint32_t>& run);
+
+}  // namespace skt::gen

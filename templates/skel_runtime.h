@@ -1,0 +1,194 @@
+/* The skeleton's fixed runtime: start-up, message buffers, communicator
+ * bookkeeping, request slots, compute phases, loop timing and the result
+ * line. skelgen generate pastes this file (and skel_kernel.h) into every
+ * generated skeleton, so a skeleton is one self-contained C file.
+ *
+ * The generated part defines, before this text:
+ *   SKEL_WORLD_SIZE, SKEL_SCALE, SKEL_NUM_SLOTS, SKEL_NUM_COMMS,
+ *   SKEL_NUM_CUT_LOOPS, SKEL_MAX_REQS, SKEL_BUF_BYTES, SKEL_BSEND_BYTES,
+ *   SKEL_NAME, skel_loop_factor[] (traced iterations / skeleton iterations
+ *   of each cut loop) and skel_types_setup().
+ * Peers, roots and members are ranks of the call's communicator, worked out
+ * by the generator from the traced groups.
+ *
+ * Contract with the tracer: everything the skeleton does for itself (the
+ * start and end barrier, the result reduction, group bookkeeping, completing
+ * a request that a traced MPI_Test found done) goes through PMPI_ entry
+ * points, so that the skeleton run under skelgen's tracer shows exactly the
+ * application's calls. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Not every skeleton uses every helper: inline functions and these
+ * variables may go unused without a warning. */
+#if defined(__GNUC__)
+#define SKEL_MAYBE_UNUSED __attribute__((unused))
+#else
+#define SKEL_MAYBE_UNUSED
+#endif
+
+SKEL_MAYBE_UNUSED static int skel_rank = 0;       /* rank in MPI_COMM_WORLD */
+SKEL_MAYBE_UNUSED static char* skel_sbuf;         /* send side of every call (SKEL_BUF_BYTES; contents do not matter) */
+SKEL_MAYBE_UNUSED static char* skel_rbuf;         /* receive side of every call */
+SKEL_MAYBE_UNUSED static MPI_Request skel_req[SKEL_NUM_SLOTS];     /* one slot per request-creating call */
+SKEL_MAYBE_UNUSED static MPI_Request skel_tmp_req[SKEL_MAX_REQS];  /* a completion call's requests, gathered */
+SKEL_MAYBE_UNUSED static int skel_tmp_index[SKEL_MAX_REQS];
+SKEL_MAYBE_UNUSED static MPI_Status skel_statuses[SKEL_MAX_REQS];  /* not MPI_STATUSES_IGNORE: GCC 12 warns on it */
+SKEL_MAYBE_UNUSED static MPI_Request skel_null_req;                /* what a traced Test* that found nothing tests */
+/* 0 MPI_COMM_WORLD, 1 MPI_COMM_SELF, then the created ones by symbol; the
+ * last one takes what ranks outside a new communicator get (MPI_COMM_NULL) */
+SKEL_MAYBE_UNUSED static MPI_Comm skel_comm[SKEL_NUM_COMMS + 1];
+SKEL_MAYBE_UNUSED static MPI_Group skel_group;
+SKEL_MAYBE_UNUSED static int skel_zeros[SKEL_WORLD_SIZE];            /* counts of ranks that pass none */
+SKEL_MAYBE_UNUSED static int skel_displs_a[SKEL_WORLD_SIZE], skel_displs_b[SKEL_WORLD_SIZE];
+SKEL_MAYBE_UNUSED static MPI_Datatype skel_bytes_types[SKEL_WORLD_SIZE];
+SKEL_MAYBE_UNUSED static const int skel_no_slots[1] = {-1};
+SKEL_MAYBE_UNUSED static int skel_flag, skel_index, skel_outcount;
+SKEL_MAYBE_UNUSED static double skel_t0, skel_loop_start[SKEL_NUM_CUT_LOOPS + 1], skel_loop_time[SKEL_NUM_CUT_LOOPS + 1];
+#ifndef SMPI_H
+SKEL_MAYBE_UNUSED static double skel_units_owed; /* a fraction of a kernel unit, carried to the next phase */
+SKEL_MAYBE_UNUSED static volatile double skel_sink;
+#endif
+#if SKEL_BSEND_BYTES > 0
+SKEL_MAYBE_UNUSED static char* skel_bsend_buf;
+#endif
+
+static inline void skel_die(const char* what)
+{
+  fprintf(stderr, "%s: rank %d: %s\n", SKEL_NAME, skel_rank, what);
+  PMPI_Abort(MPI_COMM_WORLD, 2);
+  exit(2);
+}
+
+static inline void* skel_alloc(size_t bytes)
+{
+  void* p = calloc(bytes > 0 ? bytes : 1, 1);
+  if (!p) skel_die("out of memory for the message buffers");
+  return p;
+}
+
+/* A group of world ranks, for MPI_Comm_create / MPI_Comm_create_group. */
+static inline MPI_Group skel_group_of(int n, const int* world_ranks)
+{
+  MPI_Group world, group;
+  PMPI_Comm_group(MPI_COMM_WORLD, &world);
+  PMPI_Group_incl(world, n, world_ranks, &group);
+  PMPI_Group_free(&world);
+  return group;
+}
+
+/* A computation phase of `units` reference-kernel units (the traced gap x
+ * the traced node's kernel rate). Real MPI: the work itself, so that a
+ * faster or slower machine takes proportionally less or more time.
+ * SimGrid: the same work as flops for the simulated host. */
+static inline void skel_compute(double units)
+{
+  if (units <= 0) return;
+#ifdef SMPI_H
+  smpi_execute_flops(units * SKEL_KERNEL_FLOPS_PER_UNIT);
+#else
+  {
+    double whole;
+    skel_units_owed += units;
+    whole = (double)(unsigned long long)skel_units_owed;
+    if (whole >= 1) {
+      skel_units_owed -= whole;
+      skel_sink += skel_kernel_run((unsigned long long)whole, 1.0 + skel_rank * 1e-9);
+    }
+  }
+#endif
+}
+
+/* Gather / scatter a completion call's request slots. */
+static inline void skel_gather(const int* slots, int n)
+{
+  int i;
+  for (i = 0; i < n; ++i) skel_tmp_req[i] = slots[i] >= 0 ? skel_req[slots[i]] : MPI_REQUEST_NULL;
+}
+static inline void skel_scatter(const int* slots, int n)
+{
+  int i;
+  for (i = 0; i < n; ++i)
+    if (slots[i] >= 0) skel_req[slots[i]] = skel_tmp_req[i];
+}
+/* A traced MPI_Test, Waitany or Waitsome completed these requests; the skeleton's
+ * may not have completed them yet: finish them untraced. */
+static inline void skel_finish(const int* slots, int n)
+{
+  PMPI_Waitall(n, skel_tmp_req, skel_statuses);
+  skel_scatter(slots, n);
+}
+
+/* Displacements of a v-collective: packed, in order. */
+static inline int* skel_displs(const int* counts, int n, int* out)
+{
+  int i, d = 0;
+  for (i = 0; i < n; ++i) {
+    out[i] = d;
+    d += counts[i];
+  }
+  return out;
+}
+
+static inline void skel_loop_begin(int l) { skel_loop_start[l] = MPI_Wtime(); }
+static inline void skel_loop_end(int l) { skel_loop_time[l] += MPI_Wtime() - skel_loop_start[l]; }
+
+/* Right after the skeleton's MPI_Init: check the world, set up buffers and
+ * tables, start this rank's clock. */
+static inline void skel_setup(void)
+{
+  int size, i;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &skel_rank);
+  PMPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size != SKEL_WORLD_SIZE) {
+    if (skel_rank == 0)
+      fprintf(stderr, "%s: error: this skeleton was generated for %d ranks, started on %d\n", SKEL_NAME,
+              SKEL_WORLD_SIZE, size);
+    PMPI_Abort(MPI_COMM_WORLD, 2);
+    exit(2);
+  }
+  skel_sbuf = (char*)skel_alloc(SKEL_BUF_BYTES);
+  skel_rbuf = (char*)skel_alloc(SKEL_BUF_BYTES);
+  for (i = 0; i < SKEL_NUM_SLOTS; ++i) skel_req[i] = MPI_REQUEST_NULL;
+  skel_null_req = MPI_REQUEST_NULL;
+  for (i = 0; i <= SKEL_NUM_COMMS; ++i) skel_comm[i] = MPI_COMM_NULL;
+  skel_comm[0] = MPI_COMM_WORLD;
+  skel_comm[1] = MPI_COMM_SELF;
+  for (i = 0; i < SKEL_WORLD_SIZE; ++i) skel_bytes_types[i] = MPI_BYTE;
+#if SKEL_BSEND_BYTES > 0
+  skel_bsend_buf = (char*)skel_alloc(SKEL_BSEND_BYTES);
+  PMPI_Buffer_attach(skel_bsend_buf, SKEL_BSEND_BYTES);
+#endif
+  skel_types_setup();
+#ifdef SMPI_H
+  (void)skel_kernel_run; /* the simulated run executes flops instead */
+#endif
+  /* No barrier: like the application, each rank's clock starts when its
+   * MPI_Init returns, and the first calls pay for connection set-up. */
+  skel_t0 = MPI_Wtime();
+}
+
+/* Right before the skeleton's MPI_Finalize: one result line from rank 0.
+ * measured: this run, MPI_Init to MPI_Finalize; predicted: the same with
+ * every cut loop's time multiplied by its own factor (max over ranks). */
+static inline void skel_report(void)
+{
+  double mine[2], all[2];
+  int l;
+  mine[0] = MPI_Wtime() - skel_t0;
+  mine[1] = mine[0];
+  for (l = 0; l < SKEL_NUM_CUT_LOOPS; ++l) mine[1] += skel_loop_time[l] * (skel_loop_factor[l] - 1.0);
+  PMPI_Reduce(mine, all, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+  if (skel_rank == 0) {
+    printf("SKELGEN_RESULT measured_s=%.6f predicted_s=%.6f scale=%d\n", all[0], all[1], SKEL_SCALE);
+    fflush(stdout);
+  }
+#if SKEL_BSEND_BYTES > 0
+  {
+    void* buf;
+    int bytes;
+    PMPI_Buffer_detach(&buf, &bytes);
+  }
+#endif
+}
