@@ -70,6 +70,30 @@ std::string flavor_of(const std::string& library) {
   return "";
 }
 
+// A trace whose ranks ended early (MPI_Abort, a crash): keep the merged
+// events up to the last call of the rank that stopped first, so that the
+// skeleton ends cleanly there instead of waiting for partners that never come.
+void cut_at_early_end(skt::MergedTrace& m, const GenerateOptions& opt) {
+  size_t cut = m.events.size();
+  std::vector<size_t> last(m.world_size, 0), seen(m.world_size, 0);
+  for (size_t i = 0; i < m.events.size(); ++i)
+    for (uint32_t r : m.events[i].ranks) last[r] = i + 1;
+  for (uint32_t r = 0; r < m.world_size; ++r)
+    if (m.ranks[r].end != skt::TraceEnd::kFinalized) cut = std::min(cut, last[r]);
+  if (cut == m.events.size()) return;
+  if (!opt.quiet)
+    std::fprintf(stderr, "skelgen generate: note: the trace ends early; the skeleton stops after merged event %zu of %zu\n",
+                 cut, m.events.size());
+  m.events.resize(cut);
+  for (const auto& e : m.events)
+    for (uint32_t r : e.ranks) ++seen[r];
+  for (uint32_t r = 0; r < m.world_size; ++r) {
+    m.ranks[r].gaps.resize(seen[r]);
+    m.ranks[r].durations.resize(seen[r]);
+    m.ranks[r].events = seen[r];
+  }
+}
+
 // Whatever INPUT is, the folded program (running merge and compress as needed).
 skt::FoldedProgram load_program(const std::string& input, const GenerateOptions& opt) {
   auto say = [&](const std::string& s) {
@@ -85,14 +109,27 @@ skt::FoldedProgram load_program(const std::string& input, const GenerateOptions&
     say("merging the ranks of " + input);
     skt::merge::Loaded loaded = skt::merge::load(input, mo);
     skt::MergedTrace m = skt::merge::merge(loaded, mo);
+    cut_at_early_end(m, opt);
     say("folding " + std::to_string(m.events.size()) + " merged events");
     skt::fold::CompressOptions co;
     co.progress = say;
     return skt::fold::compress(m, co);
   }
-  if (skt::is_folded_file(input)) return skt::read_folded(input);
+  if (skt::is_folded_file(input)) {
+    skt::FoldedProgram p = skt::read_folded(input);
+    for (const auto& r : p.symbols.ranks)
+      if (r.end != skt::TraceEnd::kFinalized)
+        throw std::runtime_error(input + ": folded from a trace whose ranks end early; generate from the trace "
+                                 "directory or the merged trace with --allow-partial");
+    return p;
+  }
   if (skt::is_merged_file(input)) {
     skt::MergedTrace m = skt::read_merged(input);
+    for (const auto& r : m.ranks)
+      if (r.end != skt::TraceEnd::kFinalized && !opt.allow_partial)
+        throw std::runtime_error(input + ": some ranks' traces end early (" + skt::trace_end_name(r.end) +
+                                 "); use --allow-partial for a skeleton that stops where the first of them did");
+    cut_at_early_end(m, opt);
     say("folding " + std::to_string(m.events.size()) + " merged events");
     skt::fold::CompressOptions co;
     co.progress = say;

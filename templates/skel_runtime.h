@@ -4,7 +4,8 @@
  * generated skeleton, so a skeleton is one self-contained C file.
  *
  * The generated part defines, before this text:
- *   SKEL_WORLD_SIZE, SKEL_SCALE, SKEL_NUM_SLOTS, SKEL_NUM_COMMS,
+ *   SKEL_WORLD_SIZE, SKEL_SCALE, SKEL_NUM_SLOTS, SKEL_NUM_RINGS, skel_ring_base[],
+ *   skel_ring_size[], SKEL_NUM_COMMS,
  *   SKEL_NUM_CUT_LOOPS, SKEL_MAX_REQS, SKEL_BUF_BYTES, SKEL_BSEND_BYTES,
  *   SKEL_NAME, skel_loop_factor[] (traced iterations / skeleton iterations
  *   of each cut loop) and skel_types_setup().
@@ -31,7 +32,10 @@
 SKEL_MAYBE_UNUSED static int skel_rank = 0;       /* rank in MPI_COMM_WORLD */
 SKEL_MAYBE_UNUSED static char* skel_sbuf;         /* send side of every call (SKEL_BUF_BYTES; contents do not matter) */
 SKEL_MAYBE_UNUSED static char* skel_rbuf;         /* receive side of every call */
-SKEL_MAYBE_UNUSED static MPI_Request skel_req[SKEL_NUM_SLOTS];     /* one slot per request-creating call */
+/* Request slots: ring g is skel_req[skel_ring_base[g] ...] with
+ * skel_ring_size[g] slots; skel_made[g] requests were made in it so far. */
+SKEL_MAYBE_UNUSED static MPI_Request skel_req[SKEL_NUM_SLOTS];
+SKEL_MAYBE_UNUSED static long skel_made[SKEL_NUM_RINGS];
 SKEL_MAYBE_UNUSED static MPI_Request skel_tmp_req[SKEL_MAX_REQS];  /* a completion call's requests, gathered */
 SKEL_MAYBE_UNUSED static int skel_tmp_index[SKEL_MAX_REQS];
 SKEL_MAYBE_UNUSED static MPI_Status skel_statuses[SKEL_MAX_REQS];  /* not MPI_STATUSES_IGNORE: GCC 12 warns on it */
@@ -100,17 +104,40 @@ static inline void skel_compute(double units)
 #endif
 }
 
-/* Gather / scatter a completion call's request slots. */
-static inline void skel_gather(const int* slots, int n)
+/* The slot for a new request of ring g. */
+static inline MPI_Request* skel_new_req(int g)
 {
-  int i;
-  for (i = 0; i < n; ++i) skel_tmp_req[i] = slots[i] >= 0 ? skel_req[slots[i]] : MPI_REQUEST_NULL;
+  return &skel_req[skel_ring_base[g] + skel_made[g]++ % skel_ring_size[g]];
 }
-static inline void skel_scatter(const int* slots, int n)
+
+/* A completion's reference, back * SKEL_NUM_RINGS + g ("the back-th latest
+ * request of ring g"), as a slot; -1 stays -1 (MPI_REQUEST_NULL). */
+static inline int skel_slot(int ref)
 {
-  int i;
-  for (i = 0; i < n; ++i)
-    if (slots[i] >= 0) skel_req[slots[i]] = skel_tmp_req[i];
+  long g, back, k;
+  if (ref < 0) return -1;
+  g = ref % SKEL_NUM_RINGS;
+  back = ref / SKEL_NUM_RINGS;
+  k = ((skel_made[g] - back) % skel_ring_size[g] + skel_ring_size[g]) % skel_ring_size[g];
+  return skel_ring_base[g] + (int)k;
+}
+
+/* Gather / scatter a completion call's requests (references as above). */
+static inline void skel_gather(const int* refs, int n)
+{
+  int i, s;
+  for (i = 0; i < n; ++i) {
+    s = skel_slot(refs[i]);
+    skel_tmp_req[i] = s >= 0 ? skel_req[s] : MPI_REQUEST_NULL;
+  }
+}
+static inline void skel_scatter(const int* refs, int n)
+{
+  int i, s;
+  for (i = 0; i < n; ++i) {
+    s = skel_slot(refs[i]);
+    if (s >= 0) skel_req[s] = skel_tmp_req[i];
+  }
 }
 /* A traced MPI_Test, Waitany or Waitsome completed these requests; the skeleton's
  * may not have completed them yet: finish them untraced. */
@@ -151,6 +178,7 @@ static inline void skel_setup(void)
   skel_sbuf = (char*)skel_alloc(SKEL_BUF_BYTES);
   skel_rbuf = (char*)skel_alloc(SKEL_BUF_BYTES);
   for (i = 0; i < SKEL_NUM_SLOTS; ++i) skel_req[i] = MPI_REQUEST_NULL;
+  for (i = 0; i < SKEL_NUM_RINGS; ++i) skel_made[i] = 0;
   skel_null_req = MPI_REQUEST_NULL;
   for (i = 0; i <= SKEL_NUM_COMMS; ++i) skel_comm[i] = MPI_COMM_NULL;
   skel_comm[0] = MPI_COMM_WORLD;

@@ -68,7 +68,7 @@ class Emitter {
   size_t max_reqs_ = 1;
   std::vector<bool> type_used_;
   bool user_op_ = false, win_ = false, file_ = false, saw_init_ = false, saw_finalize_ = false;
-  bool init_thread_ = false;
+  bool threaded_ = false;  // the trace starts with MPI_Init_thread
 
   const MergedEvent& event(uint32_t n) const { return m_.events[static_cast<size_t>(p_.nodes[n].symbol)]; }
   const Identity& identity(uint32_t n) const { return m_.identities[event(n).identity]; }
@@ -95,6 +95,7 @@ class Emitter {
   std::string op(uint32_t n);
   std::string list(uint32_t n, ListField f);
   std::string slot_list(uint32_t n, std::string& count_expr);
+  std::string single_request(uint32_t n);
   std::string new_comm(uint32_t n);
   std::string guard(uint32_t n) const;
   std::string work(uint32_t n, const std::vector<uint32_t>& ranks);
@@ -355,16 +356,23 @@ std::string Emitter::list(uint32_t n, ListField f) {
   return "(" + name + "_at[skel_rank] >= 0 ? " + name + " + " + name + "_at[skel_rank] : skel_zeros)";
 }
 
-// The request slots a completion call names: "skel_slots_x", count in count_expr.
+// The requests a completion call names, as references coded for skel_slot()
+// ("n12_reqs" or a per-rank slice of it); their number in count_expr.
 std::string Emitter::slot_list(uint32_t n, std::string& count_expr) {
   const MergedEvent& e = event(n);
   const auto& refs = slots_.refs[n];
-  std::vector<std::vector<int32_t>> lists;
-  for (uint32_t r : e.ranks) lists.push_back(refs.empty() ? std::vector<int32_t>{} : refs[r]);
+  const int64_t rings = std::max<size_t>(1, slots_.ring_size.size());
+  std::vector<std::vector<int64_t>> lists;
+  for (uint32_t r : e.ranks) {
+    std::vector<int64_t> l;
+    if (!refs.empty())
+      for (const RequestRef& x : refs[r]) l.push_back(x.ring < 0 ? -1 : int64_t(x.back) * rings + x.ring);
+    lists.push_back(l);
+  }
   for (const auto& l : lists) max_reqs_ = std::max(max_reqs_, l.size());
   bool same = std::all_of(lists.begin(), lists.end(), [&](const auto& l) { return l == lists[0]; });
-  std::string name = "n" + std::to_string(n) + "_slots";
-  auto write = [&](const std::vector<int32_t>& v) {
+  std::string name = "n" + std::to_string(n) + "_reqs";
+  auto write = [&](const std::vector<int64_t>& v) {
     tables_ << "static const int " << name << "[] = {";
     for (size_t i = 0; i < v.size(); ++i) tables_ << (i % 16 == 0 ? "\n  " : " ") << v[i] << (i + 1 < v.size() ? "," : "");
     tables_ << "\n};\n";
@@ -375,7 +383,7 @@ std::string Emitter::slot_list(uint32_t n, std::string& count_expr) {
     write(lists[0]);
     return name;
   }
-  std::vector<int32_t> all;
+  std::vector<int64_t> all;
   std::vector<std::string> start(e.ranks.size()), len(e.ranks.size());
   for (size_t i = 0; i < lists.size(); ++i) {
     start[i] = std::to_string(all.size());
@@ -384,8 +392,27 @@ std::string Emitter::slot_list(uint32_t n, std::string& count_expr) {
   }
   if (all.empty()) all.push_back(-1);
   write(all);
-  count_expr = per_rank(n, "nslots", e.ranks, len);
-  return name + " + " + per_rank(n, "slots_at", e.ranks, start);
+  count_expr = per_rank(n, "nreqs", e.ranks, len);
+  return name + " + " + per_rank(n, "reqs_at", e.ranks, start);
+}
+
+// A single request every rank names alike, as a slot expression ("" if not so).
+std::string Emitter::single_request(uint32_t n) {
+  const auto& refs = slots_.refs[n];
+  if (refs.empty()) return "";
+  const std::vector<RequestRef>* first = nullptr;
+  for (uint32_t r : event(n).ranks) {
+    if (refs[r].size() != 1) return "";
+    if (first && !(refs[r][0] == (*first)[0])) return "";
+    first = &refs[r];
+  }
+  if (!first) return "";
+  const RequestRef& x = (*first)[0];
+  if (x.ring < 0) return "&skel_null_req";
+  size_t g = static_cast<size_t>(x.ring);
+  if (slots_.ring_size[g] == 1) return "&skel_req[" + std::to_string(slots_.ring_base[g]) + "]";
+  int64_t rings = static_cast<int64_t>(slots_.ring_size.size());
+  return "&skel_req[skel_slot(" + std::to_string(int64_t(x.back) * rings + x.ring) + ")]";
 }
 
 std::string Emitter::new_comm(uint32_t n) {
@@ -476,12 +503,20 @@ std::vector<std::string> Emitter::call(uint32_t n, double) {
   const bool any = id.peer_class == 2;
   size_buffers(n);
   std::string C = comm(n);
-  std::string req = slots_.slot_of_node[n] >= 0 ? "&skel_req[" + std::to_string(slots_.slot_of_node[n]) + "]" : "";
+  std::string req;
+  if (slots_.ring_of_node[n] >= 0) {
+    size_t g = static_cast<size_t>(slots_.ring_of_node[n]);
+    req = slots_.ring_size[g] == 1 ? "&skel_req[" + std::to_string(slots_.ring_base[g]) + "]"
+                                   : "skel_new_req(" + std::to_string(g) + ")";
+  }
   auto T1 = [&] { return dtype(id.dtype); };
   auto T2 = [&] { return dtype(id.dtype2 >= 0 ? id.dtype2 : id.dtype); };
   auto N1 = [&] { return count(n, Param::count); };
   auto N2 = [&] { return count(n, Param::count2); };
   auto tag = [&] { return param(n, Param::tag, false); };
+  // Receive tags: a trace of several threads per rank holds their calls in one order that may pair
+  // differently on each rank; with MPI_Init_thread the skeleton's receives take any tag.
+  auto rtag = [&](Param pm) { return threaded_ ? std::string("MPI_ANY_TAG") : param(n, pm, false); };
   auto join = [](std::initializer_list<std::string> a) {
     std::string s;
     for (const auto& x : a) s += (s.empty() ? "" : ", ") + x;
@@ -498,7 +533,6 @@ std::vector<std::string> Emitter::call(uint32_t n, double) {
       return {"MPI_Init(argc, argv);", "skel_setup();"};
     case kFunc_MPI_Init_thread:
       saw_init_ = true;
-      init_thread_ = true;
       return {"MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &skel_flag);", "skel_setup();"};
     case kFunc_MPI_Finalize:
       saw_finalize_ = true;
@@ -512,15 +546,15 @@ std::vector<std::string> Emitter::call(uint32_t n, double) {
     case kFunc_MPI_Send_init: case kFunc_MPI_Ssend_init: case kFunc_MPI_Bsend_init: case kFunc_MPI_Rsend_init:
       return {withreq({"skel_sbuf", N1(), T1(), peer(n, Param::peer, false), tag(), C})};
     case kFunc_MPI_Recv:
-      return {line({"skel_rbuf", N1(), T1(), peer(n, Param::peer, any), tag(), C, "MPI_STATUS_IGNORE"})};
+      return {line({"skel_rbuf", N1(), T1(), peer(n, Param::peer, any), rtag(Param::tag), C, "MPI_STATUS_IGNORE"})};
     case kFunc_MPI_Irecv: case kFunc_MPI_Recv_init:
-      return {withreq({"skel_rbuf", N1(), T1(), peer(n, Param::peer, any), tag(), C})};
+      return {withreq({"skel_rbuf", N1(), T1(), peer(n, Param::peer, any), rtag(Param::tag), C})};
     case kFunc_MPI_Sendrecv:
       return {line({"skel_sbuf", N1(), T1(), peer(n, Param::peer, false), tag(), "skel_rbuf", N2(), T2(),
-                    peer(n, Param::peer2, any), param(n, Param::tag2, false), C, "MPI_STATUS_IGNORE"})};
+                    peer(n, Param::peer2, any), rtag(Param::tag2), C, "MPI_STATUS_IGNORE"})};
     case kFunc_MPI_Sendrecv_replace:
       return {line({"skel_rbuf", N1(), T1(), peer(n, Param::peer, false), tag(), peer(n, Param::peer2, any),
-                    param(n, Param::tag2, false), C, "MPI_STATUS_IGNORE"})};
+                    rtag(Param::tag2), C, "MPI_STATUS_IGNORE"})};
     case kFunc_MPI_Probe:
       return {line({peer(n, Param::peer, any), tag(), C, "MPI_STATUS_IGNORE"})};
     case kFunc_MPI_Iprobe:
@@ -528,15 +562,11 @@ std::vector<std::string> Emitter::call(uint32_t n, double) {
     case kFunc_MPI_Start: case kFunc_MPI_Startall: case kFunc_MPI_Request_free:
     case kFunc_MPI_Wait: case kFunc_MPI_Waitall: case kFunc_MPI_Waitany: case kFunc_MPI_Waitsome:
     case kFunc_MPI_Test: case kFunc_MPI_Testall: case kFunc_MPI_Testany: case kFunc_MPI_Testsome: {
-      std::string k;
-      std::string S = slot_list(n, k);
-      bool single = k == "1" && S != "skel_no_slots" && S.find(' ') == std::string::npos;
-      std::string one = single ? "&skel_req[" + S + "[0]]" : "";
-      if (single) {
-        // one request, the same slot on every rank: name it
-        const auto& l = slots_.refs[n][event(n).ranks[0]];
-        one = l[0] >= 0 ? "&skel_req[" + std::to_string(l[0]) + "]" : "&skel_null_req";
-      }
+      bool simple = f == kFunc_MPI_Start || f == kFunc_MPI_Request_free || f == kFunc_MPI_Wait || f == kFunc_MPI_Test;
+      std::string one = simple ? single_request(n) : "";
+      bool single = !one.empty();
+      std::string k = "1", S;
+      if (!single) S = slot_list(n, k);
       switch (f) {
         case kFunc_MPI_Start:
           return {single ? "MPI_Start(" + one + ");" : "skel_gather(" + S + ", " + k + ");",
@@ -546,12 +576,15 @@ std::vector<std::string> Emitter::call(uint32_t n, double) {
           return {"skel_gather(" + S + ", " + k + ");", "if (skel_tmp_req[0] != MPI_REQUEST_NULL) MPI_Request_free(&skel_tmp_req[0]);",
                   "skel_scatter(" + S + ", " + k + ");"};
         case kFunc_MPI_Wait:
-          if (k == "0") return {"MPI_Wait(&skel_null_req, MPI_STATUS_IGNORE);"};
+          if (!single && k == "0") return {"MPI_Wait(&skel_null_req, MPI_STATUS_IGNORE);"};
           if (single) return {"MPI_Wait(" + one + ", MPI_STATUS_IGNORE);"};
           return {"skel_gather(" + S + ", " + k + ");", "MPI_Wait(&skel_tmp_req[0], MPI_STATUS_IGNORE);",
                   "skel_scatter(" + S + ", " + k + ");"};
         case kFunc_MPI_Test:
-          if (k == "0") return {"MPI_Test(&skel_null_req, &skel_flag, MPI_STATUS_IGNORE);"};
+          if (!single && k == "0") return {"MPI_Test(&skel_null_req, &skel_flag, MPI_STATUS_IGNORE);"};
+          if (single)
+            return {"MPI_Test(" + one + ", &skel_flag, MPI_STATUS_IGNORE);",
+                    "if (!skel_flag) PMPI_Wait(" + one + ", MPI_STATUS_IGNORE);"};
           return {"skel_gather(" + S + ", " + k + ");", "MPI_Test(&skel_tmp_req[0], &skel_flag, MPI_STATUS_IGNORE);",
                   "skel_finish(" + S + ", " + k + ");"};
         default: break;
@@ -680,12 +713,12 @@ std::vector<std::string> Emitter::call(uint32_t n, double) {
     case kFunc_MPI_Dist_graph_create:
       note("MPI_Graph_create / MPI_Dist_graph_create*: the graph is not recorded; the skeleton creates one without "
            "edges over the same ranks");
-      return {line({C, "0", "skel_zeros", "skel_zeros", "skel_zeros", "MPI_UNWEIGHTED", "MPI_INFO_NULL", "0",
+      return {line({C, "0", "skel_zeros", "skel_zeros", "skel_zeros", "skel_zeros", "MPI_INFO_NULL", "0",
                     new_comm(n)})};
     case kFunc_MPI_Dist_graph_create_adjacent:
       note("MPI_Graph_create / MPI_Dist_graph_create*: the graph is not recorded; the skeleton creates one without "
            "edges over the same ranks");
-      return {line({C, "0", "skel_zeros", "MPI_UNWEIGHTED", "0", "skel_zeros", "MPI_UNWEIGHTED", "MPI_INFO_NULL",
+      return {line({C, "0", "skel_zeros", "skel_zeros", "0", "skel_zeros", "skel_zeros", "MPI_INFO_NULL",
                     "0", new_comm(n)})};
     case kFunc_MPI_Comm_free: {
       int64_t c = identity(n).comm;
@@ -698,7 +731,8 @@ std::vector<std::string> Emitter::call(uint32_t n, double) {
       return {"MPI_Type_commit(&skel_type[" + std::to_string(id.dtype) + "]);"};
     case kFunc_MPI_Win_create:
       win_ = true;
-      return {"MPI_Win_create(skel_rbuf, SKEL_BUF_BYTES, 1, MPI_INFO_NULL, " + C + ", &skel_win);",
+      return {"if (!skel_winbuf) skel_winbuf = skel_alloc(SKEL_BUF_BYTES);",
+              "MPI_Win_create(skel_winbuf, SKEL_BUF_BYTES, 1, MPI_INFO_NULL, " + C + ", &skel_win);",
               "PMPI_Comm_rank(" + C + ", &skel_win_rank);"};
     case kFunc_MPI_Win_free: win_ = true; return {"MPI_Win_free(&skel_win);"};
     case kFunc_MPI_Win_fence: win_ = true; return {"MPI_Win_fence(0, skel_win);"};
@@ -872,7 +906,7 @@ std::string Emitter::types_setup() {
          "static void skel_user_op_fn(void* in, void* inout, int* len, MPI_Datatype* type)\n{\n"
          "  (void)in; (void)inout; (void)len; (void)type;\n}\n";
   }
-  if (win_) s << "static MPI_Win skel_win;\nstatic int skel_win_rank;\n";
+  if (win_) s << "static MPI_Win skel_win;\nstatic int skel_win_rank;\nstatic void* skel_winbuf; /* the window: apart from the message buffers */\n";
   if (file_) s << "static MPI_File skel_file;\nstatic char skel_io_path[256];\n";
   s << "static void skel_types_setup(void)\n{\n";
   for (size_t d = 0; d < m_.datatypes.size(); ++d) {
@@ -933,8 +967,13 @@ void Emitter::run() {
     rate_[r] = mr.kernel_units_per_s * 1e-9;
   }
   type_used_.assign(m_.datatypes.size(), false);
+  for (const Identity& id : m_.identities) threaded_ |= id.func == kFunc_MPI_Init_thread;
+  if (threaded_)
+    note("MPI_Init_thread: calls of several threads may pair differently on each rank in one order; receives "
+         "take any tag");
   if (opt_.progress) opt_.progress("request slots");
   slots_ = assign_request_slots(p_);
+  for (const std::string& problem : slots_.problems) note("request references: " + problem);
   measure();
   // traced time per rank, without MPI_Init's and MPI_Finalize's own duration
   std::vector<double> T(P_, 0), kept(P_, 0);
@@ -970,6 +1009,12 @@ void Emitter::run() {
   factors << "static const double skel_loop_factor[SKEL_NUM_CUT_LOOPS + 1] = {";
   for (const CutLoop& c : out_.cut) factors << num(static_cast<double>(c.count) / static_cast<double>(c.iterations)) << ", ";
   factors << "1};\n";
+  size_t rings = std::max<size_t>(1, slots_.ring_size.size());
+  factors << "static const int skel_ring_base[SKEL_NUM_RINGS] = {";
+  for (size_t g = 0; g < rings; ++g) factors << (g % 16 == 0 ? "\n  " : " ") << (g < slots_.ring_base.size() ? slots_.ring_base[g] : 0) << (g + 1 < rings ? "," : "");
+  factors << "\n};\nstatic const int skel_ring_size[SKEL_NUM_RINGS] = {";
+  for (size_t g = 0; g < rings; ++g) factors << (g % 16 == 0 ? "\n  " : " ") << (g < slots_.ring_size.size() ? slots_.ring_size[g] : 1) << (g + 1 < rings ? "," : "");
+  factors << "\n};\n";
   std::string types = types_setup();  // after the body: knows which types and ops it used
   out_.notes.assign(notes_.begin(), notes_.end());
 
@@ -979,6 +1024,7 @@ void Emitter::run() {
   v["WORLD_SIZE"] = std::to_string(P_);
   v["SCALE"] = std::to_string(opt_.scale);
   v["NUM_SLOTS"] = std::to_string(std::max<uint32_t>(1, slots_.num_slots));
+  v["NUM_RINGS"] = std::to_string(rings);
   v["NUM_COMMS"] = std::to_string(std::max<size_t>(2, m_.comms.size()));
   v["NUM_CUT_LOOPS"] = std::to_string(out_.cut.size());
   v["MAX_REQS"] = std::to_string(max_reqs_);

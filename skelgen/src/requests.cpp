@@ -1,6 +1,8 @@
 #include "requests.h"
 
 #include <numeric>
+#include <string>
+#include <unordered_map>
 
 #include "skel/skel_funcs.h"
 #include "skel/trace.h"
@@ -67,51 +69,107 @@ std::vector<uint32_t> expand_nodes(const FoldedProgram& p) {
   return out;
 }
 
+namespace {
+bool persistent_init(uint32_t f) {
+  return f == kFunc_MPI_Send_init || f == kFunc_MPI_Ssend_init || f == kFunc_MPI_Bsend_init ||
+         f == kFunc_MPI_Rsend_init || f == kFunc_MPI_Recv_init;
+}
+}  // namespace
+
 RequestSlots assign_request_slots(const FoldedProgram& p) {
   const MergedTrace& m = p.symbols;
   const size_t N = p.nodes.size();
+  const uint32_t P = m.world_size;
   auto func_of = [&](uint32_t node) { return m.identities[m.events[p.nodes[node].symbol].identity].func; };
-  RequestSlots out;
-  out.refs.resize(N);
-  // creator[node][rank][j]: the creating node of reference j (first seen), or -1
-  std::vector<std::vector<std::vector<int64_t>>> creator(N);
-  UnionFind uf(N);
   std::vector<uint32_t> at = expand_nodes(p);
+  RequestSlots out;
+  // Pass 1: which creating nodes a reference reaches -> rings (union-find).
+  std::vector<std::vector<std::vector<int64_t>>> first(N);  // [node][rank][j]: creator first seen
+  UnionFind uf(N);
   for (size_t q = 0; q < at.size(); ++q) {
     uint32_t w = at[q];
-    const FoldedNode& node = p.nodes[w];
-    const MergedEvent& e = m.events[static_cast<size_t>(node.symbol)];
     if (!uses_requests(func_of(w))) continue;
-    if (creator[w].empty()) creator[w].resize(m.world_size);
+    const MergedEvent& e = m.events[static_cast<size_t>(p.nodes[w].symbol)];
+    if (first[w].empty()) first[w].resize(P);
     for (uint32_t r : e.ranks) {
       const std::vector<int64_t>& refs = m.list(e, ListField::reqrefs, r);
-      auto& mine = creator[w][r];
-      if (mine.size() < refs.size()) mine.resize(refs.size(), -2);  // -2: not seen yet
+      auto& mine = first[w][r];
+      if (mine.size() < refs.size()) mine.resize(refs.size(), -1);
       for (size_t j = 0; j < refs.size(); ++j) {
         int64_t d = refs[j];
-        int64_t c = -1;
-        if (d >= 0 && static_cast<size_t>(d) <= q) {
-          uint32_t cn = at[q - static_cast<size_t>(d)];
-          if (creates_request(func_of(cn))) c = cn;
-        }
-        if (mine[j] == -2 || mine[j] == -1) mine[j] = c;
-        else if (c >= 0 && c != mine[j]) uf.join(static_cast<uint32_t>(c), static_cast<uint32_t>(mine[j]));
+        if (d < 0 || static_cast<size_t>(d) > q) continue;
+        uint32_t c = at[q - static_cast<size_t>(d)];
+        if (!creates_request(func_of(c))) continue;
+        if (mine[j] < 0) mine[j] = c;
+        else if (mine[j] != c) uf.join(c, static_cast<uint32_t>(mine[j]));
       }
     }
   }
-  out.slot_of_node.assign(N, -1);
-  std::vector<int32_t> slot_of_root(N, -1);
+  out.ring_of_node.assign(N, -1);
+  std::vector<int32_t> ring_of_root(N, -1);
   for (uint32_t n = 0; n < N; ++n) {
     if (p.nodes[n].is_loop() || !creates_request(func_of(n))) continue;
     uint32_t root = uf.find(n);
-    if (slot_of_root[root] < 0) slot_of_root[root] = static_cast<int32_t>(out.num_slots++);
-    out.slot_of_node[n] = slot_of_root[root];
+    if (ring_of_root[root] < 0) ring_of_root[root] = static_cast<int32_t>(out.ring_size.size());
+    out.ring_of_node[n] = ring_of_root[root];
+    if (static_cast<size_t>(ring_of_root[root]) == out.ring_size.size()) out.ring_size.push_back(1);
   }
-  for (uint32_t w = 0; w < N; ++w) {
-    if (creator[w].empty()) continue;
-    out.refs[w].resize(m.world_size);
-    for (uint32_t r = 0; r < m.world_size; ++r)
-      for (int64_t c : creator[w][r]) out.refs[w][r].push_back(c >= 0 ? out.slot_of_node[static_cast<size_t>(c)] : -1);
+  // Pass 2: per rank, count the requests each ring made; a reference is
+  // "the k-th latest" of its ring, and must be the same k every time.
+  out.refs.assign(N, {});
+  std::vector<std::vector<uint64_t>> made(P, std::vector<uint64_t>(out.ring_size.size(), 0));
+  std::vector<std::unordered_map<size_t, uint64_t>> instance(P);  // position -> instance number, pending only
+  std::vector<std::vector<std::vector<uint8_t>>> seen(N);
+  for (size_t q = 0; q < at.size(); ++q) {
+    uint32_t n = at[q];
+    uint32_t f = func_of(n);
+    const MergedEvent& e = m.events[static_cast<size_t>(p.nodes[n].symbol)];
+    if (creates_request(f)) {
+      int32_t g = out.ring_of_node[n];
+      for (uint32_t r : e.ranks) instance[r][q] = made[r][static_cast<size_t>(g)]++;
+      continue;
+    }
+    if (!uses_requests(f)) continue;
+    if (out.refs[n].empty()) {
+      out.refs[n].resize(P);
+      seen[n].resize(P);
+    }
+    bool completes = f != kFunc_MPI_Start && f != kFunc_MPI_Startall;
+    for (uint32_t r : e.ranks) {
+      const std::vector<int64_t>& refs = m.list(e, ListField::reqrefs, r);
+      auto& mine = out.refs[n][r];
+      if (mine.size() < refs.size()) {
+        mine.resize(refs.size());
+        seen[n][r].resize(refs.size(), 0);
+      }
+      for (size_t j = 0; j < refs.size(); ++j) {
+        RequestRef ref;
+        int64_t d = refs[j];
+        if (d >= 0 && static_cast<size_t>(d) <= q) {
+          size_t pos = q - static_cast<size_t>(d);
+          uint32_t c = at[pos];
+          auto it = instance[r].find(pos);
+          if (creates_request(func_of(c)) && it != instance[r].end()) {
+            ref.ring = out.ring_of_node[c];
+            ref.back = static_cast<uint32_t>(made[r][static_cast<size_t>(ref.ring)] - it->second);
+            uint32_t& size = out.ring_size[static_cast<size_t>(ref.ring)];
+            size = std::max(size, ref.back);
+            if (completes && !persistent_init(func_of(c))) instance[r].erase(it);
+          }
+        }
+        if (!seen[n][r][j]) {
+          mine[j] = ref;
+          seen[n][r][j] = 1;
+        } else if (!(mine[j] == ref) && out.problems.size() < 5) {
+          out.problems.push_back("node " + std::to_string(n) + ", rank " + std::to_string(r) +
+                                 ": a request reference differs between iterations");
+        }
+      }
+    }
+  }
+  for (uint32_t size : out.ring_size) {
+    out.ring_base.push_back(out.num_slots);
+    out.num_slots += size;
   }
   return out;
 }

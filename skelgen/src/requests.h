@@ -1,14 +1,17 @@
 // Request slots of a skeleton (internal to the generator).
 //
 // Every request-creating call (Isend, Irecv, *_init, non-blocking
-// collectives) gets a slot, skel_req[slot]. A completion (Wait*, Test*,
-// Start*, Request_free) names its requests by distance back in the merged
-// event sequence; the expansion of the folded program says which node that
-// is at each occurrence. When one reference of one rank reaches different
-// creating nodes at different occurrences (an Irecv before a loop completed
-// by the Wait in the loop's first iteration, the Irecv inside the loop
-// completed in the next iteration), those nodes share a slot: for that rank
-// they are never pending at the same time.
+// collectives) belongs to a ring of slots, skel_req[base .. base+size-1],
+// and takes the next slot of its ring each time it runs: a call in a loop
+// may have several requests pending at once (Irecv in a loop, then one
+// Waitall). A completion (Wait*, Test*, Start*, Request_free) names its
+// requests by distance back in the merged event sequence; expanding the
+// folded program turns that into "the k-th latest request of ring g",
+// which the skeleton finds at run time from the ring's counter. When one
+// reference of one rank reaches different creating nodes at different
+// occurrences (an Irecv before a loop completed by the Wait in the loop's
+// first iteration, the Irecv inside the loop completed in the next), those
+// nodes share a ring: the count of requests made stays the same reference.
 #pragma once
 
 #include <cstdint>
@@ -18,12 +21,20 @@
 
 namespace skt::gen {
 
+struct RequestRef {
+  int32_t ring = -1;  // -1: a request the trace did not see (MPI_REQUEST_NULL)
+  uint32_t back = 1;  // 1 = the ring's latest request, 2 = the one before ...
+  bool operator==(const RequestRef& o) const { return ring == o.ring && back == o.back; }
+};
+
 struct RequestSlots {
+  std::vector<uint32_t> ring_base, ring_size;  // per ring: first slot, slots
   uint32_t num_slots = 0;
-  std::vector<int32_t> slot_of_node;  // per node: slot of a request-creating node, -1 otherwise
-  // Per completion node: per world rank, the slots of the requests it
-  // completes, starts or frees, in order (-1: a request the trace did not see).
-  std::vector<std::vector<std::vector<int32_t>>> refs;  // [node][rank] (empty outer vector: not a completion)
+  std::vector<int32_t> ring_of_node;           // per node: ring of a request-creating node, -1 otherwise
+  // Per completion node: per world rank, the requests it completes, starts
+  // or frees, in order (outer vector empty: not a completion node).
+  std::vector<std::vector<std::vector<RequestRef>>> refs;  // [node][rank]
+  std::vector<std::string> problems;           // references that differ between occurrences (first kept)
 };
 
 // True for calls that create one request.

@@ -79,7 +79,9 @@ SafeOrder safe_order(const FoldedProgram& p, const RequestSlots& slots, const st
   SafeOrder out;
   std::vector<std::vector<Op>> ops(P);
   std::vector<End> ends;
-  std::vector<std::map<int32_t, uint32_t>> slot_end(P);  // per rank: request slot -> end made in this run
+  // per rank: (ring, request number within this run) -> the end it posted
+  std::vector<std::map<std::pair<int32_t, int64_t>, int64_t>> made_end(P);
+  std::vector<std::map<int32_t, int64_t>> made(P);  // per rank, per ring: requests made in this run
   for (uint32_t n : run) {
     const MergedEvent& e = m.events[static_cast<size_t>(p.nodes[n].symbol)];
     const Identity& id = m.identities[e.identity];
@@ -119,21 +121,19 @@ SafeOrder safe_order(const FoldedProgram& p, const RequestSlots& slots, const st
         case kFunc_MPI_Irecv: {
           bool send = f != kFunc_MPI_Irecv;
           int64_t x = add_end(send, Param::peer, Param::tag);
-          if (x >= 0 && slots.slot_of_node[n] >= 0) slot_end[r][slots.slot_of_node[n]] = static_cast<uint32_t>(x);
+          int32_t g = slots.ring_of_node[n];
+          if (g >= 0) made_end[r][{g, made[r][g]++}] = x;  // -1: MPI_PROC_NULL, nothing to wait for
           break;
         }
         default: {  // Wait*: the ends it completes must come from this run
           o.blocking = true;
           const auto& refs = slots.refs[n];
           if (refs.empty()) return out;
-          for (int32_t s : refs[r]) {
-            if (s < 0) continue;
-            auto it = slot_end[r].find(s);
-            if (it == slot_end[r].end()) {
-              // a request from before the run, or one of MPI_PROC_NULL: only the latter is harmless
-              return out;
-            }
-            o.waits.push_back(it->second);  // end index for now; messages below
+          for (const RequestRef& x : refs[r]) {
+            if (x.ring < 0) continue;
+            auto it = made_end[r].find({x.ring, made[r][x.ring] - int64_t(x.back)});
+            if (it == made_end[r].end()) return out;  // a request from before the run: not ours to order
+            if (it->second >= 0) o.waits.push_back(static_cast<uint32_t>(it->second));  // end now, message below
           }
         }
       }
