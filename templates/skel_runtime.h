@@ -46,7 +46,6 @@ SKEL_MAYBE_UNUSED static MPI_Comm skel_comm[SKEL_NUM_COMMS + 1];
 SKEL_MAYBE_UNUSED static MPI_Group skel_group;
 SKEL_MAYBE_UNUSED static int skel_zeros[SKEL_WORLD_SIZE];            /* counts of ranks that pass none */
 SKEL_MAYBE_UNUSED static int skel_displs_a[SKEL_WORLD_SIZE], skel_displs_b[SKEL_WORLD_SIZE];
-SKEL_MAYBE_UNUSED static MPI_Datatype skel_bytes_types[SKEL_WORLD_SIZE];
 SKEL_MAYBE_UNUSED static const int skel_no_slots[1] = {-1};
 SKEL_MAYBE_UNUSED static int skel_flag, skel_index, skel_outcount;
 SKEL_MAYBE_UNUSED static double skel_t0, skel_loop_start[SKEL_NUM_CUT_LOOPS + 1], skel_loop_time[SKEL_NUM_CUT_LOOPS + 1];
@@ -147,6 +146,24 @@ static inline void skel_finish(const int* slots, int n)
   skel_scatter(slots, n);
 }
 
+/* MPI_Alltoallw: the per-peer datatypes are not recorded, only the bytes;
+ * every peer gets a contiguous type of `size` bytes (side 0 send, 1 receive). */
+static inline MPI_Datatype* skel_bytes_types_of(int size, int side)
+{
+  static MPI_Datatype made[2];
+  static int made_size[2] = {-1, -1};
+  static MPI_Datatype types[2][SKEL_WORLD_SIZE];
+  int i;
+  if (made_size[side] != size) {
+    if (made_size[side] >= 0) PMPI_Type_free(&made[side]);
+    PMPI_Type_contiguous(size, MPI_BYTE, &made[side]);
+    PMPI_Type_commit(&made[side]);
+    made_size[side] = size;
+    for (i = 0; i < SKEL_WORLD_SIZE; ++i) types[side][i] = made[side];
+  }
+  return types[side];
+}
+
 /* Displacements of a v-collective: packed, in order. */
 static inline int* skel_displs(const int* counts, int n, int* out)
 {
@@ -183,7 +200,6 @@ static inline void skel_setup(void)
   for (i = 0; i <= SKEL_NUM_COMMS; ++i) skel_comm[i] = MPI_COMM_NULL;
   skel_comm[0] = MPI_COMM_WORLD;
   skel_comm[1] = MPI_COMM_SELF;
-  for (i = 0; i < SKEL_WORLD_SIZE; ++i) skel_bytes_types[i] = MPI_BYTE;
 #if SKEL_BSEND_BYTES > 0
   skel_bsend_buf = (char*)skel_alloc(SKEL_BSEND_BYTES);
   PMPI_Buffer_attach(skel_bsend_buf, SKEL_BSEND_BYTES);

@@ -648,12 +648,22 @@ std::vector<std::string> Emitter::call(uint32_t n, double) {
       std::string d2 = "skel_displs(" + L2 + ", " + cs + ", skel_displs_b)";
       if (f == kFunc_MPI_Alltoallv) return {line({"skel_sbuf", L1, d1, T1(), "skel_rbuf", L2, d2, T2(), C})};
       if (f == kFunc_MPI_Ialltoallv) return {withreq({"skel_sbuf", L1, d1, T1(), "skel_rbuf", L2, d2, T2(), C})};
-      note("MPI_Alltoallw: the per-peer datatypes are not recorded; counts are sent as bytes");
-      std::string dw1 = "skel_displs(" + L1 + ", " + cs + ", skel_displs_a)";
-      std::string dw2 = "skel_displs(" + L2 + ", " + cs + ", skel_displs_b)";
-      if (f == kFunc_MPI_Alltoallw)
-        return {line({"skel_sbuf", L1, dw1, "skel_bytes_types", "skel_rbuf", L2, dw2, "skel_bytes_types", C})};
-      return {withreq({"skel_sbuf", L1, dw1, "skel_bytes_types", "skel_rbuf", L2, dw2, "skel_bytes_types", C})};
+      note("MPI_Alltoallw: the per-peer datatypes are not recorded; each side uses one contiguous type of the "
+           "traced bytes per element");
+      auto elem = [&](Param bytes, ListField f) {
+        std::vector<std::string> v;
+        const MergedEvent& e = event(n);
+        for (uint32_t r : e.ranks) {
+          int64_t b = m_.value(e, bytes, r), sum = 0;
+          for (int64_t c : m_.list(e, f, r)) sum += std::max<int64_t>(c, 0);
+          v.push_back(std::to_string(sum > 0 && b > 0 ? std::max<int64_t>(1, b / sum) : 1));
+        }
+        return per_rank(n, std::string(param_name(bytes)) + "_per_element", e.ranks, v);
+      };
+      std::string W1 = "skel_bytes_types_of(" + elem(Param::bytes, ListField::counts) + ", 0)";
+      std::string W2 = "skel_bytes_types_of(" + elem(Param::bytes2, ListField::counts2) + ", 1)";
+      if (f == kFunc_MPI_Alltoallw) return {line({"skel_sbuf", L1, d1, W1, "skel_rbuf", L2, d2, W2, C})};
+      return {withreq({"skel_sbuf", L1, d1, W1, "skel_rbuf", L2, d2, W2, C})};
     }
     case kFunc_MPI_Reduce_scatter:
       return {line({"skel_sbuf", "skel_rbuf", list(n, ListField::counts2), T1(), op(n), C})};

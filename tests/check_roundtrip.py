@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""Round trip of a skeleton through our own tracer.
+
+usage: check_roundtrip.py SKELGEN APP.skm APP.skf SKELETON.c SKEL.skm SKEL.skf
+
+APP.* are the application's merged trace and folded program, SKEL.* those of
+the skeleton's own traced run, SKELETON.c its source (whose header lists the
+loops it cut).
+
+Every rank of the skeleton must make the application's calls in the
+application's order: function, communicator, root, datatype and every
+parameter value of that rank (peer, tag, count, bytes, colour, key, lists).
+Left out: call sites (the skeleton's calls live in its own lines), which
+created communicator a call uses (symbol numbers follow the merge's order;
+members are checked where the call reports them), the source
+a wildcard receive matched (timing decides it) and the order inside a
+communication step (consecutive point-to-point calls, which merging orders
+by its own rule and the skeleton may reorder against deadlock). With K = 1
+every loop of at least 4 iterations of the application's folded program must
+be found (by iteration count) in the skeleton's (the merge may interleave
+calls of disjoint ranks differently, which folds short loops differently);
+with loops
+cut, every rank's sequence of functions must be the application's with each
+cut loop run its reduced number of times.
+"""
+import json
+import re
+import subprocess
+import sys
+
+P2P = {"MPI_Send", "MPI_Ssend", "MPI_Bsend", "MPI_Rsend", "MPI_Isend", "MPI_Issend", "MPI_Ibsend", "MPI_Irsend",
+       "MPI_Recv", "MPI_Irecv", "MPI_Sendrecv", "MPI_Sendrecv_replace", "MPI_Wait", "MPI_Waitall", "MPI_Waitany",
+       "MPI_Waitsome", "MPI_Test", "MPI_Testall", "MPI_Testany", "MPI_Testsome", "MPI_Probe", "MPI_Iprobe"}
+
+
+def dump(skelgen, path):
+    out = subprocess.run([skelgen, "dump", path, "--format", "jsonl"], check=True, capture_output=True,
+                         text=True).stdout
+    return [json.loads(l) for l in out.splitlines()]
+
+
+def steps(calls):
+    """Consecutive point-to-point calls compared as a multiset."""
+    out, step = [], []
+    for c in calls:
+        if c[0] in P2P:
+            step.append(c)
+            continue
+        if step:
+            out.append(("step", tuple(sorted(step, key=repr))))
+            step = []
+        out.append(c)
+    if step:
+        out.append(("step", tuple(sorted(step, key=repr))))
+    return out
+
+
+def per_rank_calls(events):
+    ranks = {}
+    for e in events:
+        if "func" not in e or "ranks" not in e:
+            continue
+        for i, r in enumerate(e["ranks"]):
+            params = []
+            for k, v in sorted(e.get("params", {}).items()):
+                if k in ("req_sources", "reqrefs", "new_comm") or (k == "peer" and e.get("any_source")):
+                    continue
+                params.append((k, json.dumps(v[i])))
+            comm = e.get("comm")
+            comm = comm if comm in (None, 0, 1) else "created"  # symbol numbers follow the merge's order
+            call = (e["func"], comm, e.get("root"), e.get("dtype"), tuple(params))
+            ranks.setdefault(r, []).append(call)
+    return ranks
+
+
+def folded(records):
+    prog = next(o for o in records if o["type"] == "program")
+    symbols = {o["symbol"]: o for o in records if o["type"] == "symbol"}
+    nodes = {o["node"]: o for o in records if o["type"] == "node"}
+    return prog, symbols, nodes
+
+
+def functions_per_rank(prog, symbols, nodes, counts):
+    seq = {}
+
+    def walk(ids):
+        for i in ids:
+            n = nodes[i]
+            if "body" in n:
+                for _ in range(counts.get(i, n["count"])):
+                    walk(n["body"])
+            else:
+                s = symbols[n["symbol"]]
+                for r in s["ranks"]:
+                    seq.setdefault(r, []).append((s["func"],))
+
+    walk(prog["top"])
+    return seq
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+def main():
+    skelgen, app_skm, app_skf, skel_c, skel_skm, skel_skf = sys.argv[1:7]
+    cut = {}
+    with open(skel_c) as f:
+        for line in f:
+            m = re.match(r"\s*\*\s+cut loop \d+ \(n(\d+)\): (\d+) -> (\d+) iterations", line)
+            if m:
+                cut[int(m.group(1))] = int(m.group(3))
+    app_f, skel_f = folded(dump(skelgen, app_skf)), folded(dump(skelgen, skel_skf))
+    for n in cut:
+        if n not in app_f[2] or "body" not in app_f[2][n]:
+            fail(f"cut loop n{n} is not a loop of {app_skf}")
+    if cut:
+        want, got = functions_per_rank(*app_f, cut), functions_per_rank(*skel_f, {})
+        what = "functions"
+    else:
+        want, got = per_rank_calls(dump(skelgen, app_skm)), per_rank_calls(dump(skelgen, skel_skm))
+        what = "calls with their parameters"
+        loops = lambda f: sorted(n["count"] for n in f[2].values() if "body" in n)
+        big = [c for c in loops(app_f) if c >= 4]  # its main loops, each found in the skeleton's program
+        rest = loops(skel_f)
+        for c in big:
+            if c not in rest:
+                fail(f"the application's loop of {c} iterations is missing: application {loops(app_f)}, "
+                     f"skeleton {loops(skel_f)}")
+            rest.remove(c)
+    if sorted(want) != sorted(got):
+        fail(f"ranks differ: application {sorted(want)}, skeleton {sorted(got)}")
+    total = 0
+    for r in sorted(want):
+        a, b = steps(want[r]), steps(got[r])
+        for i, (x, y) in enumerate(zip(a, b)):
+            if x != y:
+                fail(f"rank {r}, call/step {i}: the application makes\n  {x}\nthe skeleton makes\n  {y}")
+        if len(a) != len(b):
+            fail(f"rank {r}: {len(a)} calls/steps expected, the skeleton made {len(b)}")
+        total += len(want[r])
+    print(f"ok: {total} calls over {len(want)} ranks: the application's {what}; {len(cut)} loop(s) cut")
+
+
+if __name__ == "__main__":
+    main()

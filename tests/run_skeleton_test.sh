@@ -1,0 +1,56 @@
+#!/bin/bash
+# Generates a skeleton from a test program's trace, compiles it with -Wall
+# -Werror, runs it under a timeout (a deadlock fails the test), checks its
+# result line, then traces the skeleton itself and checks the round trip
+# (tests/check_roundtrip.py).
+#   run_skeleton_test.sh SKELGEN FLAVOR NP TRACE_DIR|MERGED.skm WORK K [--allow-partial]
+set -euo pipefail
+skelgen=$1 flavor=$2 np=$3 trace=$4 work=$5 K=$6
+shift 6
+# --no-roundtrip: run only (threaded programs: their threads' calls come in another order each run);
+# --allow-partial: passed on; a partial trace is cut where its first rank stopped, so no round trip either
+extra=()
+roundtrip=1
+for a in "$@"; do
+  case "$a" in
+    --no-roundtrip) roundtrip=0 ;;
+    --allow-partial) roundtrip=0; extra+=("$a") ;;
+    *) extra+=("$a") ;;
+  esac
+done
+here=$(cd "$(dirname "$0")" && pwd)
+rm -rf "$work"
+mkdir -p "$work"
+if [ "$flavor" = mpich ]; then
+  launch=(mpiexec.mpich -n "$np")
+else
+  launch=(mpirun.openmpi --allow-run-as-root --oversubscribe -n "$np")
+fi
+"$skelgen" generate "$trace" -K "$K" -o "$work/skel.c" ${extra[@]+"${extra[@]}"} > "$work/generate.out"
+"$skelgen" build "$work/skel.c" --mpi "$flavor" --cflags -Werror -o "$work/skel"
+timeout 120 "${launch[@]}" "$work/skel" > "$work/run.out" 2> "$work/run.err" || {
+  rc=$?
+  cat "$work/run.err" >&2
+  [ $rc = 124 ] && echo "FAIL: the skeleton did not finish in 120 s (deadlock?)" >&2
+  exit 1
+}
+n=$(grep -c '^SKELGEN_RESULT measured_s=[0-9.]* predicted_s=[0-9.]* scale='"$K"'$' "$work/run.out" || true)
+[ "$n" = 1 ] || { cat "$work/run.out"; echo "FAIL: expected exactly one SKELGEN_RESULT line" >&2; exit 1; }
+grep SKELGEN_RESULT "$work/run.out"
+if [ $roundtrip = 0 ]; then
+  echo "ok: ran to completion (no round trip for this program)"
+  exit 0
+fi
+# the application's merged trace and folded program, as the generator saw them
+if [ -d "$trace" ]; then
+  "$skelgen" merge "$trace" -o "$work/app.skm" -q
+else
+  cp "$trace" "$work/app.skm"
+fi
+"$skelgen" compress "$work/app.skm" -o "$work/app.skf" -q
+# round trip: the skeleton under our tracer, merged and folded
+"$skelgen" trace -q --force -o "$work/skel.trace" -- "${launch[@]}" "$work/skel" > /dev/null
+"$skelgen" merge "$work/skel.trace" -o "$work/skel.skm" -q
+"$skelgen" compress "$work/skel.skm" -o "$work/skel.skf" -q
+python3 "$here/check_roundtrip.py" "$skelgen" "$work/app.skm" "$work/app.skf" "$work/skel.c" "$work/skel.skm" \
+  "$work/skel.skf"
