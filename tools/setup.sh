@@ -46,9 +46,9 @@ if [ "$mode" = test ]; then
   exec ctest --output-on-failure -j "$jobs"
 fi
 
-echo "== tracing the bundled example (examples/jacobi2d.c) on 2 MPICH ranks"
+echo "== tracing the bundled example (examples/jacobi2d.c, 400x400 grid, 1000 iterations) on 2 MPICH ranks"
 "$build/bin/skelgen" trace --force -o "$build/example-trace" -- \
-  mpiexec.mpich -n 2 "$build/examples/jacobi2d"
+  mpiexec.mpich -n 2 "$build/examples/jacobi2d" 400 1000
 # show N COMMAND...: run it to the end (its failure fails the demo), print its first N lines
 show() { local n=$1; shift; "$@" > "$build/show.txt"; head -n "$n" "$build/show.txt"; }
 echo "== first events of rank 0 (skelgen dump $build/example-trace --rank 0)"
@@ -61,3 +61,14 @@ echo "== folding the loops"
 "$build/bin/skelgen" compress "$build/example.skm" -o "$build/example.skf" --verify
 echo "== the folded program and its symbols (skelgen dump $build/example.skf)"
 show 12 "$build/bin/skelgen" dump "$build/example.skf"
+echo "== generating the skeleton (K = 10) and building it with MPICH"
+"$build/bin/skelgen" generate "$build/example.skf" -K 10 -o "$build/example.skel.c" --build --mpi mpich \
+  | tee "$build/generate.txt"
+echo "== running the skeleton on 2 MPICH ranks"
+mpiexec.mpich -n 2 "$build/example.skel" | tee "$build/skeleton.txt"
+traced=$(sed -n 's/^traced: *\([0-9.]*\) s.*/\1/p' "$build/generate.txt")
+predicted=$(sed -n 's/.*predicted_s=\([0-9.]*\).*/\1/p' "$build/skeleton.txt")
+measured=$(sed -n 's/.*measured_s=\([0-9.]*\).*/\1/p' "$build/skeleton.txt")
+python3 -c "
+t, p, m = $traced, $predicted, $measured
+print(f'application (traced): {t:.3f} s   skeleton: {m:.3f} s   predicted: {p:.3f} s   error: {100 * (p - t) / t:+.1f} %')"

@@ -287,9 +287,8 @@ std::string Emitter::comm_of_symbol(int64_t c) const {
 
 std::string Emitter::comm(uint32_t n) const {
   int64_t c = identity(n).comm;
-  if (c < 0) {
+  if (c < 0 && c != kNone)
     const_cast<Emitter*>(this)->note("calls on a communicator the tracer did not see created run on MPI_COMM_WORLD");
-  }
   return comm_of_symbol(c);
 }
 
