@@ -64,16 +64,6 @@ struct RankMaps {
   std::unordered_map<int64_t, std::pair<std::array<int64_t, 3>, uint32_t>> slot_of;  // local comm id -> key, slot
 };
 
-bool is_completion(uint32_t f) {
-  switch (f) {
-    case kFunc_MPI_Wait: case kFunc_MPI_Waitall: case kFunc_MPI_Waitany: case kFunc_MPI_Waitsome:
-    case kFunc_MPI_Test: case kFunc_MPI_Testall: case kFunc_MPI_Testany: case kFunc_MPI_Testsome:
-    case kFunc_MPI_Start: case kFunc_MPI_Startall: case kFunc_MPI_Request_free:
-      return true;
-    default:
-      return false;
-  }
-}
 
 uint32_t global_callsite(Interner& in, RankMaps& maps, const TraceFile& f, uint32_t local) {
   auto it = maps.callsite.find(local);
@@ -247,7 +237,7 @@ Loaded load(const std::string& dir, const Options& opt) {
       auto [tp, fresh_tuple] = maps.tuples.emplace(p, static_cast<uint32_t>(rd.params.size()));
       if (fresh_tuple) rd.params.push_back(p);
       re.params = tp->second;
-      bool completion = is_completion(ev.func);
+      bool completion = uses_requests(ev.func);
       if (!completion && ev.reqs.size() == 1) re.created_request = ev.reqs[0];
       if (!ev.counts.empty() || !ev.counts2.empty() || !ev.dims.empty() || !ev.periods.empty() ||
           (completion && !ev.reqs.empty()) || !ev.req_sources.empty()) {

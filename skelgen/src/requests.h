@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "skel/folded.h"
+#include "skel/trace.h"
 
 namespace skt::gen {
 
@@ -39,8 +40,7 @@ struct RequestSlots {
 
 // True for calls that create one request.
 bool creates_request(uint32_t func);
-// True for Wait*/Test*/Start*/Request_free.
-bool uses_requests(uint32_t func);
+// uses_requests(): skel/trace.h
 
 RequestSlots assign_request_slots(const FoldedProgram& p);
 

@@ -97,6 +97,11 @@ enum class TraceEnd {
 };
 const char* trace_end_name(TraceEnd e);
 
+// Calls whose `reqs` name requests made earlier (completed, started or
+// freed): Wait*, Test*, Start*, Request_free. Any other call with one
+// request creates it.
+bool uses_requests(uint32_t func);
+
 // Reads one rank file. Events are decoded one chunk at a time; memory stays
 // proportional to one chunk plus the definition tables.
 class TraceFile {
