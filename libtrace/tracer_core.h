@@ -126,6 +126,9 @@ int64_t world_rank_of(uint32_t comm_id, int local_rank);
 
 // Start / end of the run (hand-written wrappers).
 void start(int64_t t0, int64_t t1, uint32_t func, const void* ret, int thread_level_provided, bool fortran);
+// Timing-only mode (SKELTRACE_TIME_FILE, used by `skelgen time`): writes the
+// slowest rank's MPI_Init-return to MPI_Finalize-entry time; before PMPI_Finalize.
+void before_finalize();
 void finish(int64_t t0, int64_t t1, const void* ret, bool fortran);  // after PMPI_Finalize
 void abort_flush(const void* ret, MPI_Comm comm, int errorcode, bool fortran);  // before PMPI_Abort
 

@@ -190,6 +190,7 @@ extern "C" int MPI_Init_thread(int* argc, char*** argv, int required, int* provi
 
 extern "C" int MPI_Finalize(void) {
   if (nested()) return PMPI_Finalize();
+  before_finalize();
   int64_t t0 = now_ns();
   int rc = PMPI_Finalize();
   int64_t t1 = now_ns();
@@ -347,6 +348,7 @@ extern "C" void mpi_init_thread_(MPI_Fint* required, MPI_Fint* provided, MPI_Fin
 
 extern "C" void mpi_finalize_(MPI_Fint* ierr) {
   if (nested()) return pmpi_finalize_(ierr);
+  before_finalize();
   push();
   int64_t t0 = now_ns();
   pmpi_finalize_(ierr);

@@ -14,6 +14,7 @@
 #include <system_error>
 
 #include "commands.h"
+#include "launch.h"
 
 namespace skelgen {
 namespace {
@@ -135,44 +136,36 @@ void setup_trace(CLI::App& app, TraceOptions& opt) {
       ->expected(-1);
 }
 
-int run_trace(const TraceOptions& opt) {
-  const std::string& launcher = opt.command.at(0);
+TracerLaunch resolve_tracer(const std::vector<std::string>& command, const std::string& mpi) {
+  const std::string& launcher = command.at(0);
   if (which(launcher).empty()) throw std::runtime_error("command not found: " + launcher);
   // The program's MPI (from the libraries it links) and the launcher's must agree.
   std::string app_flavor;
   std::string app;
   // Without a launcher (a singleton run) the first word is the program itself.
-  for (size_t i = is_launcher(launcher) ? 1 : 0; app_flavor.empty() && i < opt.command.size(); ++i) {
-    app_flavor = flavor_of_binary(opt.command[i]);
-    if (!app_flavor.empty()) app = opt.command[i];
+  for (size_t i = is_launcher(launcher) ? 1 : 0; app_flavor.empty() && i < command.size(); ++i) {
+    app_flavor = flavor_of_binary(command[i]);
+    if (!app_flavor.empty()) app = command[i];
   }
   std::string launcher_flavor = is_launcher(launcher) ? flavor_of_launcher(launcher) : "";
   if (!app_flavor.empty() && !launcher_flavor.empty() && app_flavor != launcher_flavor)
     throw std::runtime_error(app + " is linked with " + app_flavor + " but " + launcher + " launches " +
                              launcher_flavor + " programs; use that MPI's launcher");
-  std::string flavor = opt.mpi;
+  std::string flavor = mpi;
   if (flavor.empty()) flavor = !launcher_flavor.empty() ? launcher_flavor : app_flavor;
-  if (!opt.mpi.empty() && !app_flavor.empty() && opt.mpi != app_flavor)
-    throw std::runtime_error(app + " is linked with " + app_flavor + ", not " + opt.mpi);
+  if (!mpi.empty() && !app_flavor.empty() && mpi != app_flavor)
+    throw std::runtime_error(app + " is linked with " + app_flavor + ", not " + mpi);
   if (flavor.empty())
     throw std::runtime_error("cannot tell which MPI '" + launcher + "' uses; say --mpi mpich or --mpi openmpi");
-  std::string lib = tracer_library(flavor);
+  return {flavor, tracer_library(flavor)};
+}
 
-  std::string dir = opt.out_dir.empty() ? "skeltrace" : opt.out_dir;
-  if (!rank_files(dir).empty()) {
-    if (!opt.force)
-      throw std::runtime_error(dir + " already holds a trace; use --force to replace it or -o for another directory");
-    for (const std::string& f : rank_files(dir)) unlink((dir + "/" + f).c_str());
-  }
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) throw std::runtime_error("cannot create " + dir + ": " + ec.message());
-  dir = real_path(dir);
-
-  std::string preload = lib;
+int run_with_tracer(const std::vector<std::string>& command, const TracerLaunch& tracer,
+                    std::vector<std::pair<std::string, std::string>> env, bool app_stdout_to_stderr) {
+  const std::string& launcher = command.at(0);
+  std::string preload = tracer.lib;
   if (const char* old = std::getenv("LD_PRELOAD"); old && *old) preload += std::string(":") + old;
-  std::vector<std::pair<std::string, std::string>> env = {
-      {"LD_PRELOAD", preload}, {"SKELTRACE_DIR", dir}, {"SKELTRACE_STACK_DEPTH", std::to_string(opt.stack_depth)}};
+  env.insert(env.begin(), {"LD_PRELOAD", preload});
 
   // Pass the settings to the ranks only, not to the launcher itself.
   std::vector<std::string> argv{launcher};
@@ -189,13 +182,13 @@ int run_trace(const TraceOptions& opt) {
   if (lflavor.empty() && is_launcher(launcher))
     std::fprintf(stderr, "skelgen: note: unknown launcher %s; passing the tracer through the environment\n",
                  launcher.c_str());
-  argv.insert(argv.end(), opt.command.begin() + 1, opt.command.end());
+  argv.insert(argv.end(), command.begin() + 1, command.end());
 
-  if (!opt.quiet) std::fprintf(stderr, "skelgen: tracing with %s into %s\n", basename_of(lib).c_str(), dir.c_str());
   std::fflush(nullptr);
   pid_t pid = fork();
   if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
   if (pid == 0) {
+    if (app_stdout_to_stderr) dup2(2, 1);
     std::vector<char*> cargv;
     for (auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
     cargv.push_back(nullptr);
@@ -206,7 +199,27 @@ int run_trace(const TraceOptions& opt) {
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+int run_trace(const TraceOptions& opt) {
+  TracerLaunch tracer = resolve_tracer(opt.command, opt.mpi);
+  std::string dir = opt.out_dir.empty() ? "skeltrace" : opt.out_dir;
+  if (!rank_files(dir).empty()) {
+    if (!opt.force)
+      throw std::runtime_error(dir + " already holds a trace; use --force to replace it or -o for another directory");
+    for (const std::string& f : rank_files(dir)) unlink((dir + "/" + f).c_str());
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw std::runtime_error("cannot create " + dir + ": " + ec.message());
+  dir = real_path(dir);
+
+  if (!opt.quiet)
+    std::fprintf(stderr, "skelgen: tracing with %s into %s\n", basename_of(tracer.lib).c_str(), dir.c_str());
+  int rc = run_with_tracer(opt.command, tracer,
+                           {{"SKELTRACE_DIR", dir}, {"SKELTRACE_STACK_DEPTH", std::to_string(opt.stack_depth)}},
+                           false);
   if (rc != 0) std::fprintf(stderr, "skelgen: the application exited with status %d\n", rc);
   if (rank_files(dir).empty()) {
     std::fprintf(stderr, "skelgen: error: no trace was written to %s (did the program call MPI_Init?)\n",

@@ -20,6 +20,14 @@ struct TraceOptions {
 void setup_trace(CLI::App& app, TraceOptions& opt);
 int run_trace(const TraceOptions& opt);
 
+struct TimeOptions {
+  int repeat = 3;
+  std::string mpi;
+  std::vector<std::string> command;
+};
+void setup_time(CLI::App& app, TimeOptions& opt);
+int run_time(const TimeOptions& opt);
+
 struct DumpOptions {
   std::string input;
   int rank = -1;

@@ -19,18 +19,22 @@ int main(int argc, char** argv) {
   skelgen::CompressOptions compress_opt;
   skelgen::GenerateOptions generate_opt;
   skelgen::BuildOptions build_opt;
+  skelgen::TimeOptions time_opt;
   CLI::App* trace = app.add_subcommand("trace", "Run an MPI application under the tracer (one trace file per rank)");
   CLI::App* merge = app.add_subcommand("merge", "Merge the per-rank traces into one program trace");
   CLI::App* compress = app.add_subcommand("compress", "Fold a merged trace (or a symbol string) into nested loops");
   CLI::App* generate =
       app.add_subcommand("generate", "Generate the skeleton C program from a trace, merged trace or folded program");
   CLI::App* build = app.add_subcommand("build", "Compile a generated skeleton with an MPI's compiler wrapper");
+  CLI::App* time_cmd =
+      app.add_subcommand("time", "Time an MPI application untraced (to check a prediction against it)");
   CLI::App* dump = app.add_subcommand("dump", "Print a trace or a merged trace as text or JSON Lines");
   skelgen::setup_trace(*trace, trace_opt);
   skelgen::setup_merge(*merge, merge_opt);
   skelgen::setup_compress(*compress, compress_opt);
   skelgen::setup_generate(*generate, generate_opt);
   skelgen::setup_build(*build, build_opt);
+  skelgen::setup_time(*time_cmd, time_opt);
   skelgen::setup_dump(*dump, dump_opt);
 
   try {
@@ -44,6 +48,7 @@ int main(int argc, char** argv) {
     if (*compress) return skelgen::run_compress(compress_opt);
     if (*generate) return skelgen::run_generate(generate_opt);
     if (*build) return skelgen::run_build(build_opt);
+    if (*time_cmd) return skelgen::run_time(time_opt);
     if (*dump) return skelgen::run_dump(dump_opt);
   } catch (const skt::TraceError& e) {
     std::fprintf(stderr, "skelgen: error: %s\n", e.what());

@@ -1,0 +1,85 @@
+// skelgen time: the application's own runtime, untraced, measured the way a
+// skeleton measures itself (slowest rank, MPI_Init's return to MPI_Finalize),
+// so that a prediction can be checked against it.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "launch.h"
+
+namespace skelgen {
+namespace {
+
+// Reads "measured_s=<s> ranks=<n>" as the tracer wrote it; false if absent or malformed.
+bool read_time_file(const std::string& path, double& seconds, int& ranks) {
+  std::ifstream in(path);
+  std::string line;
+  if (!std::getline(in, line)) return false;
+  return std::sscanf(line.c_str(), "measured_s=%lf ranks=%d", &seconds, &ranks) == 2 && seconds >= 0;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+void setup_time(CLI::App& app, TimeOptions& opt) {
+  app.description(
+      "Run an MPI application REPEAT times, untraced, and print its runtime: the slowest rank's\n"
+      "time from MPI_Init's return to MPI_Finalize, as a skeleton's SKELGEN_RESULT line measures\n"
+      "its own. Use it to check a prediction against the real thing.\n"
+      "Example: skelgen time -r 5 -- mpiexec.mpich -n 2 ./jacobi2d 400 1000\n"
+      "The application's stdout goes to stderr; stdout gets one line per run and the summary\n"
+      "  SKELGEN_APP runs=<n> min_s=<s> median_s=<s> ranks=<n>\n"
+      "The MPI is detected as for `skelgen trace` (the tracer library only times, records nothing).");
+  app.add_option("-r,--repeat", opt.repeat, "Runs (default 3)")->check(CLI::Range(1, 1000));
+  app.add_option("--mpi", opt.mpi, "MPI library the application uses")->check(CLI::IsMember({"mpich", "openmpi"}));
+  app.add_option("command", opt.command, "Launcher and application: -- LAUNCHER [ARGS] APP [ARGS]")
+      ->required()
+      ->expected(-1);
+}
+
+int run_time(const TimeOptions& opt) {
+  TracerLaunch tracer = resolve_tracer(opt.command, opt.mpi);
+  char tmpl[] = "/tmp/skelgen-time-XXXXXX";
+  int fd = mkstemp(tmpl);
+  if (fd < 0) throw std::runtime_error("cannot create a temporary file in /tmp");
+  close(fd);
+  const std::string file = tmpl;
+  std::vector<double> times;
+  int ranks = 0;
+  for (int i = 1; i <= opt.repeat; ++i) {
+    std::remove(file.c_str());
+    int rc = run_with_tracer(opt.command, tracer, {{"SKELTRACE_TIME_FILE", file}}, true);
+    double s = 0;
+    int n = 0;
+    bool got = read_time_file(file, s, n);
+    if (rc != 0 || !got) {
+      std::remove(file.c_str());
+      if (rc != 0) throw std::runtime_error("run " + std::to_string(i) + ": the application exited with status " +
+                                            std::to_string(rc));
+      throw std::runtime_error("run " + std::to_string(i) +
+                               ": no time was reported (did every rank call MPI_Init and MPI_Finalize?)");
+    }
+    times.push_back(s);
+    ranks = n;
+    std::printf("run %d/%d: %.6f s\n", i, opt.repeat, s);
+    std::fflush(stdout);
+  }
+  std::remove(file.c_str());
+  double lo = *std::min_element(times.begin(), times.end()), med = median(times);
+  std::printf("SKELGEN_APP runs=%d min_s=%.6f median_s=%.6f ranks=%d\n", opt.repeat, lo, med, ranks);
+  return 0;
+}
+
+}  // namespace skelgen

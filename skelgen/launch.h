@@ -1,0 +1,27 @@
+// Running an application with the skelgen tracer library preloaded (used by
+// `skelgen trace` and `skelgen time`; implemented in cmd_trace.cpp).
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace skelgen {
+
+struct TracerLaunch {
+  std::string flavor;  // "mpich" or "openmpi"
+  std::string lib;     // absolute path of libskeltrace-<flavor>.so
+};
+
+// Which MPI `command` (LAUNCHER [ARGS] APP [ARGS], or a program alone) uses,
+// checked against the program's own libraries and `mpi` ("" = detect), and
+// the tracer library for it. Throws std::runtime_error with a one-line reason.
+TracerLaunch resolve_tracer(const std::vector<std::string>& command, const std::string& mpi);
+
+// Runs `command` with the tracer preloaded and `env` set in the ranks (through
+// -genv / -x for known launchers); returns its exit status (128 + signal).
+// app_stdout_to_stderr: the application's stdout goes to our stderr.
+int run_with_tracer(const std::vector<std::string>& command, const TracerLaunch& tracer,
+                    std::vector<std::pair<std::string, std::string>> env, bool app_stdout_to_stderr);
+
+}  // namespace skelgen
