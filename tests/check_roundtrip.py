@@ -125,10 +125,12 @@ def main():
         big = [c for c in loops(app_f) if c >= 4]  # its main loops, each found in the skeleton's program
         rest = loops(skel_f)
         for c in big:
-            if c not in rest:
+            # c, or c - 1: where ranks run a loop's calls in another interleaving, the merge
+            # (by time) can rotate the loop, so one iteration shows as calls before and after it
+            if c not in rest and c - 1 not in rest:
                 fail(f"the application's loop of {c} iterations is missing: application {loops(app_f)}, "
                      f"skeleton {loops(skel_f)}")
-            rest.remove(c)
+            rest.remove(c if c in rest else c - 1)
     if sorted(want) != sorted(got):
         fail(f"ranks differ: application {sorted(want)}, skeleton {sorted(got)}")
     total = 0

@@ -10,12 +10,26 @@ namespace skt::fold {
 namespace {
 
 bool count_like(Param p) { return p == Param::count || p == Param::count2 || p == Param::bytes || p == Param::bytes2; }
+bool tag_like(Param p) { return p == Param::tag || p == Param::tag2; }
+// Parameters that may change from one instance of a call to the next and
+// still fold: counts (a + b*i, or within a band) and tags (a + b*i exactly,
+// e.g. a tag that is the iteration number). Their order in CountRule / Builder::counts.
+constexpr Param kRuleParams[] = {Param::count, Param::count2, Param::bytes, Param::bytes2, Param::tag, Param::tag2};
+constexpr int kNumRuleParams = 6;
+// A value left out of the coarse key: counts always (their kind is kept), tags when
+// one value for all ranks (MPI_ANY_TAG, -1, stays in the key).
+bool coarse_free(Param p, const ParamDesc& d) {
+  return count_like(p) || (tag_like(p) && d.kind == ParamKind::kConst && d.a >= 0);
+}
+// One parameter (kRuleParams index q) of one coarse symbol, refined.
+int64_t refinement(int64_t coarse, int q) { return coarse * kNumRuleParams + q; }
 
 // Merged events -> symbols. The coarse key is everything that must be
-// equal, with constant count-like values left out, so that counts that follow
-// the iteration (a + b*i) can fold. Calls whose coarse symbol is `refined`
-// also key their counts by band: the first value seen becomes a centre,
-// later values within +-band of it join it, others start a centre of their own.
+// equal, with constant count-like values and tags left out, so that counts
+// and tags that follow the iteration (a + b*i) can fold. Calls whose coarse
+// symbol has a parameter `refined` (refinement()) also key that tag exactly
+// or that count by band: the first value seen becomes a centre, later values
+// within +-band of it join it, others start a centre of their own.
 class SymbolTable {
  public:
   SymbolTable(double band, const std::set<int64_t>& refined) : band_(band), refined_(refined) {}
@@ -29,7 +43,7 @@ class SymbolTable {
     for (size_t p = 0; p < kNumParams; ++p) {
       const ParamDesc& d = e.params[p];
       put(static_cast<int64_t>(d.kind));
-      if (count_like(static_cast<Param>(p))) continue;  // left out of the coarse key; refined below
+      if (coarse_free(static_cast<Param>(p), d)) continue;  // left out of the coarse key; refined below
       if (d.kind == ParamKind::kTable) {
         for (size_t q = 0; q < e.ranks.size(); ++q) put(e.tables[static_cast<size_t>(d.a) + q]);
       } else {
@@ -47,10 +61,11 @@ class SymbolTable {
     }
     std::string base = key_;
     coarse = coarse_.emplace(base, static_cast<int64_t>(coarse_.size())).first->second;
-    for (size_t p = 0; p < kNumParams && refined_.count(coarse); ++p) {
+    for (int q = 0; q < kNumRuleParams; ++q) {
+      size_t p = static_cast<size_t>(kRuleParams[q]);
       const ParamDesc& d = e.params[p];
-      if (!count_like(static_cast<Param>(p))) continue;
-      if (!(d.kind == ParamKind::kConst && d.a > 0)) {  // other descriptions: exact
+      if (!coarse_free(kRuleParams[q], d) || !refined_.count(refinement(coarse, q))) continue;
+      if (tag_like(static_cast<Param>(p)) || !(d.kind == ParamKind::kConst && d.a > 0)) {  // exact
         put(static_cast<int64_t>(p));
         if (d.kind == ParamKind::kTable)
           for (size_t q = 0; q < e.ranks.size(); ++q) put(e.tables[static_cast<size_t>(d.a) + q]);
@@ -137,7 +152,7 @@ struct Builder {
   FoldedProgram& out;
   const Folded& folded;
   std::vector<std::vector<Acc>> gap, dur;        // per node, per world rank
-  std::vector<std::vector<std::vector<CountAcc>>> counts;  // per node, per count param (4), per rank
+  std::vector<std::vector<std::vector<CountAcc>>> counts;  // per node, per kRuleParams entry, per rank
   std::vector<size_t> cursor;                    // per rank: next time index
   size_t pos = 0;                                // next merged event
   double band = 0;
@@ -178,13 +193,9 @@ struct Builder {
         size_t c = cursor[r]++;
         gap[target][r].add(static_cast<double>(m.ranks[r].gaps[c]));
         dur[id][r].add(static_cast<double>(m.ranks[r].durations[c]));
-        int q = 0;
-        for (size_t p = 0; p < kNumParams; ++p)
-          if (count_like(static_cast<Param>(p))) {
-            if (e.params[p].kind != ParamKind::kAbsent)
-              counts[id][q][r].add(m.value(e, static_cast<Param>(p), r), band);
-            ++q;
-          }
+        for (int q = 0; q < kNumRuleParams; ++q)
+          if (e.params[static_cast<size_t>(kRuleParams[q])].kind != ParamKind::kAbsent)
+            counts[id][q][r].add(m.value(e, kRuleParams[q], r), band);
       }
     }
   }
@@ -192,8 +203,9 @@ struct Builder {
 
 
 // One attempt: symbols (with the given symbols refined), fold, tree, timing.
-// Returns the coarse symbols of nodes whose counts neither follow a + b*i
-// nor stay within the band (empty: the program is accepted).
+// Returns the refinements (coarse symbol, parameter) of nodes whose counts
+// neither follow a + b*i nor stay within the band, or whose tags do not
+// follow a + b*i (empty: the program is accepted).
 std::set<int64_t> attempt(const MergedTrace& m, const CompressOptions& opt, const std::set<int64_t>& refined,
                           FoldedProgram& out) {
   out = FoldedProgram();
@@ -227,7 +239,7 @@ std::set<int64_t> attempt(const MergedTrace& m, const CompressOptions& opt, cons
   size_t N = out.nodes.size(), P = m.world_size;
   b.gap.assign(N, std::vector<Acc>(P));
   b.dur.assign(N, std::vector<Acc>(P));
-  b.counts.assign(N, std::vector<std::vector<CountAcc>>(4, std::vector<CountAcc>(P)));
+  b.counts.assign(N, std::vector<std::vector<CountAcc>>(kNumRuleParams, std::vector<CountAcc>(P)));
   b.walk(out.top, -1);
   std::set<int64_t> offenders;
   for (size_t i = 0; i < N; ++i) {
@@ -237,17 +249,21 @@ std::set<int64_t> attempt(const MergedTrace& m, const CompressOptions& opt, cons
     if (n.is_loop()) continue;
     n.dur.resize(P);
     for (size_t r = 0; r < P; ++r) n.dur[r] = b.dur[i][r].stat();
-    const Param cps[] = {Param::count, Param::count2, Param::bytes, Param::bytes2};
-    for (int q = 0; q < 4; ++q) {
-      bool varies = false;
+    const MergedEvent& rep = out.symbols.events.at(static_cast<size_t>(n.symbol));
+    for (int q = 0; q < kNumRuleParams; ++q) {
+      // A rule where the value changes between the node's instances, or where
+      // it stays but differs from the symbol's (the first instance of another
+      // node of the same symbol: e.g. two calls with tags 0 and 1).
+      bool varies = false, exact = tag_like(kRuleParams[q]);
       for (size_t r = 0; r < P; ++r) {
         const CountAcc& c = b.counts[i][q][r];
-        varies |= c.varies;
-        if (c.varies && !c.linear && !c.in_band) offenders.insert(coarse_of[static_cast<size_t>(n.symbol)]);
+        varies |= c.varies || (c.n && c.first != m.value(rep, kRuleParams[q], static_cast<uint32_t>(r)));
+        if (c.varies && !c.linear && (exact || !c.in_band))
+          offenders.insert(refinement(coarse_of[static_cast<size_t>(n.symbol)], q));
       }
       if (!varies) continue;
       CountRule rule;
-      rule.param = cps[q];
+      rule.param = kRuleParams[q];
       rule.kind.assign(P, 0);
       rule.a.assign(P, 0);
       rule.b.assign(P, 0);
@@ -271,10 +287,11 @@ std::set<int64_t> attempt(const MergedTrace& m, const CompressOptions& opt, cons
 }  // namespace
 
 FoldedProgram compress(const MergedTrace& m, const CompressOptions& opt) {
-  // Counts are left out of the symbols first; a call whose counts then
-  // follow no rule has its counts banded, and the fold is made again. The
-  // set of banded calls only grows, and with every call banded each node's
-  // counts stay within the band of its first value: this ends.
+  // Counts and tags are left out of the symbols first; a call whose counts
+  // or tags then follow no rule has its counts banded and its tags exact, and
+  // the fold is made again. The set of refined calls only grows, and with
+  // every call refined each node's counts stay within the band of its first
+  // value and its tags are constant: this ends.
   std::set<int64_t> refined;
   FoldedProgram out;
   for (int round = 0;; ++round) {
@@ -327,3 +344,4 @@ std::vector<std::string> verify(const FoldedProgram& p, const MergedTrace& m, do
 }
 
 }  // namespace skt::fold
+

@@ -6,10 +6,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <numeric>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "requests.h"
 #include "safe_order.h"
@@ -78,6 +80,8 @@ class Emitter {
   void measure();
   void choose_cuts(const std::vector<uint32_t>& items, double program);
   bool has_cut_candidate(const std::vector<uint32_t>& items, double program) const;
+  bool cuttable(uint32_t loop, double program) const;
+  bool closed(uint32_t loop) const;
   double share(uint32_t n, double program) const;
 
   // Per-rank C values -> a literal when all participants agree, else a
@@ -136,11 +140,73 @@ double Emitter::share(uint32_t n, double program) const {
   return program > 0 ? most / program : 0;
 }
 
+// Whether every message a loop's iteration sends is received in that
+// iteration, and the other way round (per sender, receiver and communicator;
+// MPI_ANY_SOURCE receives count for any sender). Only then can the loop run
+// fewer iterations: a merged order can fold into one loop calls that match
+// calls outside it (e.g. the workers' sends of every round with the master's
+// receives of the first), and cutting those would leave receives unmatched.
+// Persistent requests (Start*) are not counted.
+bool Emitter::closed(uint32_t loop) const {
+  using Key = std::tuple<int64_t, int64_t, int64_t>;  // sender, receiver (world), communicator
+  std::map<Key, double> sent, received;
+  std::map<std::pair<int64_t, int64_t>, double> into, taken;  // per receiver and communicator
+  std::function<void(const std::vector<uint32_t>&, double)> walk = [&](const std::vector<uint32_t>& items,
+                                                                       double times) {
+    for (uint32_t id : items) {
+      const FoldedNode& n = p_.nodes[id];
+      if (n.is_loop()) {
+        walk(n.body, times * static_cast<double>(n.count));
+        continue;
+      }
+      const MergedEvent& e = m_.events[static_cast<size_t>(n.symbol)];
+      const Identity& idn = m_.identities[e.identity];
+      const uint32_t f = idn.func;
+      bool send = f == kFunc_MPI_Send || f == kFunc_MPI_Ssend || f == kFunc_MPI_Bsend || f == kFunc_MPI_Rsend ||
+                  f == kFunc_MPI_Isend || f == kFunc_MPI_Issend || f == kFunc_MPI_Ibsend || f == kFunc_MPI_Irsend;
+      bool both = f == kFunc_MPI_Sendrecv || f == kFunc_MPI_Sendrecv_replace;
+      bool recv = f == kFunc_MPI_Recv || f == kFunc_MPI_Irecv;
+      for (uint32_t r : e.ranks) {
+        if (send || both) {
+          int64_t to = m_.value(e, Param::peer, r);
+          if (to >= 0) {
+            sent[{r, to, idn.comm}] += times;
+            into[{to, idn.comm}] += times;
+          }
+        }
+        if (recv || both) {
+          Param pm = both ? Param::peer2 : Param::peer;
+          int64_t from = m_.value(e, pm, r);
+          if (idn.peer_class != 2 && from < 0) continue;  // MPI_PROC_NULL
+          if (idn.peer_class != 2) received[{from, r, idn.comm}] += times;
+          taken[{r, idn.comm}] += times;
+        }
+      }
+    }
+  };
+  walk(p_.nodes[loop].body, 1.0);
+  for (const auto& [k, v] : received) {
+    auto it = sent.find(k);
+    if (it == sent.end() || it->second < v - 1e-9) return false;
+  }
+  std::set<std::pair<int64_t, int64_t>> ends;
+  for (const auto& [k, v] : into) ends.insert(k);
+  for (const auto& [k, v] : taken) ends.insert(k);
+  for (const auto& k : ends)
+    if (std::fabs((into.count(k) ? into.at(k) : 0.0) - (taken.count(k) ? taken.at(k) : 0.0)) > 1e-9) return false;
+  return true;
+}
+
+bool Emitter::cuttable(uint32_t id, double program) const {
+  const FoldedNode& n = p_.nodes[id];
+  return opt_.scale > 1 && n.count >= 2 && share(id, program) >= opt_.min_share && closed(id);
+}
+
 bool Emitter::has_cut_candidate(const std::vector<uint32_t>& items, double program) const {
   for (uint32_t id : items) {
     const FoldedNode& n = p_.nodes[id];
     if (!n.is_loop()) continue;
-    if (n.count >= opt_.scale && share(id, program) >= opt_.min_share) return true;
+    if (n.count >= opt_.scale && cuttable(id, program)) return true;
     if (has_cut_candidate(n.body, program)) return true;
   }
   return false;
@@ -148,12 +214,15 @@ bool Emitter::has_cut_candidate(const std::vector<uint32_t>& items, double progr
 
 // The loops that hold the time: a loop of at least K iterations (and
 // min_share of the time) is cut; a shorter one is cut only when nothing
-// inside it could be.
+// inside it could be. Either must be closed() (its messages stay inside).
 void Emitter::choose_cuts(const std::vector<uint32_t>& items, double program) {
   for (uint32_t id : items) {
     const FoldedNode& n = p_.nodes[id];
     if (!n.is_loop()) continue;
-    bool candidate = opt_.scale > 1 && n.count >= 2 && share(id, program) >= opt_.min_share;
+    bool candidate = cuttable(id, program);
+    if (opt_.scale > 1 && n.count >= 2 && share(id, program) >= opt_.min_share && !candidate)
+      note("loop n" + std::to_string(id) + " (" + std::to_string(n.count) +
+           " iterations) is not cut: its messages are not all sent and received inside one iteration");
     if (candidate && (n.count >= opt_.scale || !has_cut_candidate(n.body, program))) {
       CutLoop c;
       c.node = id;
@@ -206,7 +275,8 @@ std::string Emitter::param(uint32_t n, Param pm, bool) {
   return per_rank(n, param_name(pm), e.ranks, vals);
 }
 
-// Counts: the node's own rule where the count changed between instances.
+// Counts and tags: the node's own rule where the value changed between
+// instances (tags only ever get linear rules: compress keeps others exact).
 std::string Emitter::count(uint32_t n, Param pm) {
   const FoldedNode& node = p_.nodes[n];
   const MergedEvent& e = event(n);
@@ -512,10 +582,10 @@ std::vector<std::string> Emitter::call(uint32_t n, double) {
   auto T2 = [&] { return dtype(id.dtype2 >= 0 ? id.dtype2 : id.dtype); };
   auto N1 = [&] { return count(n, Param::count); };
   auto N2 = [&] { return count(n, Param::count2); };
-  auto tag = [&] { return param(n, Param::tag, false); };
+  auto tag = [&] { return count(n, Param::tag); };  // a tag may follow the instance (a + b*i)
   // Receive tags: a trace of several threads per rank holds their calls in one order that may pair
   // differently on each rank; with MPI_Init_thread the skeleton's receives take any tag.
-  auto rtag = [&](Param pm) { return threaded_ ? std::string("MPI_ANY_TAG") : param(n, pm, false); };
+  auto rtag = [&](Param pm) { return threaded_ ? std::string("MPI_ANY_TAG") : count(n, pm); };
   auto join = [](std::initializer_list<std::string> a) {
     std::string s;
     for (const auto& x : a) s += (s.empty() ? "" : ", ") + x;

@@ -30,6 +30,13 @@ static void applog_open(void) {
     }                                     \
   } while (0)
 
+/* The main loop's iteration count: argv[1] if given (the prediction
+ * benchmark runs longer versions), else the tests' default. */
+static int app_iters(int argc, char** argv, int default_iters) {
+  int n = argc > 1 ? atoi(argv[1]) : 0;
+  return n > 0 ? n : default_iters;
+}
+
 /* Simple deterministic "computation" between calls. */
 static double busy(int n) {
   double s = 0;

@@ -21,7 +21,8 @@ int main(int argc, char** argv) {
                  MPI_STATUS_IGNORE);
     LOG("MPI_Sendrecv peer=%d tag=%d count=100 bytes=800 peer2=%d tag2=%d comm=world", next, it, prev, it);
   };
-  for (int it = 0; it < 5; ++it) {
+  const int iters = app_iters(argc, argv, 5);
+  for (int it = 0; it < iters; ++it) {
     exchange(it);
     MPI_Allreduce(MPI_IN_PLACE, w.data(), 100, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     LOG("MPI_Allreduce count=100 bytes=800 comm=world in_place=1");

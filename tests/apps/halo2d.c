@@ -28,7 +28,8 @@ int main(int argc, char** argv) {
   for (int i = 0; i < N * N; ++i) field[i] = rank + i * 1e-3;
   int nb[4] = {up, down, left, right};
   double norm = 0;
-  for (int it = 0; it < 6; ++it) {
+  const int iters = app_iters(argc, argv, 6);
+  for (int it = 0; it < iters; ++it) {
     MPI_Request req[8];
     char lab[8][16];
     for (int d = 0; d < 4; ++d) {

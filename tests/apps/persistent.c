@@ -18,7 +18,8 @@ int main(int argc, char** argv) {
   LOG("MPI_Recv_init peer=%d tag=5 count=16 bytes=128 comm=world request=precv", prev);
   MPI_Send_init(out, 16, MPI_DOUBLE, next, 5, MPI_COMM_WORLD, &req[1]);
   LOG("MPI_Send_init peer=%d tag=5 count=16 bytes=128 comm=world request=psend", next);
-  for (int it = 0; it < 4; ++it) {
+  const int iters = app_iters(argc, argv, 4);
+  for (int it = 0; it < iters; ++it) {
     MPI_Startall(2, req);
     LOG("MPI_Startall reqs=precv,psend");
     sum += busy(10000);

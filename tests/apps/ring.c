@@ -3,7 +3,7 @@
 #include "applog.h"
 
 int main(int argc, char** argv) {
-  int rank, size, buf[64], in[64];
+  int rank, size;
   MPI_Status st;
   MPI_Init(&argc, &argv);
   applog_open();
@@ -11,9 +11,13 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   int next = (rank + 1) % size, prev = (rank + size - 1) % size;
-  for (int i = 0; i < 64; ++i) buf[i] = rank * 100 + i;
+  const int iters = app_iters(argc, argv, 5);
+  /* the message of iteration it has 8 + it ints: its count follows the iteration */
+  int* buf = malloc((size_t)(iters + 64) * sizeof(int));
+  int* in = malloc((size_t)(iters + 64) * sizeof(int));
+  for (int i = 0; i < iters + 64; ++i) buf[i] = rank * 100 + i % 64;
   double acc = 0;
-  for (int it = 0; it < 5; ++it) {
+  for (int it = 0; it < iters; ++it) {
     int n = 8 + it;
     if (rank == 0) {
       MPI_Send(buf, n, MPI_INT, next, it, MPI_COMM_WORLD);
@@ -52,6 +56,8 @@ int main(int argc, char** argv) {
   LOG("MPI_Reduce root=0 count=1 bytes=8 comm=world");
   if (rank == 0) printf("ring: checksum %.6f\n", total);
   LOG("MPI_Finalize");
+  free(buf);
+  free(in);
   MPI_Finalize();
   return 0;
 }

@@ -5,9 +5,11 @@
 // (identity), by the same ranks, with the same parameter descriptions —
 // except that a constant count or byte size only has to lie within +-band of
 // a centre (the first such value seen for that call), so that loops whose
-// message sizes wobble a little still fold. The exact values are kept: where they vary between a
-// node's instances, its CountRule says how (linear in the instance, or the
-// mean with its range).
+// message sizes wobble a little still fold, and a tag may change by a fixed
+// step from one instance to the next (a tag that is the iteration number).
+// The exact values are kept: where they vary between a node's instances, its
+// CountRule says how (linear in the instance, or, for counts only, the mean
+// with its range).
 #pragma once
 
 #include <functional>

@@ -27,7 +27,7 @@ struct RankStat {
   double min = 0, max = 0;
 };
 
-// A count-like parameter (count, count2, bytes, bytes2) whose value changed
+// A count-like parameter (count, count2, bytes, bytes2) or a tag (tag, tag2; linear only) whose value changed
 // between the instances of one event node: per rank, the rule it follows
 // over the instances i = 0, 1, ...
 struct CountRule {
