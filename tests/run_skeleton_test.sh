@@ -28,20 +28,8 @@ else
 fi
 "$skelgen" generate "$trace" -K "$K" -o "$work/skel.c" ${extra[@]+"${extra[@]}"} > "$work/generate.out"
 "$skelgen" build "$work/skel.c" --mpi "$flavor" --cflags -Werror -o "$work/skel"
-run_skeleton() { timeout 120 "${launch[@]}" "$work/skel" > "$work/run.out" 2> "$work/run.err"; }
-# MPICH 4.0.2 once (in hundreds of runs, under CI load) stopped the misc skeleton with
-# "Attempting to use an MPI routine (internal_Wtime) before initializing or after
-# finalizing MPICH" although the skeleton calls MPI_Wtime only between MPI_Init and
-# MPI_Finalize (it never reproduced in 300 runs alone or under load). That exact
-# MPICH message gets one more run, reported; any other failure, or a second one, fails.
 rc=0
-run_skeleton || rc=$?
-if [ $rc != 0 ] && [ "$flavor" = mpich ] && grep -q 'before initializing or after finalizing MPICH' "$work/run.err"; then
-  echo "warning: MPICH state fault on the first run, running once more:" >&2
-  cat "$work/run.err" >&2
-  rc=0
-  run_skeleton || rc=$?
-fi
+timeout 120 "${launch[@]}" "$work/skel" > "$work/run.out" 2> "$work/run.err" || rc=$?
 if [ $rc != 0 ]; then
   cat "$work/run.err" >&2
   [ $rc = 124 ] && echo "FAIL: the skeleton did not finish in 120 s (deadlock?)" >&2

@@ -605,6 +605,10 @@ std::vector<std::string> Emitter::call(uint32_t n, double) {
       return {"MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &skel_flag);", "skel_setup();"};
     case kFunc_MPI_Finalize:
       saw_finalize_ = true;
+      // Ranks that finalize before others (the merge could not line their
+      // Finalize up, e.g. after thousands of polls on one rank) stop here:
+      // nothing after MPI_Finalize may run on them.
+      if (event(n).ranks.size() < P_) return {"skel_report();", "MPI_Finalize();", "return; /* this rank is done */"};
       return {"skel_report();", "MPI_Finalize();"};
     case kFunc_MPI_Abort:
       note("MPI_Abort is left out: the skeleton ends normally where the application aborted");

@@ -326,6 +326,43 @@ TEST(Compress, CountsFollowingTheIterationFoldFarBeyondTheBand) {
           if (rule.kind[k] == 2) EXPECT_LE(rule.max[k], rule.min[k] * 1.25 + 1) << "a mean over values outside the band";
 }
 
+TEST(Compress, TagsFollowingTheIterationFoldExactlyOthersStay) {
+  // Sends with tag = iteration fold into one loop with a linear tag rule;
+  // tags that jump stay exact (one symbol per value): a skeleton must send
+  // the application's tags, never a mean.
+  auto m = merged_from(2, [&](uint32_t r) {
+    std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0, 0, 10)};
+    for (int it = 0; it < 30; ++it) {
+      skt::testing::Syn s = call(skt::kFunc_MPI_Send, 1, 100, 10, 8);
+      s.peer = 1 - r;
+      s.tag = 5 + 2 * it;
+      v.push_back(s);
+    }
+    for (int it = 0; it < 6; ++it) {
+      skt::testing::Syn s = call(skt::kFunc_MPI_Send, 2, 100, 10, 8);
+      s.peer = 1 - r;
+      s.tag = it % 2 ? 100 : 7;  // alternates: no rule
+      v.push_back(s);
+    }
+    return v;
+  });
+  skt::FoldedProgram p = compress(m, {});
+  EXPECT_TRUE(verify(p, m).empty());
+  EXPECT_EQ(p.to_string(), "S0 ( S1 )^30 ( S2 S3 )^3");
+  bool rule = false;
+  for (const auto& n : p.nodes)
+    for (const auto& ru : n.rules)
+      if (ru.param == skt::Param::tag) {
+        EXPECT_EQ(ru.kind[0], 1) << "tags get linear rules only";
+        if (ru.a[0] == 5 && ru.b[0] == 2 && ru.a[1] == 5 && ru.b[1] == 2) rule = true;
+      }
+  EXPECT_TRUE(rule) << "tags 5, 7, 9, ... as 5 + 2*i";
+  std::multiset<int64_t> tags;  // of the Send symbols: the loop's first (5), then the two exact ones
+  for (const auto& e : p.symbols.events)
+    if (p.symbols.identities.at(e.identity).func == skt::kFunc_MPI_Send) tags.insert(p.symbols.value(e, skt::Param::tag, 0));
+  EXPECT_EQ(tags, (std::multiset<int64_t>{5, 7, 100}));
+}
+
 TEST(Compress, DamagedFoldedFilesAreRejectedWithTheirName) {
   auto m = merged_from(2, [&](uint32_t) {
     std::vector<skt::testing::Syn> v;

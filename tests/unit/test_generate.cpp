@@ -1,0 +1,70 @@
+// The generator on synthetic traces: properties of the emitted C that the
+// skeleton tests (tests/run_skeleton_test.sh) only meet by chance.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "skel/compress.h"
+#include "skel/generate.h"
+#include "skel/merge.h"
+#include "skel/skel_funcs.h"
+#include "skel_kernel.h"
+#include "synthetic.h"
+#include "trace_fixtures.h"
+
+namespace {
+
+skt::FoldedProgram folded_from(uint32_t P, const std::function<std::vector<skt::testing::Syn>(uint32_t)>& program) {
+  std::string dir = skt::testing::temp_dir("generate");
+  skt::testing::write_synthetic(dir, P, program);
+  skt::merge::Options opt;
+  auto loaded = skt::merge::load(dir, opt);
+  skt::FoldedProgram p = skt::fold::compress(skt::merge::merge(loaded, opt), {});
+  for (auto& r : p.symbols.ranks) {  // as the tracer's calibration would have it
+    r.kernel_name = SKEL_KERNEL_NAME;
+    r.kernel_version = SKEL_KERNEL_VERSION;
+    r.kernel_units_per_s = 1e8;
+  }
+  return p;
+}
+
+skt::testing::Syn call(uint32_t func, uint32_t site) {
+  skt::testing::Syn s;
+  s.func = func;
+  s.site = site;
+  return s;
+}
+
+}  // namespace
+
+TEST(Generate, ARankThatFinalizesBeforeTheOthersStopsThere) {
+  // Rank 0 polls thousands of times after the barrier; rank 1 finalizes at
+  // once. The merge cannot line the two MPI_Finalize calls up, so rank 1's
+  // comes first in the program, and nothing after it may run on rank 1
+  // (MPICH aborts a process that calls MPI_Wtime after MPI_Finalize).
+  skt::FoldedProgram p = folded_from(2, [&](uint32_t r) {
+    std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0), call(skt::kFunc_MPI_Barrier, 1)};
+    if (r == 0)
+      for (int i = 0; i < 3000; ++i) {
+        skt::testing::Syn s = call(skt::kFunc_MPI_Iprobe, 2);
+        s.peer = 1;
+        s.tag = 0;
+        v.push_back(s);
+      }
+    v.push_back(call(skt::kFunc_MPI_Finalize, 3));
+    return v;
+  });
+  skt::gen::GenerateOptions opt;
+  opt.scale = 10;
+  opt.min_share = 0;
+  skt::gen::Skeleton sk = skt::gen::generate(p, opt);
+  const std::string& c = sk.code;
+  size_t early = c.find("MPI_Finalize at app+0x130, ranks 1");
+  ASSERT_NE(early, std::string::npos) << "expected rank 1's MPI_Finalize on its own:\n" << c;
+  size_t fin = c.find("MPI_Finalize();", early);
+  ASSERT_NE(fin, std::string::npos);
+  size_t next = c.find_first_not_of(" \n", fin + std::string("MPI_Finalize();").size());
+  EXPECT_EQ(c.compare(next, 7, "return;"), 0) << c.substr(early, 300);
+  EXPECT_FALSE(sk.cut.empty()) << "the polling loop after it is cut, and times itself with MPI_Wtime";
+}
