@@ -173,7 +173,7 @@ void setup_generate(CLI::App& app, GenerateOptions& opt) {
       "  skelgen generate TRACE_DIR|FILE.skm|FILE.skf [--scale K] [-o skel.c] [--build [--mpi M] [--exe EXE]]");
   app.add_option("input", opt.input, "Trace directory, merged trace (.skm) or folded program (.skf)")->required();
   app.add_option("-o,--output", opt.output, "C file to write (default: INPUT's name with .skel.c)");
-  app.add_option("-K,--scale", opt.scale, "Cut the loops that hold the time to count/K iterations (1: no cut)")
+  app.add_option("-K,--scale", opt.scale, "Cut the loops that hold the time to max(2, count/K) iterations (1: no cut)")
       ->check(CLI::Range(1u, 1000000u));
   app.add_option("--min-share", opt.min_share, "A loop is cut only if it holds at least this share of the time")
       ->check(CLI::Range(0.0, 1.0));
@@ -184,6 +184,9 @@ void setup_generate(CLI::App& app, GenerateOptions& opt) {
   app.add_option("--exe", opt.exe, "With --build: executable to write (default: the C file without .c)");
   app.add_flag("-q,--quiet", opt.quiet, "No summary or progress");
 }
+
+// Folded programs with more event nodes than this get a warning.
+constexpr size_t kLongProgram = 5000;
 
 int run_generate(const GenerateOptions& opt) {
   std::string input = strip_slashes(opt.input);
@@ -227,6 +230,17 @@ int run_generate(const GenerateOptions& opt) {
       std::printf("order:    %u communication step(s) given a per-rank order that cannot deadlock\n", s.reordered_steps);
     for (const auto& n : s.notes) std::fprintf(stderr, "skelgen generate: note: %s\n", n.c_str());
   }
+  // A program that did not fold (each iteration different: a growing request
+  // distance, a tag that changes inside a nested loop) gives a skeleton as long
+  // as the trace, slow to compile and not shorter to run: say so even with -q.
+  size_t length = 0;
+  for (const auto& n : p.nodes) length += n.is_loop() ? 0 : 1;
+  if (length > kLongProgram)
+    std::fprintf(stderr,
+                 "skelgen generate: warning: the folded program still has %zu calls (of %llu merged): some loop "
+                 "did not fold, the skeleton is long and compiles slowly; `skelgen dump` the .skf to see which calls "
+                 "differ between iterations\n",
+                 length, static_cast<unsigned long long>(p.merged_events));
   if (!opt.build) return 0;
   BuildOptions bo;
   bo.input = out;
@@ -262,7 +276,6 @@ int run_build(const BuildOptions& opt) {
     exe = opt.input;
     if (exe.size() > 2 && exe.compare(exe.size() - 2, 2, ".c") == 0) exe.resize(exe.size() - 2);
     if (exe == opt.input) exe += ".exe";
-    if (exe.size() > 5 && exe.compare(exe.size() - 5, 5, ".skel") == 0) exe += "";
   }
   std::vector<std::string> argv = {m->compiler, "-O2", "-Wall", "-o", exe, opt.input};
   if (!opt.cflags.empty()) {

@@ -8,7 +8,8 @@
  *   skel_ring_size[], SKEL_NUM_COMMS,
  *   SKEL_NUM_CUT_LOOPS, SKEL_MAX_REQS, SKEL_BUF_BYTES, SKEL_BSEND_BYTES,
  *   SKEL_NAME, skel_loop_factor[] (traced iterations / skeleton iterations
- *   of each cut loop) and skel_types_setup().
+ *   of each cut loop), skel_loop_iters[] (skeleton iterations) and
+ *   skel_types_setup().
  * Peers, roots and members are ranks of the call's communicator, worked out
  * by the generator from the traced groups.
  *
@@ -48,7 +49,8 @@ SKEL_MAYBE_UNUSED static int skel_zeros[SKEL_WORLD_SIZE];            /* counts o
 SKEL_MAYBE_UNUSED static int skel_displs_a[SKEL_WORLD_SIZE], skel_displs_b[SKEL_WORLD_SIZE];
 SKEL_MAYBE_UNUSED static const int skel_no_slots[1] = {-1};
 SKEL_MAYBE_UNUSED static int skel_flag, skel_index, skel_outcount;
-SKEL_MAYBE_UNUSED static double skel_t0, skel_loop_start[SKEL_NUM_CUT_LOOPS + 1], skel_loop_time[SKEL_NUM_CUT_LOOPS + 1];
+SKEL_MAYBE_UNUSED static double skel_t0, skel_loop_start[SKEL_NUM_CUT_LOOPS + 1], skel_loop_first_end[SKEL_NUM_CUT_LOOPS + 1];
+SKEL_MAYBE_UNUSED static double skel_loop_extra[SKEL_NUM_CUT_LOOPS + 1]; /* predicted time of the iterations cut */
 #ifndef SMPI_H
 SKEL_MAYBE_UNUSED static double skel_units_owed; /* a fraction of a kernel unit, carried to the next phase */
 SKEL_MAYBE_UNUSED static volatile double skel_sink;
@@ -175,8 +177,18 @@ static inline int* skel_displs(const int* counts, int n, int* out)
   return out;
 }
 
+/* Cut loops: the iterations left out are predicted from the steady ones.
+ * The first iteration also holds the ranks' skew on entering the loop (one
+ * rank waits for the others' first messages), which the left-out iterations
+ * would not pay again; with two or more iterations it is not extrapolated. */
 static inline void skel_loop_begin(int l) { skel_loop_start[l] = MPI_Wtime(); }
-static inline void skel_loop_end(int l) { skel_loop_time[l] += MPI_Wtime() - skel_loop_start[l]; }
+static inline void skel_loop_first(int l) { skel_loop_first_end[l] = MPI_Wtime(); }
+static inline void skel_loop_end(int l)
+{
+  double t = MPI_Wtime() - skel_loop_start[l], per = t / skel_loop_iters[l];
+  if (skel_loop_iters[l] >= 2) per = (t - (skel_loop_first_end[l] - skel_loop_start[l])) / (skel_loop_iters[l] - 1);
+  skel_loop_extra[l] += per * skel_loop_iters[l] * (skel_loop_factor[l] - 1.0);
+}
 
 /* Right after the skeleton's MPI_Init: check the world, set up buffers and
  * tables, start this rank's clock. */
@@ -214,15 +226,16 @@ static inline void skel_setup(void)
 }
 
 /* Right before the skeleton's MPI_Finalize: one result line from rank 0.
- * measured: this run, MPI_Init to MPI_Finalize; predicted: the same with
- * every cut loop's time multiplied by its own factor (max over ranks). */
+ * measured: this run, MPI_Init to MPI_Finalize; predicted: the same plus
+ * each cut loop's left-out iterations, at the time of its steady ones
+ * (max over ranks). */
 static inline void skel_report(void)
 {
   double mine[2], all[2];
   int l;
   mine[0] = MPI_Wtime() - skel_t0;
   mine[1] = mine[0];
-  for (l = 0; l < SKEL_NUM_CUT_LOOPS; ++l) mine[1] += skel_loop_time[l] * (skel_loop_factor[l] - 1.0);
+  for (l = 0; l < SKEL_NUM_CUT_LOOPS; ++l) mine[1] += skel_loop_extra[l];
   PMPI_Reduce(mine, all, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
   if (skel_rank == 0) {
     printf("SKELGEN_RESULT measured_s=%.6f predicted_s=%.6f scale=%d\n", all[0], all[1], SKEL_SCALE);

@@ -8,13 +8,13 @@ build=$1 reps=${2:-5}
 here=$(cd "$(dirname "$0")" && pwd)
 apps=$build/tests/apps-mpich
 rows=()
-for cmd in "$build/examples/jacobi2d 400 1000" "$apps/ring 10000" "$apps/halo2d 200" "$apps/persistent 20000" \
+for cmd in "$build/examples/jacobi2d 400 1000" "$apps/ring 10000" "$apps/halo2d 200" "$apps/persistent" \
   "$apps/cxx_vector 60000" "$apps/collectives" "$apps/misc" "$apps/master_worker" "$apps/callsites" \
   "$apps/fortran_mix"; do
   # shellcheck disable=SC2086
   out=$("$here/predict.sh" "$build" "$reps" mpiexec.mpich -n 2 -- $cmd)
   echo "$out" | grep -v '^|' >&2
-  rows+=("$(echo "$out" | grep '^|') ${cmd#*/* }")
+  rows+=("$(echo "$out" | grep '^|')")
 done
 echo "| program | application (untraced) s | skeleton K=1 s | skeleton K=10 s | K=10 predicted s | error |"
 echo "|---|---|---|---|---|---|"

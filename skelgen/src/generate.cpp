@@ -140,6 +140,9 @@ double Emitter::share(uint32_t n, double program) const {
   return program > 0 ? most / program : 0;
 }
 
+// A cut loop keeps at least this many iterations (the first one is not steady).
+constexpr uint64_t kMinCutIterations = 2;
+
 // Whether every message a loop's iteration sends is received in that
 // iteration, and the other way round (per sender, receiver and communicator;
 // MPI_ANY_SOURCE receives count for any sender). Only then can the loop run
@@ -199,7 +202,7 @@ bool Emitter::closed(uint32_t loop) const {
 
 bool Emitter::cuttable(uint32_t id, double program) const {
   const FoldedNode& n = p_.nodes[id];
-  return opt_.scale > 1 && n.count >= 2 && share(id, program) >= opt_.min_share && closed(id);
+  return opt_.scale > 1 && n.count > kMinCutIterations && share(id, program) >= opt_.min_share && closed(id);
 }
 
 bool Emitter::has_cut_candidate(const std::vector<uint32_t>& items, double program) const {
@@ -220,14 +223,17 @@ void Emitter::choose_cuts(const std::vector<uint32_t>& items, double program) {
     const FoldedNode& n = p_.nodes[id];
     if (!n.is_loop()) continue;
     bool candidate = cuttable(id, program);
-    if (opt_.scale > 1 && n.count >= 2 && share(id, program) >= opt_.min_share && !candidate)
+    if (opt_.scale > 1 && n.count > kMinCutIterations && share(id, program) >= opt_.min_share && !candidate)
       note("loop n" + std::to_string(id) + " (" + std::to_string(n.count) +
            " iterations) is not cut: its messages are not all sent and received inside one iteration");
-    if (candidate && (n.count >= opt_.scale || !has_cut_candidate(n.body, program))) {
+    // At least two iterations stay, so that the left-out ones are predicted
+    // from a steady iteration (skel_loop_end); a loop that would keep all stays whole.
+    uint64_t keep = std::max<uint64_t>(kMinCutIterations, n.count / opt_.scale);
+    if (candidate && keep < n.count && (n.count >= opt_.scale || !has_cut_candidate(n.body, program))) {
       CutLoop c;
       c.node = id;
       c.count = n.count;
-      c.iterations = std::max<uint64_t>(1, n.count / opt_.scale);
+      c.iterations = keep;
       c.share = share(id, program);
       cut_[id] = static_cast<int32_t>(out_.cut.size());
       out_.cut.push_back(c);
@@ -903,6 +909,7 @@ void Emitter::emit_loop(uint32_t n, int depth, const std::string& loop_var, doub
   body_ << in << "for (long " << var << " = 0; " << var << " < " << iters << "; ++" << var << ") {\n";
   double inner = c >= 0 ? stride * static_cast<double>(node.count) / static_cast<double>(iters) : stride;
   emit_items(node.body, depth + 1, var, inner);
+  if (c >= 0 && iters >= 2) body_ << in << "  if (" << var << " == 0) skel_loop_first(" << c << ");\n";
   body_ << in << "}\n";
   if (c >= 0) body_ << in << "skel_loop_end(" << c << ");\n";
 }
@@ -1091,6 +1098,9 @@ void Emitter::run() {
   std::ostringstream factors;
   factors << "static const double skel_loop_factor[SKEL_NUM_CUT_LOOPS + 1] = {";
   for (const CutLoop& c : out_.cut) factors << num(static_cast<double>(c.count) / static_cast<double>(c.iterations)) << ", ";
+  factors << "1};\n";
+  factors << "static const double skel_loop_iters[SKEL_NUM_CUT_LOOPS + 1] = {";
+  for (const CutLoop& c : out_.cut) factors << c.iterations << ", ";
   factors << "1};\n";
   size_t rings = std::max<size_t>(1, slots_.ring_size.size());
   factors << "static const int skel_ring_base[SKEL_NUM_RINGS] = {";

@@ -21,7 +21,7 @@
 namespace skt::gen {
 
 struct GenerateOptions {
-  uint32_t scale = 10;          // K: cut loops run max(1, count / K) iterations
+  uint32_t scale = 10;          // K: cut loops run max(2, count / K) iterations
   double min_share = 0.01;      // a loop is cut only if it holds at least this share of the time
   std::string name = "skeleton";  // program name in messages
   std::string trace_label;      // what it came from (path), for the header comment
