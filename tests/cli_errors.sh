@@ -62,5 +62,18 @@ if [ -n "${MPICH_APP:-}" ] && command -v mpirun.openmpi > /dev/null; then
     "$skelgen" trace -o "$work/mixed" -- mpirun.openmpi -n 2 "$MPICH_APP"
   expect_error "is linked with mpich, not openmpi" "$skelgen" trace --mpi openmpi -o "$work/mixed" -- "$MPICH_APP"
 fi
+# generate / build / time
+expect_error "not a trace directory, merged trace (.skm) or folded program (.skf)" "$skelgen" generate "$corpus/text.skt" -o "$work/x.c"
+expect_error "File does not exist" "$skelgen" build "$work/nothing-here.c"
+printf 'int main(void) { return 0; }\n' > "$work/plain.c"
+expect_error "lam not in {mpich,openmpi,simgrid}" "$skelgen" build "$work/plain.c" --mpi lam
+expect_error "mpicc.mpich not found in PATH: install" env PATH=/nonexistent "$skelgen" build "$work/plain.c" --mpi mpich
+expect_error "command not found: no-such-launcher" "$skelgen" time -- no-such-launcher -n 2 ./app
+expect_error "the application exited with status 1" "$skelgen" time --mpi mpich -- /bin/false
+expect_error "no time was reported" "$skelgen" time --mpi mpich -- /bin/true
+expect_error "repeat" "$skelgen" time -r 0 --mpi mpich -- /bin/true
+if [ -n "${PARTIAL_MERGED:-}" ]; then
+  expect_error "some ranks' traces end early" "$skelgen" generate "$PARTIAL_MERGED" -o "$work/x.c"
+fi
 [ $fail = 0 ] && echo "cli errors: all rejected cleanly"
 exit $fail
