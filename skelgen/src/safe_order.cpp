@@ -73,7 +73,10 @@ bool simulate(const std::vector<std::vector<Op>>& ops, const std::vector<End>& e
 
 }  // namespace
 
-SafeOrder safe_order(const FoldedProgram& p, const RequestSlots& slots, const std::vector<uint32_t>& run) {
+// The simulation; `analysed` says whether it could model the run at all.
+SafeOrder simulated_order(const FoldedProgram& p, const RequestSlots& slots, const std::vector<uint32_t>& run,
+                          bool& analysed) {
+  analysed = false;
   const MergedTrace& m = p.symbols;
   const uint32_t P = m.world_size;
   SafeOrder out;
@@ -86,7 +89,9 @@ SafeOrder safe_order(const FoldedProgram& p, const RequestSlots& slots, const st
     const MergedEvent& e = m.events[static_cast<size_t>(p.nodes[n].symbol)];
     const Identity& id = m.identities[e.identity];
     const uint32_t f = id.func;
-    if (id.peer_class == 2) return out;  // MPI_ANY_SOURCE: matching is not ours to decide
+    // MPI_ANY_SOURCE receives are simulated with the source they matched in
+    // the trace (recorded as their peer): the order found is safe for the
+    // application's own matching, which is what the skeleton replays.
     for (uint32_t r : e.ranks) {
       Op o;
       o.node = n;
@@ -167,6 +172,7 @@ SafeOrder safe_order(const FoldedProgram& p, const RequestSlots& slots, const st
   for (auto& r : ops)
     for (Op& o : r)
       for (uint32_t& w : o.waits) w = ends[w].message;
+  analysed = true;
   if (simulate(ops, ends, messages)) return out;
   // Posting calls first, in their order; then the blocking ones by their smallest message.
   std::vector<std::vector<Op>> sorted(P);
@@ -193,6 +199,39 @@ SafeOrder safe_order(const FoldedProgram& p, const RequestSlots& slots, const st
   for (uint32_t r = 0; r < P; ++r)
     for (const Op& o : sorted[r]) out.order[r].push_back(o.node);
   return out;
+}
+
+// A run the simulation cannot model (a wildcard receive posted with
+// MPI_Irecv, whose source only its completion knows; requests from before
+// the run; messages that cross its ends): each rank posts its non-blocking
+// receives first, then does the rest in order. Posting a receive earlier
+// never makes a program block where it did not.
+SafeOrder receives_first(const FoldedProgram& p, const std::vector<uint32_t>& run) {
+  const MergedTrace& m = p.symbols;
+  SafeOrder out;
+  out.order.resize(m.world_size);
+  bool moved = false;
+  for (uint32_t r = 0; r < m.world_size; ++r) {
+    std::vector<uint32_t> posts, rest;
+    for (uint32_t n : run) {
+      const MergedEvent& e = m.events[static_cast<size_t>(p.nodes[n].symbol)];
+      if (!std::binary_search(e.ranks.begin(), e.ranks.end(), r)) continue;
+      bool post = m.identities[e.identity].func == kFunc_MPI_Irecv;
+      (post ? posts : rest).push_back(n);
+      if (post && !rest.empty()) moved = true;
+    }
+    out.order[r] = posts;
+    out.order[r].insert(out.order[r].end(), rest.begin(), rest.end());
+  }
+  if (!moved) return SafeOrder();
+  out.verdict = SafeOrder::kReordered;
+  return out;
+}
+
+SafeOrder safe_order(const FoldedProgram& p, const RequestSlots& slots, const std::vector<uint32_t>& run) {
+  bool analysed = false;
+  SafeOrder o = simulated_order(p, slots, run, analysed);
+  return analysed ? o : receives_first(p, run);
 }
 
 }  // namespace skt::gen

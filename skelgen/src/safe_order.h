@@ -10,7 +10,9 @@
 // simulating every rank. If the emitted order can block, it orders each
 // rank's blocking calls by one global order of the messages (posting calls
 // first): the smallest unfinished message then always has both ends ready.
-// The new order is simulated too before it is used.
+// The new order is simulated too before it is used. A run it cannot model
+// (an MPI_Irecv from MPI_ANY_SOURCE, requests from outside the run) gets
+// each rank's non-blocking receives posted first instead.
 #pragma once
 
 #include <cstdint>
