@@ -5,6 +5,7 @@
 
 #include "skel/merge.h"
 #include "skel/skel_funcs.h"
+#include "skel/trace.h"
 
 namespace skt::merge {
 namespace {
@@ -12,10 +13,8 @@ namespace {
 enum class Kind { kOther, kSend, kRecv, kIrecv, kWait };
 
 Kind kind_of(uint32_t func) {
+  if (message_role(func) == MessageRole::kSend) return Kind::kSend;
   switch (func) {
-    case kFunc_MPI_Send: case kFunc_MPI_Ssend: case kFunc_MPI_Bsend: case kFunc_MPI_Rsend:
-    case kFunc_MPI_Isend: case kFunc_MPI_Issend: case kFunc_MPI_Ibsend: case kFunc_MPI_Irsend:
-      return Kind::kSend;
     case kFunc_MPI_Recv: return Kind::kRecv;
     case kFunc_MPI_Irecv: return Kind::kIrecv;
     case kFunc_MPI_Wait: return Kind::kWait;

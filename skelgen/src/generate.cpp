@@ -164,11 +164,8 @@ bool Emitter::closed(uint32_t loop) const {
       }
       const MergedEvent& e = m_.events[static_cast<size_t>(n.symbol)];
       const Identity& idn = m_.identities[e.identity];
-      const uint32_t f = idn.func;
-      bool send = f == kFunc_MPI_Send || f == kFunc_MPI_Ssend || f == kFunc_MPI_Bsend || f == kFunc_MPI_Rsend ||
-                  f == kFunc_MPI_Isend || f == kFunc_MPI_Issend || f == kFunc_MPI_Ibsend || f == kFunc_MPI_Irsend;
-      bool both = f == kFunc_MPI_Sendrecv || f == kFunc_MPI_Sendrecv_replace;
-      bool recv = f == kFunc_MPI_Recv || f == kFunc_MPI_Irecv;
+      const MessageRole role = message_role(idn.func);
+      bool send = role == MessageRole::kSend, both = role == MessageRole::kSendRecv, recv = role == MessageRole::kRecv;
       for (uint32_t r : e.ranks) {
         if (send || both) {
           int64_t to = m_.value(e, Param::peer, r);

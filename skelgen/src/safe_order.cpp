@@ -5,19 +5,13 @@
 #include <tuple>
 
 #include "skel/skel_funcs.h"
+#include "skel/trace.h"
 
 namespace skt::gen {
 
 bool is_point_to_point(uint32_t f) {
-  switch (f) {
-    case kFunc_MPI_Send: case kFunc_MPI_Ssend: case kFunc_MPI_Bsend: case kFunc_MPI_Rsend:
-    case kFunc_MPI_Isend: case kFunc_MPI_Issend: case kFunc_MPI_Ibsend: case kFunc_MPI_Irsend:
-    case kFunc_MPI_Recv: case kFunc_MPI_Irecv: case kFunc_MPI_Sendrecv: case kFunc_MPI_Sendrecv_replace:
-    case kFunc_MPI_Wait: case kFunc_MPI_Waitall: case kFunc_MPI_Waitany: case kFunc_MPI_Waitsome:
-      return true;
-    default:
-      return false;
-  }
+  return message_role(f) != MessageRole::kNone || f == kFunc_MPI_Wait || f == kFunc_MPI_Waitall ||
+         f == kFunc_MPI_Waitany || f == kFunc_MPI_Waitsome;
 }
 
 namespace {

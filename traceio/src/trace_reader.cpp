@@ -23,6 +23,20 @@ bool uses_requests(uint32_t f) {
   }
 }
 
+MessageRole message_role(uint32_t f) {
+  switch (f) {
+    case kFunc_MPI_Send: case kFunc_MPI_Ssend: case kFunc_MPI_Bsend: case kFunc_MPI_Rsend:
+    case kFunc_MPI_Isend: case kFunc_MPI_Issend: case kFunc_MPI_Ibsend: case kFunc_MPI_Irsend:
+      return MessageRole::kSend;
+    case kFunc_MPI_Recv: case kFunc_MPI_Irecv:
+      return MessageRole::kRecv;
+    case kFunc_MPI_Sendrecv: case kFunc_MPI_Sendrecv_replace:
+      return MessageRole::kSendRecv;
+    default:
+      return MessageRole::kNone;
+  }
+}
+
 const char* trace_end_name(TraceEnd e) {
   switch (e) {
     case TraceEnd::kFinalized: return "finalized";

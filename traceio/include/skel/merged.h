@@ -98,12 +98,16 @@ struct CommSymbol {
   }
 };
 
-struct MergedRank {
+// What a merged trace keeps of one rank's trace header and end.
+struct MergedRankInfo {
   std::string hostname, mpi_library, executable, command_line, kernel_name;
   uint32_t kernel_version = 0;
   double kernel_units_per_s = 0;
   TraceEnd end = TraceEnd::kFinalized;
   uint64_t events = 0;
+};
+
+struct MergedRank : MergedRankInfo {
   std::vector<int64_t> gaps, durations;  // ns, one per event of this rank, in merged order
 };
 

@@ -102,6 +102,13 @@ const char* trace_end_name(TraceEnd e);
 // request creates it.
 bool uses_requests(uint32_t func);
 
+// What a point-to-point call does with a message (persistent Send_init /
+// Recv_init and Start* excluded): kSend, peer the destination (blocking or
+// not); kRecv, peer the source (MPI_Recv, MPI_Irecv); kSendRecv, peer the
+// destination and peer2 the source (MPI_Sendrecv, MPI_Sendrecv_replace).
+enum class MessageRole { kNone, kSend, kRecv, kSendRecv };
+MessageRole message_role(uint32_t func);
+
 // Reads one rank file. Events are decoded one chunk at a time; memory stays
 // proportional to one chunk plus the definition tables.
 class TraceFile {
