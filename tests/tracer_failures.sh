@@ -2,7 +2,8 @@
 # The tracer must never harm the application: with an unwritable trace
 # directory, a full disk (the rank files are links to /dev/full) or tracing
 # disabled, the program's output and exit status stay as without the
-# tracer, and the tracer warns at most once per rank.
+# tracer, and the tracer warns at most once per rank. The same for an
+# unwritable time file in timing-only mode (SKELTRACE_TIME_FILE).
 #   tracer_failures.sh SKELGEN FLAVOR NP APP TRACER_LIB WORKDIR
 set -u
 skelgen=$1 flavor=$2 np=$3 app=$4 lib=$5 work=$6
@@ -16,7 +17,8 @@ fail=0
 check() {  # check NAME DIR expected-warning-or-empty
   local name=$1 dir=$2 warn=$3
   local launcher=("${launch[0]}" $(envflag LD_PRELOAD "$lib") $(envflag SKELTRACE_DIR "$dir") \
-                  $(envflag SKELTRACE_DISABLE "${DISABLE:-0}") "${launch[@]:1}")
+                  $(envflag SKELTRACE_DISABLE "${DISABLE:-0}") ${TIME_FILE:+$(envflag SKELTRACE_TIME_FILE "$TIME_FILE")} \
+                  "${launch[@]:1}")
   timeout 120 "${launcher[@]}" "$app" > "$work/$name.out" 2> "$work/$name.err"
   local rc=$?
   if [ $rc != 0 ]; then echo "FAIL $name: exit status $rc"; cat "$work/$name.err"; fail=1; return; fi
@@ -39,4 +41,7 @@ for ((r = 0; r < np; ++r)); do ln -s /dev/full "$work/full/$(printf 'rank-%05d.s
 check disk_full "$work/full" "No space left on device"
 DISABLE=1 check disabled "$work/disabled" ""
 [ -e "$work/disabled" ] && { echo "FAIL disabled: a trace directory was created"; fail=1; }
+# timing-only mode (skelgen time) with an unwritable time file
+TIME_FILE=/proc/no-such-dir/time check time_file_unwritable "$work/timed" "cannot write the run time"
+[ -e "$work/timed" ] && { echo "FAIL time_file_unwritable: a trace directory was created"; fail=1; }
 exit $fail
