@@ -18,6 +18,7 @@
 #include "skel/compress.h"
 #include "skel/generate.h"
 #include "skel/merge.h"
+#include "skel/process.h"
 
 extern char** environ;
 
@@ -37,15 +38,6 @@ const Mpi* find_mpi(const std::string& name) {
   for (const Mpi& m : kMpis)
     if (name == m.name) return &m;
   return nullptr;
-}
-
-bool in_path(const std::string& prog) {
-  const char* path = std::getenv("PATH");
-  std::stringstream ss(path ? path : "");
-  std::string dir;
-  while (std::getline(ss, dir, ':'))
-    if (!dir.empty() && access((dir + "/" + prog).c_str(), X_OK) == 0) return true;
-  return false;
 }
 
 std::string strip_slashes(std::string s) {
@@ -268,7 +260,7 @@ int run_build(const BuildOptions& opt) {
   if (mpi.empty()) mpi = "mpich";
   const Mpi* m = find_mpi(mpi);
   if (!m) throw std::runtime_error("unknown MPI '" + mpi + "' (mpich, openmpi or simgrid)");
-  if (!in_path(m->compiler))
+  if (skt::proc::which(m->compiler).empty())
     throw std::runtime_error(std::string(m->compiler) + " not found in PATH: install " + m->package +
                              " (apt-get install " + m->package + ")");
   std::string exe = opt.output;

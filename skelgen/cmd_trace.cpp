@@ -15,6 +15,7 @@
 
 #include "commands.h"
 #include "launch.h"
+#include "skel/process.h"
 
 namespace skelgen {
 namespace {
@@ -29,39 +30,12 @@ std::string dirname_of(const std::string& p) {
   return s == std::string::npos ? "." : (s == 0 ? "/" : p.substr(0, s));
 }
 
-// Full path of a command as the shell would find it ("" if not found).
-std::string which(const std::string& cmd) {
-  if (cmd.find('/') != std::string::npos) return access(cmd.c_str(), X_OK) == 0 ? cmd : "";
-  const char* path = std::getenv("PATH");
-  std::string p = path ? path : "/usr/bin:/bin";
-  size_t start = 0;
-  while (start <= p.size()) {
-    size_t end = p.find(':', start);
-    if (end == std::string::npos) end = p.size();
-    std::string d = p.substr(start, end - start);
-    std::string full = (d.empty() ? "." : d) + "/" + cmd;
-    if (access(full.c_str(), X_OK) == 0) return full;
-    start = end + 1;
-  }
-  return "";
-}
+using skt::proc::flavor_of_launcher;
+using skt::proc::which;
 
 std::string real_path(const std::string& p) {
   char buf[PATH_MAX];
   return realpath(p.c_str(), buf) ? std::string(buf) : p;
-}
-
-// "mpich", "openmpi" or "" from a launcher's name (following symlinks such as
-// /usr/bin/mpirun -> /etc/alternatives/mpirun -> /usr/bin/mpirun.openmpi).
-std::string flavor_of_launcher(const std::string& launcher) {
-  std::string full = which(launcher);
-  for (const std::string& name : {basename_of(launcher), basename_of(real_path(full.empty() ? launcher : full))}) {
-    if (name.find("mpich") != std::string::npos || name.find("hydra") != std::string::npos) return "mpich";
-    if (name.find("openmpi") != std::string::npos || name.find("orterun") != std::string::npos ||
-        name.find("prterun") != std::string::npos)
-      return "openmpi";
-  }
-  return "";
 }
 
 // "mpich", "openmpi" or "" from the shared libraries a program links.

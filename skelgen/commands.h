@@ -3,6 +3,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <string>
 #include <vector>
@@ -74,6 +75,34 @@ struct BuildOptions {
 };
 void setup_build(CLI::App& app, BuildOptions& opt);
 int run_build(const BuildOptions& opt);
+
+// Where a skeleton runs: the options shared by predict and place (--confirm).
+struct TargetOptions {
+  std::string kind, name, launcher, hostfile, partition, constraint, srun_args, platform, simgrid_args;
+};
+
+struct PredictOptions {
+  std::string skeleton, mpi;
+  int np = 0, reps = 3;
+  double timeout_s = 600;
+  bool json = false, quiet = false;
+  TargetOptions target;
+};
+void setup_predict(CLI::App& app, PredictOptions& opt);
+int run_predict(const PredictOptions& opt);
+
+struct PlaceOptions {
+  std::string skeleton, candidates, inventory, mpi;
+  int np = 0, reps = 3;
+  double timeout_s = 600;
+  double comm_share = -1;     // overrides the skeleton's communication share
+  double memory_weight = 0;
+  bool confirm = false;
+  bool json = false, quiet = false;
+  TargetOptions target;       // --confirm: where the chosen node sets run
+};
+void setup_place(CLI::App& app, PlaceOptions& opt);
+int run_place(const PlaceOptions& opt);
 
 // Prints what a trace directory holds: ranks, events per rank, bytes on disk, end state.
 // Returns false (after printing the reason) when the directory is unreadable.

@@ -20,6 +20,8 @@ int main(int argc, char** argv) {
   skelgen::GenerateOptions generate_opt;
   skelgen::BuildOptions build_opt;
   skelgen::TimeOptions time_opt;
+  skelgen::PredictOptions predict_opt;
+  skelgen::PlaceOptions place_opt;
   CLI::App* trace = app.add_subcommand("trace", "Run an MPI application under the tracer (one trace file per rank)");
   CLI::App* merge = app.add_subcommand("merge", "Merge the per-rank traces into one program trace");
   CLI::App* compress = app.add_subcommand("compress", "Fold a merged trace (or a symbol string) into nested loops");
@@ -28,6 +30,9 @@ int main(int argc, char** argv) {
   CLI::App* build = app.add_subcommand("build", "Compile a generated skeleton with an MPI's compiler wrapper");
   CLI::App* time_cmd =
       app.add_subcommand("time", "Time an MPI application untraced (to check a prediction against it)");
+  CLI::App* predict =
+      app.add_subcommand("predict", "Run a skeleton on a target (local launcher, Slurm, SimGrid) and predict the runtime");
+  CLI::App* place = app.add_subcommand("place", "Rank candidate targets or choose nodes from an inventory");
   CLI::App* dump = app.add_subcommand("dump", "Print a trace or a merged trace as text or JSON Lines");
   skelgen::setup_trace(*trace, trace_opt);
   skelgen::setup_merge(*merge, merge_opt);
@@ -35,6 +40,8 @@ int main(int argc, char** argv) {
   skelgen::setup_generate(*generate, generate_opt);
   skelgen::setup_build(*build, build_opt);
   skelgen::setup_time(*time_cmd, time_opt);
+  skelgen::setup_predict(*predict, predict_opt);
+  skelgen::setup_place(*place, place_opt);
   skelgen::setup_dump(*dump, dump_opt);
 
   try {
@@ -49,6 +56,8 @@ int main(int argc, char** argv) {
     if (*generate) return skelgen::run_generate(generate_opt);
     if (*build) return skelgen::run_build(build_opt);
     if (*time_cmd) return skelgen::run_time(time_opt);
+    if (*predict) return skelgen::run_predict(predict_opt);
+    if (*place) return skelgen::run_place(place_opt);
     if (*dump) return skelgen::run_dump(dump_opt);
   } catch (const skt::TraceError& e) {
     std::fprintf(stderr, "skelgen: error: %s\n", e.what());

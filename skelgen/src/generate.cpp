@@ -1076,6 +1076,26 @@ void Emitter::run() {
       for (uint32_t r = 0; r < P_ && r < n.gap.size(); ++r) T[r] -= n.gap[r].mean * static_cast<double>(n.gap[r].n);
   }
   double program = *std::max_element(T.begin(), T.end());
+  // MPI time and computation per rank (mean over ranks), without MPI_Init's and
+  // MPI_Finalize's own: what skelgen place weighs node scores by
+  double comm = 0, comp = 0, flops = 0;
+  for (size_t i = 0; i < p_.nodes.size(); ++i) {
+    const FoldedNode& n = p_.nodes[i];
+    bool edge = false;
+    if (!n.is_loop()) {
+      uint32_t f = func(static_cast<uint32_t>(i));
+      edge = f == kFunc_MPI_Init || f == kFunc_MPI_Init_thread || f == kFunc_MPI_Finalize;
+    }
+    for (uint32_t r = 0; r < P_; ++r) {
+      if (!edge && r < n.dur.size()) comm += n.dur[r].mean * static_cast<double>(n.dur[r].n);
+      if (r < n.gap.size() && (!edge || func(static_cast<uint32_t>(i)) == kFunc_MPI_Finalize))
+        comp += n.gap[r].mean * static_cast<double>(n.gap[r].n);
+    }
+  }
+  for (uint32_t r = 0; r < P_; ++r) flops += rate_[r] * 1e9 * SKEL_KERNEL_FLOPS_PER_UNIT;
+  out_.comm_s = comm / P_ * 1e-9;
+  out_.comp_s = comp / P_ * 1e-9;
+  out_.kernel_flops_per_s = flops / P_;
   cut_.assign(p_.nodes.size(), -1);
   choose_cuts(p_.top, program);
   for (uint32_t r = 0; r < P_; ++r) {
@@ -1111,6 +1131,13 @@ void Emitter::run() {
   std::map<std::string, std::string> v;
   v["HEADER"] = header();
   v["NAME"] = opt_.name;
+  {
+    std::ostringstream meta;  // one line, key=value, parsed by skel::predict::read_skeleton_info
+    meta << "ranks=" << P_ << " scale=" << opt_.scale << " traced_mpi=" << (opt_.mpi.empty() ? "unknown" : opt_.mpi)
+         << " traced_s=" << num(out_.traced_s) << " comm_s=" << num(out_.comm_s) << " comp_s=" << num(out_.comp_s)
+         << " kernel_flops_per_s=" << num(out_.kernel_flops_per_s);
+    v["META"] = meta.str();
+  }
   v["WORLD_SIZE"] = std::to_string(P_);
   v["SCALE"] = std::to_string(opt_.scale);
   v["NUM_SLOTS"] = std::to_string(std::max<uint32_t>(1, slots_.num_slots));

@@ -42,6 +42,9 @@ struct Skeleton {
   std::vector<CutLoop> cut;     // the loops that run fewer iterations
   double traced_s = 0;          // application time in the trace, MPI_Init to MPI_Finalize, max over ranks
   double kept_s = 0;            // of which outside cut loops (estimate, max over ranks)
+  double comm_s = 0;            // time in MPI calls per rank (mean over ranks; MPI_Init/Finalize not counted)
+  double comp_s = 0;            // computation between calls per rank (mean over ranks)
+  double kernel_flops_per_s = 0;  // the traced node's compute-kernel speed (flops of the kernel, mean over ranks)
   uint32_t reordered_steps = 0; // communication steps given a per-rank deadlock-free order
   std::vector<std::string> notes;  // what could not be reproduced exactly (once per kind)
 };

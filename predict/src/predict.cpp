@@ -1,0 +1,315 @@
+#include "skel/predict.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <stdexcept>
+
+#include "skel/process.h"
+
+namespace skt::predict {
+namespace {
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(path + ": " + std::strerror(errno));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Replaces every {key} of a launcher template.
+std::string substitute(std::string s, const std::map<std::string, std::string>& values) {
+  for (const auto& [k, v] : values) {
+    std::string key = "{" + k + "}";
+    for (size_t at = s.find(key); at != std::string::npos; at = s.find(key, at + v.size())) s.replace(at, key.size(), v);
+  }
+  return s;
+}
+
+std::string need(const std::string& prog, const std::string& package) {
+  std::string full = proc::which(prog);
+  if (full.empty()) throw std::runtime_error(prog + " not found in PATH (install " + package + ")");
+  return full;
+}
+
+std::vector<std::string> local_command(const Target& t, int np, const std::string& exe, const std::string& built_with) {
+  if (built_with == "simgrid")
+    throw std::runtime_error(exe + " is built for SimGrid (smpicc); build it for a real MPI (skelgen build --mpi "
+                             "mpich|openmpi) or give the .c source");
+  std::string tmpl = t.launcher;
+  if (tmpl.empty()) {
+    if (built_with == "openmpi")
+      tmpl = std::string("mpirun.openmpi --oversubscribe") + (geteuid() == 0 ? " --allow-run-as-root" : "") +
+             (t.hostfile.empty() ? "" : " --hostfile {hostfile}") + " -n {np}";
+    else
+      tmpl = std::string("mpiexec.mpich") + (t.hostfile.empty() ? "" : " -f {hostfile}") + " -n {np}";
+  }
+  if (tmpl.find("{hostfile}") != std::string::npos && t.hostfile.empty())
+    throw std::runtime_error("the launcher '" + tmpl + "' uses {hostfile} but no hostfile was given (--hostfile)");
+  if (!t.hostfile.empty() && tmpl.find("{hostfile}") == std::string::npos)
+    throw std::runtime_error("a hostfile was given but the launcher '" + tmpl + "' has no {hostfile} to put it in");
+  if (!t.hostfile.empty() && access(t.hostfile.c_str(), R_OK) != 0)
+    throw std::runtime_error(t.hostfile + ": hostfile not readable: " + std::strerror(errno));
+  bool exe_placed = tmpl.find("{exe}") != std::string::npos;
+  std::vector<std::string> argv =
+      proc::split_words(substitute(tmpl, {{"np", std::to_string(np)}, {"hostfile", t.hostfile}, {"exe", exe}}));
+  if (argv.empty()) throw std::runtime_error("empty launcher");
+  if (proc::which(argv[0]).empty()) throw std::runtime_error("launcher not found: " + argv[0]);
+  std::string lflavor = proc::flavor_of_launcher(argv[0]);
+  if (!lflavor.empty() && (built_with == "mpich" || built_with == "openmpi") && lflavor != built_with)
+    throw std::runtime_error(exe + " is built with " + built_with + " but " + argv[0] + " launches " + lflavor +
+                             " programs; use that MPI's launcher or rebuild (skelgen build --mpi " + lflavor + ")");
+  if (!exe_placed) argv.push_back(exe);
+  return argv;
+}
+
+std::vector<std::string> slurm_command(const Target& t, int np, const std::string& exe, const std::string& built_with) {
+  if (built_with == "simgrid")
+    throw std::runtime_error(exe + " is built for SimGrid (smpicc); build it for a real MPI to run it through Slurm");
+  std::vector<std::string> argv{need("srun", "slurm-wlm (or load your site's Slurm module)"), "-n", std::to_string(np)};
+  std::vector<std::string> extra = proc::split_words(t.srun_args);
+  bool has_mpi = std::any_of(extra.begin(), extra.end(), [](const std::string& a) { return a.rfind("--mpi", 0) == 0; });
+  // Debian's MPICH speaks PMI-1/2 (Slurm's pmi2 plugin serves both); Open MPI 4 uses PMIx.
+  if (!has_mpi) argv.push_back(built_with == "openmpi" ? "--mpi=pmix" : "--mpi=pmi2");
+  if (!t.partition.empty()) argv.insert(argv.end(), {"-p", t.partition});
+  if (!t.constraint.empty()) argv.insert(argv.end(), {"-C", t.constraint});
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  argv.push_back(exe);
+  return argv;
+}
+
+std::vector<std::string> simgrid_command(const Target& t, int np, const std::string& exe,
+                                         const std::string& built_with, const std::string& hostfile_dir) {
+  if (built_with != "simgrid")
+    throw std::runtime_error(exe + " is built with " + built_with +
+                             ", not for SimGrid; give the .c source (predict builds it with smpicc) or run "
+                             "skelgen build --mpi simgrid");
+  if (t.platform.empty()) throw std::runtime_error("a SimGrid target needs a platform file (--simgrid PLATFORM.xml)");
+  std::vector<std::string> hosts = platform_hosts(t.platform);  // also checks the file
+  std::string hostfile = t.hostfile;
+  if (hostfile.empty()) {  // the platform's hosts in order, one rank each (round robin past the end)
+    hostfile = hostfile_dir + "/skelgen-hosts-" + std::to_string(getpid()) + ".txt";
+    std::ofstream f(hostfile);
+    for (int i = 0; i < np; ++i) f << hosts[static_cast<size_t>(i) % hosts.size()] << "\n";
+    if (!f) throw std::runtime_error(hostfile + ": cannot write");
+  } else if (access(hostfile.c_str(), R_OK) != 0) {
+    throw std::runtime_error(hostfile + ": hostfile not readable: " + std::strerror(errno));
+  }
+  std::vector<std::string> argv{need("smpirun", "libsimgrid-dev"), "-np", std::to_string(np), "-platform",
+                                t.platform, "-hostfile", hostfile};
+  for (const std::string& c : simgrid_pinned_config()) argv.push_back(c);
+  for (const std::string& a : proc::split_words(t.simgrid_args)) argv.push_back(a);
+  argv.push_back(exe);
+  return argv;
+}
+
+std::string fmt(double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.6f", v);
+  return b;
+}
+
+}  // namespace
+
+SkeletonInfo read_skeleton_info(const std::string& path) {
+  std::string data = read_all(path);
+  static const std::string kMark = "SKELGEN_META ";
+  size_t at = data.find(kMark);
+  if (at == std::string::npos)
+    throw std::runtime_error(path + ": not a skelgen skeleton (no SKELGEN_META; generate it with skelgen generate)");
+  size_t end = data.find_first_of("\";\n\r", at);
+  if (end == std::string::npos) end = std::min(data.size(), at + 1024);
+  std::map<std::string, std::string> kv;
+  for (const std::string& w : proc::split_words(data.substr(at + kMark.size(), end - at - kMark.size()))) {
+    size_t eq = w.find('=');
+    if (eq != std::string::npos) kv[w.substr(0, eq)] = w.substr(eq + 1);
+  }
+  SkeletonInfo info;
+  try {
+    info.ranks = std::stoi(kv.at("ranks"));
+    info.scale = static_cast<unsigned>(std::stoul(kv.at("scale")));
+    info.traced_mpi = kv.count("traced_mpi") ? kv["traced_mpi"] : "unknown";
+    info.built_with = kv.count("built_with") ? kv["built_with"] : "";
+    info.traced_s = std::stod(kv.at("traced_s"));
+    info.comm_s = std::stod(kv.at("comm_s"));
+    info.comp_s = std::stod(kv.at("comp_s"));
+    info.kernel_flops_per_s = std::stod(kv.at("kernel_flops_per_s"));
+  } catch (const std::exception&) {
+    throw std::runtime_error(path + ": damaged SKELGEN_META (regenerate the skeleton with this skelgen)");
+  }
+  if (info.ranks <= 0) throw std::runtime_error(path + ": damaged SKELGEN_META (ranks)");
+  return info;
+}
+
+bool is_source(const std::string& path) { return path.size() > 2 && path.compare(path.size() - 2, 2, ".c") == 0; }
+
+const char* target_kind_name(TargetKind k) {
+  switch (k) {
+    case TargetKind::kLocal: return "local";
+    case TargetKind::kSlurm: return "slurm";
+    case TargetKind::kSimgrid: return "simgrid";
+  }
+  return "?";
+}
+
+std::string Target::describe() const {
+  std::string s = target_kind_name(kind);
+  switch (kind) {
+    case TargetKind::kLocal:
+      s += launcher.empty() ? " (default launcher)" : " '" + launcher + "'";
+      if (!hostfile.empty()) s += " hostfile " + hostfile;
+      break;
+    case TargetKind::kSlurm:
+      if (!partition.empty()) s += " partition " + partition;
+      if (!constraint.empty()) s += " constraint " + constraint;
+      if (!srun_args.empty()) s += " '" + srun_args + "'";
+      break;
+    case TargetKind::kSimgrid:
+      s += " " + platform;
+      if (!hostfile.empty()) s += " hostfile " + hostfile;
+      break;
+  }
+  return s;
+}
+
+std::string mpi_for(const Target& t, const std::string& fallback) {
+  if (t.kind == TargetKind::kSimgrid) return "simgrid";
+  if (t.kind == TargetKind::kLocal && !t.launcher.empty()) {
+    std::vector<std::string> w = proc::split_words(t.launcher);
+    std::string f = w.empty() ? "" : proc::flavor_of_launcher(w[0]);
+    if (!f.empty()) return f;
+  }
+  return fallback == "openmpi" ? "openmpi" : "mpich";
+}
+
+std::vector<std::string> command_for(const Target& t, int np, const std::string& exe, const std::string& built_with,
+                                     const std::string& hostfile_dir) {
+  switch (t.kind) {
+    case TargetKind::kLocal: return local_command(t, np, exe, built_with);
+    case TargetKind::kSlurm: return slurm_command(t, np, exe, built_with);
+    case TargetKind::kSimgrid: return simgrid_command(t, np, exe, built_with, hostfile_dir);
+  }
+  return {};
+}
+
+void check_slurm_reachable() {
+  need("scontrol", "slurm-wlm (or load your site's Slurm module)");
+  proc::RunOutput r = proc::run_captured({"scontrol", "ping"}, 30);
+  if (r.status != 0 || r.out.find("is UP") == std::string::npos)
+    throw std::runtime_error("Slurm is not reachable (scontrol ping: " +
+                             proc::tail_lines(r.out + "\n" + r.err, 2) + "); is slurmctld running, SLURM_CONF set?");
+}
+
+bool parse_result(const std::string& out, SkeletonRun& run) {
+  std::istringstream in(out);
+  std::string line;
+  int found = 0;
+  while (std::getline(in, line)) {
+    if (line.rfind("SKELGEN_RESULT ", 0) != 0) continue;
+    if (std::sscanf(line.c_str(), "SKELGEN_RESULT measured_s=%lf predicted_s=%lf scale=%u", &run.measured_s,
+                    &run.predicted_s, &run.scale) != 3)
+      return false;
+    ++found;
+  }
+  return found == 1 && run.measured_s >= 0 && run.predicted_s >= run.measured_s * 0.999;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+Prediction predict(const Target& t, const std::string& exe, const SkeletonInfo& info, const PredictOptions& opt) {
+  if (opt.np != info.ranks)
+    throw std::runtime_error(exe + " was generated for " + std::to_string(info.ranks) + " ranks, not " +
+                             std::to_string(opt.np) + " (a skeleton runs with the traced world size)");
+  if (t.kind == TargetKind::kSlurm) check_slurm_reachable();
+  std::vector<std::string> argv = command_for(t, opt.np, exe, info.built_with, opt.work_dir);
+  if (t.kind == TargetKind::kSimgrid) setenv("TMPDIR", opt.work_dir.c_str(), 1);  // smpirun -tmpdir is broken in 3.32
+  Prediction p;
+  p.target = t.label();
+  p.np = opt.np;
+  p.runs = opt.reps;
+  for (int i = 1; i <= opt.reps; ++i) {
+    proc::RunOutput r = proc::run_captured(argv, opt.timeout_s);
+    if (r.status == -1)
+      throw std::runtime_error("run " + std::to_string(i) + " on " + p.target + " did not finish in " +
+                               fmt(opt.timeout_s) + " s (killed)");
+    SkeletonRun run;
+    if (r.status != 0 || !parse_result(r.out, run))
+      throw std::runtime_error("run " + std::to_string(i) + " on " + p.target + " " +
+                               (r.status ? "failed (exit " + std::to_string(r.status) + ")" : "printed no result") +
+                               ": " + proc::tail_lines(r.err + "\n" + r.out, 3));
+    p.each.push_back(run);
+    if (opt.on_run) opt.on_run(i, run);
+  }
+  std::vector<double> pred, skel;
+  for (const SkeletonRun& r : p.each) {
+    pred.push_back(r.predicted_s);
+    skel.push_back(r.measured_s);
+  }
+  p.scale = p.each.front().scale;
+  p.predicted_s = median(pred);
+  p.predicted_min_s = *std::min_element(pred.begin(), pred.end());
+  p.predicted_max_s = *std::max_element(pred.begin(), pred.end());
+  p.skeleton_s = median(skel);
+  p.skeleton_min_s = *std::min_element(skel.begin(), skel.end());
+  p.skeleton_max_s = *std::max_element(skel.begin(), skel.end());
+  return p;
+}
+
+std::vector<std::string> simgrid_pinned_config() {
+  return {"--cfg=smpi/simulate-computation:no", "--cfg=smpi/bw-factor:0:1",     "--cfg=smpi/lat-factor:0:1",
+          "--cfg=network/crosstraffic:0",       "--cfg=smpi/coll-selector:mpich", "--log=root.thres:critical"};
+}
+
+std::vector<std::string> platform_hosts(const std::string& platform_xml) {
+  std::string xml = read_all(platform_xml);
+  if (xml.find("<platform") == std::string::npos)
+    throw std::runtime_error(platform_xml + ": not a SimGrid platform file (no <platform> element)");
+  std::vector<std::string> hosts;
+  static const std::regex tag(R"(<(host|cluster)\b([^>]*)>)");
+  static const std::regex attr(R"re(([A-Za-z_]+)\s*=\s*["']([^"']*)["'])re");
+  for (auto it = std::sregex_iterator(xml.begin(), xml.end(), tag); it != std::sregex_iterator(); ++it) {
+    std::map<std::string, std::string> a;
+    std::string body = (*it)[2];
+    for (auto jt = std::sregex_iterator(body.begin(), body.end(), attr); jt != std::sregex_iterator(); ++jt)
+      a[(*jt)[1]] = (*jt)[2];
+    if ((*it)[1] == "host") {
+      if (a["id"].empty()) throw std::runtime_error(platform_xml + ": a <host> without id");
+      hosts.push_back(a["id"]);
+      continue;
+    }
+    // <cluster prefix= radical="0-3,7" suffix=>
+    std::stringstream parts(a["radical"]);
+    std::string part;
+    bool any = false;
+    while (std::getline(parts, part, ',')) {
+      int lo = 0, hi = 0;
+      char dash = 0;
+      std::istringstream ps(part);
+      if (!(ps >> lo)) throw std::runtime_error(platform_xml + ": bad cluster radical '" + a["radical"] + "'");
+      hi = lo;
+      if (ps >> dash && (dash != '-' || !(ps >> hi) || hi < lo))
+        throw std::runtime_error(platform_xml + ": bad cluster radical '" + a["radical"] + "'");
+      for (int i = lo; i <= hi; ++i) hosts.push_back(a["prefix"] + std::to_string(i) + a["suffix"]);
+      any = true;
+    }
+    if (!any) throw std::runtime_error(platform_xml + ": a <cluster> without radical");
+  }
+  if (hosts.empty()) throw std::runtime_error(platform_xml + ": the platform names no host");
+  return hosts;
+}
+
+}  // namespace skt::predict

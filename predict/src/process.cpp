@@ -1,0 +1,147 @@
+#include "skel/process.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+extern char** environ;
+
+namespace skt::proc {
+namespace {
+
+std::string basename_of(const std::string& p) {
+  auto s = p.rfind('/');
+  return s == std::string::npos ? p : p.substr(s + 1);
+}
+
+std::string real_path(const std::string& p) {
+  char buf[PATH_MAX];
+  return realpath(p.c_str(), buf) ? std::string(buf) : p;
+}
+
+std::string slurp_and_remove(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::remove(path.c_str());
+  return ss.str();
+}
+
+std::string temp_file(const char* what) {
+  std::string tmpl = std::string("/tmp/skelgen-") + what + "-XXXXXX";
+  int fd = mkstemp(tmpl.data());
+  if (fd < 0) throw std::runtime_error(std::string("cannot create a temporary file in /tmp: ") + std::strerror(errno));
+  close(fd);
+  return tmpl;
+}
+
+}  // namespace
+
+std::string which(const std::string& cmd) {
+  if (cmd.empty()) return "";
+  if (cmd.find('/') != std::string::npos) return access(cmd.c_str(), X_OK) == 0 ? cmd : "";
+  const char* path = std::getenv("PATH");
+  std::string p = path ? path : "/usr/bin:/bin";
+  size_t start = 0;
+  while (start <= p.size()) {
+    size_t end = p.find(':', start);
+    if (end == std::string::npos) end = p.size();
+    std::string d = p.substr(start, end - start);
+    std::string full = (d.empty() ? "." : d) + "/" + cmd;
+    if (access(full.c_str(), X_OK) == 0) return full;
+    start = end + 1;
+  }
+  return "";
+}
+
+std::string flavor_of_launcher(const std::string& launcher) {
+  std::string full = which(launcher);
+  for (const std::string& name : {basename_of(launcher), basename_of(real_path(full.empty() ? launcher : full))}) {
+    if (name.find("mpich") != std::string::npos || name.find("hydra") != std::string::npos) return "mpich";
+    if (name.find("openmpi") != std::string::npos || name.find("orterun") != std::string::npos ||
+        name.find("prterun") != std::string::npos)
+      return "openmpi";
+  }
+  return "";
+}
+
+std::vector<std::string> split_words(const std::string& s) {
+  std::vector<std::string> out;
+  std::istringstream in(s);
+  std::string w;
+  while (in >> w) out.push_back(w);
+  return out;
+}
+
+RunOutput run_captured(const std::vector<std::string>& argv, double timeout_s) {
+  if (argv.empty()) throw std::runtime_error("nothing to run");
+  std::string out_path = temp_file("out"), err_path = temp_file("err");
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, out_path.c_str(), O_WRONLY | O_TRUNC, 0);
+  posix_spawn_file_actions_addopen(&fa, 2, err_path.c_str(), O_WRONLY | O_TRUNC, 0);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);  // its own group: a timeout kills all of it
+  posix_spawnattr_setpgroup(&attr, 0);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  int rc = posix_spawnp(&pid, args[0], &fa, &attr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) {
+    std::remove(out_path.c_str());
+    std::remove(err_path.c_str());
+    throw std::runtime_error(argv[0] + ": cannot run: " + std::strerror(rc));
+  }
+  RunOutput r;
+  auto start = std::chrono::steady_clock::now();
+  int status = 0;
+  for (;;) {
+    pid_t w = waitpid(pid, &status, WNOHANG);
+    if (w == pid) break;
+    if (w < 0 && errno != EINTR) break;
+    double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (timeout_s > 0 && waited > timeout_s) {
+      kill(-pid, SIGKILL);
+      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      r.status = -1;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(waited < 1 ? 2 : 20));
+  }
+  if (r.status != -1) r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = slurp_and_remove(out_path);
+  r.err = slurp_and_remove(err_path);
+  return r;
+}
+
+std::string tail_lines(const std::string& text, int lines) {
+  std::vector<std::string> all;
+  std::istringstream in(text);
+  std::string l;
+  while (std::getline(in, l))
+    if (l.find_first_not_of(" \t\r") != std::string::npos) all.push_back(l);
+  std::string out;
+  for (size_t i = all.size() > static_cast<size_t>(lines) ? all.size() - lines : 0; i < all.size(); ++i)
+    out += (out.empty() ? "" : " | ") + all[i];
+  return out;
+}
+
+}  // namespace skt::proc

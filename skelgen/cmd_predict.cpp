@@ -1,0 +1,170 @@
+// skelgen predict: run a skeleton on one target (local launcher, Slurm,
+// SimGrid platform) a few times and report the predicted application runtime.
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "targets.h"
+
+namespace skelgen {
+namespace {
+
+namespace sp = skt::predict;
+
+double mtime_of(const std::string& path) {
+  struct stat sb {};
+  if (stat(path.c_str(), &sb) != 0) return -1;
+  return static_cast<double>(sb.st_mtim.tv_sec) + sb.st_mtim.tv_nsec * 1e-9;
+}
+
+}  // namespace
+
+void add_target_options(CLI::App& app, TargetOptions& t) {
+  app.add_option("--target", t.kind, "local, slurm or simgrid (default: simgrid with --simgrid, slurm with "
+                                     "--partition/--constraint/--srun-args, else local)")
+      ->check(CLI::IsMember({"local", "slurm", "simgrid"}));
+  app.add_option("--launcher", t.launcher,
+                 "local: launcher template, {np} {hostfile} {exe} replaced, e.g. \"mpiexec.mpich -f {hostfile} -n "
+                 "{np}\" (default: the skeleton's MPI's own launcher)");
+  app.add_option("--hostfile", t.hostfile, "local: hostfile for {hostfile}; simgrid: smpirun hostfile (default: the "
+                                           "platform's hosts in order)");
+  app.add_option("--partition", t.partition, "slurm: partition (srun -p)");
+  app.add_option("--constraint", t.constraint, "slurm: node features (srun -C)");
+  app.add_option("--srun-args", t.srun_args, "slurm: more srun options, e.g. \"--time=10 --exclusive\"");
+  app.add_option("--simgrid", t.platform, "simgrid: platform XML (e.g. predict/platforms/homogeneous16.xml)");
+  app.add_option("--simgrid-args", t.simgrid_args, "simgrid: more smpirun options");
+  app.add_option("--name", t.name, "Label for the target in the output");
+}
+
+skt::predict::Target make_target(const TargetOptions& o) {
+  sp::Target t;
+  t.name = o.name;
+  t.launcher = o.launcher;
+  t.hostfile = o.hostfile;
+  t.partition = o.partition;
+  t.constraint = o.constraint;
+  t.srun_args = o.srun_args;
+  t.platform = o.platform;
+  t.simgrid_args = o.simgrid_args;
+  std::string kind = o.kind;
+  if (kind.empty())
+    kind = !o.platform.empty() ? "simgrid"
+           : (!o.partition.empty() || !o.constraint.empty() || !o.srun_args.empty()) ? "slurm"
+                                                                                     : "local";
+  t.kind = kind == "simgrid" ? sp::TargetKind::kSimgrid : kind == "slurm" ? sp::TargetKind::kSlurm : sp::TargetKind::kLocal;
+  auto refuse = [&](bool given, const char* option) {
+    if (given) throw std::runtime_error(std::string(option) + " does not apply to a " + kind + " target");
+  };
+  refuse(t.kind != sp::TargetKind::kLocal && !o.launcher.empty(), "--launcher");
+  refuse(t.kind != sp::TargetKind::kSlurm && !(o.partition.empty() && o.constraint.empty() && o.srun_args.empty()),
+         "--partition/--constraint/--srun-args");
+  refuse(t.kind != sp::TargetKind::kSimgrid && !(o.platform.empty() && o.simgrid_args.empty()),
+         "--simgrid/--simgrid-args");
+  refuse(t.kind == sp::TargetKind::kSlurm && !o.hostfile.empty(), "--hostfile");
+  if (t.kind == sp::TargetKind::kSimgrid && o.platform.empty())
+    throw std::runtime_error("a simgrid target needs --simgrid PLATFORM.xml");
+  return t;
+}
+
+std::string skeleton_for_target(const std::string& skeleton, const sp::Target& t, const std::string& mpi,
+                                bool quiet, sp::SkeletonInfo& info) {
+  info = sp::read_skeleton_info(skeleton);
+  if (!sp::is_source(skeleton)) return skeleton;
+  std::string want = mpi.empty() ? sp::mpi_for(t, info.traced_mpi) : mpi;
+  if (t.kind == sp::TargetKind::kSimgrid) want = "simgrid";
+  std::string exe = skeleton.substr(0, skeleton.size() - 2) + "." + want;
+  bool fresh = mtime_of(exe) >= mtime_of(skeleton);
+  if (fresh) {
+    try {
+      fresh = sp::read_skeleton_info(exe).built_with == want;
+    } catch (const std::exception&) {
+      fresh = false;
+    }
+  }
+  if (!fresh) {
+    BuildOptions bo;
+    bo.input = skeleton;
+    bo.output = exe;
+    bo.mpi = want;
+    bo.quiet = true;
+    if (!quiet) std::fprintf(stderr, "skelgen: building %s for %s\n", exe.c_str(), want.c_str());
+    if (run_build(bo) != 0) throw std::runtime_error("could not build " + skeleton + " for " + want);
+  }
+  info = sp::read_skeleton_info(exe);
+  return exe;
+}
+
+nlohmann::json prediction_json(const sp::Prediction& p) {
+  return {{"target", p.target},
+          {"np", p.np},
+          {"scale", p.scale},
+          {"runs", p.runs},
+          {"predicted_s", p.predicted_s},
+          {"predicted_min_s", p.predicted_min_s},
+          {"predicted_max_s", p.predicted_max_s},
+          {"skeleton_s", p.skeleton_s},
+          {"skeleton_min_s", p.skeleton_min_s},
+          {"skeleton_max_s", p.skeleton_max_s}};
+}
+
+void setup_predict(CLI::App& app, PredictOptions& opt) {
+  app.description(
+      "Run a skeleton where the job would run, REPS times, and report the application's predicted runtime\n"
+      "(median, min, max of the skeletons' predicted_s) and the skeleton's own runtime.\n"
+      "SKELETON is a generated .c (built for the target as needed: SKEL.mpich, SKEL.openmpi, SKEL.simgrid)\n"
+      "or an executable from skelgen build. Targets:\n"
+      "  local:   skelgen predict skel.c [--launcher \"mpiexec.mpich -f {hostfile} -n {np}\" --hostfile H]\n"
+      "  Slurm:   skelgen predict skel.c --target slurm [--partition P] [--constraint C]   (srun)\n"
+      "  SimGrid: skelgen predict skel.c --simgrid PLATFORM.xml [--hostfile H]            (smpirun, pinned\n"
+      "           network model and collectives, computation as flops: repeated runs agree exactly)\n"
+      "Prints a summary, or with --json one object: predicted_s (median), predicted_min_s, predicted_max_s,\n"
+      "skeleton_s, skeleton_min_s, skeleton_max_s, scale, np, runs, target. Details: docs/predict.md");
+  app.add_option("skeleton", opt.skeleton, "Generated skeleton (.c) or built skeleton executable")
+      ->required()
+      ->check(CLI::ExistingFile);
+  app.add_option("-n,--np", opt.np, "Ranks (default: the traced world size, the only one a skeleton runs with)")
+      ->check(CLI::Range(1, 1 << 20));
+  app.add_option("-r,--reps", opt.reps, "Runs (default 3)")->check(CLI::Range(1, 1000));
+  app.add_option("--mpi", opt.mpi, "Build a .c with this MPI for local/Slurm targets (default: the launcher's, "
+                                   "else the traced one)")
+      ->check(CLI::IsMember({"mpich", "openmpi"}));
+  app.add_option("--timeout", opt.timeout_s, "Seconds per run before it is killed (default 600)")
+      ->check(CLI::Range(1.0, 1e6));
+  app.add_flag("--json", opt.json, "One JSON object on stdout");
+  app.add_flag("-q,--quiet", opt.quiet, "No progress on stderr");
+  add_target_options(app, opt.target);
+}
+
+int run_predict(const PredictOptions& opt) {
+  sp::Target target = make_target(opt.target);
+  sp::SkeletonInfo info;
+  std::string exe = skeleton_for_target(opt.skeleton, target, opt.mpi, opt.quiet, info);
+  sp::PredictOptions po;
+  po.np = opt.np > 0 ? opt.np : info.ranks;
+  po.reps = opt.reps;
+  po.timeout_s = opt.timeout_s;
+  if (!opt.quiet)
+    po.on_run = [&](int i, const sp::SkeletonRun& r) {
+      std::fprintf(stderr, "skelgen predict: run %d/%d: skeleton %.6f s, predicted %.6f s\n", i, opt.reps,
+                   r.measured_s, r.predicted_s);
+    };
+  sp::Prediction p = sp::predict(target, exe, info, po);
+  if (opt.json) {
+    nlohmann::json j = prediction_json(p);
+    j["skeleton"] = exe;
+    j["built_with"] = info.built_with;
+    std::printf("%s\n", j.dump().c_str());
+    return 0;
+  }
+  std::printf("target:    %s\n", p.target.c_str());
+  std::printf("skeleton:  %s (%d ranks, K = %u, built with %s)\n", exe.c_str(), p.np, p.scale, info.built_with.c_str());
+  std::printf("runs:      %d\n", p.runs);
+  std::printf("skeleton:  %.6f s median (min %.6f, max %.6f)\n", p.skeleton_s, p.skeleton_min_s, p.skeleton_max_s);
+  std::printf("predicted: %.6f s median (min %.6f, max %.6f) for the application\n", p.predicted_s,
+              p.predicted_min_s, p.predicted_max_s);
+  return 0;
+}
+
+}  // namespace skelgen
