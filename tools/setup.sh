@@ -17,7 +17,8 @@ jobs=${JOBS:-$(nproc)}
 packages=(build-essential cmake python3 pkg-config gfortran
           mpich libmpich-dev openmpi-bin libopenmpi-dev
           libunwind-dev libzstd-dev libcli11-dev nlohmann-json3-dev
-          libgtest-dev googletest libbenchmark-dev clang libclang-rt-dev libsimgrid-dev)
+          libgtest-dev googletest libbenchmark-dev clang libclang-rt-dev libsimgrid-dev
+          slurm-wlm munge)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

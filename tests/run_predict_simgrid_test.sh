@@ -1,0 +1,85 @@
+#!/bin/bash
+# skelgen predict and place on the shipped SimGrid platforms (predict/platforms/).
+# Checks:
+#   - predict --simgrid: two invocations give bit-identical predictions, and the
+#     runs inside one invocation agree (min = max);
+#   - the heterogeneous platform, ranks spread over its subnets (100 Mb/s between
+#     them), predicts a longer runtime than the homogeneous one with the same
+#     hosts (1 Gb/s everywhere) for this communication-heavy program;
+#   - place --candidates ranks the three candidates by those predictions;
+#   - place --inventory (the heterogeneous platform's nodes) never prefers the
+#     subnet of slower CPUs, and --confirm runs the skeleton on every group's
+#     choice, the slow subnet predicting no faster than the others.
+#   run_predict_simgrid_test.sh SKELGEN MERGED.skm WORK NP PLATFORM_DIR
+set -euo pipefail
+skelgen=$1 trace=$2 work=$3 np=$4 platforms=$5
+rm -rf "$work" && mkdir -p "$work"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+"$skelgen" generate "$trace" -K 10 -o "$work/skel.c" -q > /dev/null
+
+# one rank per subnet, round robin: node-0 node-4 node-8 node-12 node-1 ...
+for i in $(seq 0 $((np - 1))); do echo "node-$(( (i % 4) * 4 + i / 4 ))"; done > "$work/spread.hosts"
+predicted() { python3 -c 'import json,sys; j=json.load(sys.stdin); assert j["predicted_min_s"]==j["predicted_max_s"], j; print(repr(j["predicted_s"]))'; }
+homo1=$("$skelgen" predict "$work/skel.c" --simgrid "$platforms/homogeneous16.xml" --hostfile "$work/spread.hosts" --json -q | predicted)
+homo2=$("$skelgen" predict "$work/skel.c" --simgrid "$platforms/homogeneous16.xml" --hostfile "$work/spread.hosts" --json -q -r 2 | predicted)
+hetero=$("$skelgen" predict "$work/skel.c" --simgrid "$platforms/heterogeneous16.xml" --hostfile "$work/spread.hosts" --json -q | predicted)
+echo "predicted: homogeneous $homo1 s (again: $homo2 s), heterogeneous spread over subnets $hetero s"
+[ "$homo1" = "$homo2" ] || fail "two predictions differ: $homo1 vs $homo2"
+python3 -c "import sys; sys.exit(0 if $hetero > 1.05 * $homo1 else 1)" ||
+  fail "heterogeneous ($hetero s) not longer than homogeneous ($homo1 s)"
+
+cat > "$work/candidates.ini" <<EOF
+# relative paths are taken from this file's directory
+[hetero-spread]
+platform = $platforms/heterogeneous16.xml
+hostfile = spread.hosts
+[homogeneous]
+platform = $platforms/homogeneous16.xml
+hostfile = spread.hosts
+[hetero-default]
+kind = simgrid
+platform = $platforms/heterogeneous16.xml
+EOF
+"$skelgen" place "$work/skel.c" --candidates "$work/candidates.ini" -r 1 -q | tee "$work/place.txt"
+"$skelgen" place "$work/skel.c" --candidates "$work/candidates.ini" -r 1 -q --json > "$work/place.json"
+python3 - "$work/place.json" "$homo1" "$hetero" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+homo, hetero = float(sys.argv[2]), float(sys.argv[3])
+r = j["ranking"]
+assert j["failed"] == [], j["failed"]
+assert [x["rank"] for x in r] == [1, 2, 3], r
+assert r[-1]["name"] == "hetero-spread", [x["name"] for x in r]
+assert [x["predicted_s"] for x in r] == sorted(x["predicted_s"] for x in r)
+by = {x["name"]: x["predicted_s"] for x in r}
+assert by["homogeneous"] == homo and by["hetero-spread"] == hetero, (by, homo, hetero)
+PY
+
+# the heterogeneous platform's nodes as an inventory (subnet-3: 15 % slower CPUs)
+{
+  echo "name cores ghz cache_mb memory_gb group"
+  for i in $(seq 0 15); do
+    s=$((i / 4)); ghz=4.0; [ $s = 3 ] && ghz=3.4
+    echo "node-$i 1 $ghz 8 16 subnet-$s"
+  done
+} > "$work/inventory.txt"
+"$skelgen" place "$work/skel.c" --inventory "$work/inventory.txt" --np "$np" --confirm \
+  --simgrid "$platforms/heterogeneous16.xml" -r 1 -q | tee "$work/model.txt"
+"$skelgen" place "$work/skel.c" --inventory "$work/inventory.txt" --np "$np" --confirm \
+  --simgrid "$platforms/heterogeneous16.xml" -r 1 -q --json > "$work/model.json"
+python3 - "$work/model.json" "$np" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+np = int(sys.argv[2])
+g = j["groups"]
+assert len(g) == 4, g
+assert g[-1]["group"] == "subnet-3", [x["group"] for x in g]
+assert g[0]["group"] != "subnet-3"
+for x in g:
+    assert x["cores"] == np and len(x["nodes"]) == np, x
+    assert "prediction" in x, x
+slow = g[-1]["prediction"]["predicted_s"]
+for x in g[:-1]:
+    assert x["prediction"]["predicted_s"] <= slow, (x, slow)
+PY
+echo "ok"
