@@ -75,5 +75,42 @@ expect_error "repeat" "$skelgen" time -r 0 --mpi mpich -- /bin/true
 if [ -n "${PARTIAL_MERGED:-}" ]; then
   expect_error "some ranks' traces end early" "$skelgen" generate "$PARTIAL_MERGED" -o "$work/x.c"
 fi
+# predict / place: files that are not skeletons, platforms, inventories or candidates
+expect_error "not a skelgen skeleton (no SKELGEN_META" "$skelgen" predict "$work/plain.c"
+expect_error "say --candidates FILE (run on each) or --inventory FILE" "$skelgen" place "$work/plain.c"
+printf 'name cores ghz group\nn0 4 2.0 g\n' > "$work/bad-inventory.txt"
+expect_error "bad-inventory.txt:1: the header has no 'cache_mb' column" "$skelgen" place --inventory "$work/bad-inventory.txt" --np 2 --comm-share 0.5
+printf 'name cores ghz cache_mb group\nn0 4 2.0 8 g\n' > "$work/inventory.txt"
+expect_error "no network group of .*inventory.txt has 8 free cores (the largest has 4)" "$skelgen" place --inventory "$work/inventory.txt" --np 8 --comm-share 0.5
+expect_error "needs the application's communication share" "$skelgen" place --inventory "$work/inventory.txt" --np 2
+printf '[a]\nplatform = p.xml\nlauncher = mpiexec.mpich\n' > "$work/bad-candidates.ini"
+if [ -n "${MERGED_TRACE:-}" ]; then
+  "$skelgen" generate "$MERGED_TRACE" -o "$work/skel.c" -q > /dev/null
+  expect_error "bad-candidates.ini:1: \[a\]: launcher is for kind = local" "$skelgen" place "$work/skel.c" --candidates "$work/bad-candidates.ini"
+  expect_error "generated for 2 ranks, not 3" "$skelgen" predict "$work/skel.c" --np 3
+  expect_error "launcher not found: no-such-launcher" "$skelgen" predict "$work/skel.c" --launcher "no-such-launcher -n {np}"
+  expect_error "uses {hostfile} but no hostfile was given" "$skelgen" predict "$work/skel.c" --launcher "mpiexec.mpich -f {hostfile} -n {np}"
+  expect_error "--simgrid/--simgrid-args does not apply to a local target" "$skelgen" predict "$work/skel.c" --target local --simgrid x.xml
+  printf '<html></html>\n' > "$work/not-a-platform.xml"
+  expect_error "not-a-platform.xml: not a SimGrid platform file" "$skelgen" predict "$work/skel.c" --simgrid "$work/not-a-platform.xml"
+  if command -v smpicc > /dev/null; then
+    "$skelgen" build "$work/skel.c" --mpi simgrid -o "$work/skel.smpi" -q
+    expect_error "is built for SimGrid (smpicc); build it for a real MPI" "$skelgen" predict "$work/skel.smpi"
+  fi
+  if command -v mpicc.mpich > /dev/null; then
+    "$skelgen" build "$work/skel.c" --mpi mpich -o "$work/skel.mpich" -q
+    expect_error "is built with mpich, not for SimGrid" "$skelgen" predict "$work/skel.mpich" --simgrid "$work/not-a-platform.xml"
+    if command -v mpirun.openmpi > /dev/null; then
+      expect_error "is built with mpich but mpirun.openmpi launches openmpi" "$skelgen" predict "$work/skel.mpich" --launcher "mpirun.openmpi -n {np}"
+    fi
+    # Slurm configured but its controller not running (a port nothing listens on)
+    printf 'ClusterName=none\nSlurmctldHost=localhost\nSlurmctldPort=9\nAuthType=auth/none\nNodeName=localhost\nPartitionName=p Nodes=localhost\n' > "$work/slurm.conf"
+    if command -v scontrol > /dev/null; then
+      expect_error "Slurm is not reachable" env SLURM_CONF="$work/slurm.conf" timeout 120 "$skelgen" predict "$work/skel.mpich" --target slurm
+    else
+      expect_error "scontrol not found in PATH" "$skelgen" predict "$work/skel.mpich" --target slurm
+    fi
+  fi
+fi
 [ $fail = 0 ] && echo "cli errors: all rejected cleanly"
 exit $fail

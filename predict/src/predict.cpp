@@ -203,10 +203,16 @@ std::vector<std::string> command_for(const Target& t, int np, const std::string&
 
 void check_slurm_reachable() {
   need("scontrol", "slurm-wlm (or load your site's Slurm module)");
+  if (const char* conf = std::getenv("SLURM_CONF"); conf && *conf && access(conf, R_OK) != 0)
+    throw std::runtime_error(std::string("Slurm is not reachable: SLURM_CONF=") + conf + ": " + std::strerror(errno));
   proc::RunOutput r = proc::run_captured({"scontrol", "ping"}, 30);
-  if (r.status != 0 || r.out.find("is UP") == std::string::npos)
-    throw std::runtime_error("Slurm is not reachable (scontrol ping: " +
-                             proc::tail_lines(r.out + "\n" + r.err, 2) + "); is slurmctld running, SLURM_CONF set?");
+  if (r.status == 0 && r.out.find("is UP") != std::string::npos) return;
+  // "Slurmctld(primary) at HOST is DOWN" (followed by a banner), or an error on stderr
+  std::string why = proc::tail_lines(r.err, 1);
+  std::istringstream lines(r.out);
+  for (std::string l; std::getline(lines, l);)
+    if (l.rfind("Slurmctld", 0) == 0) why = l;
+  throw std::runtime_error("Slurm is not reachable (scontrol ping: " + why + "); is slurmctld running, SLURM_CONF set?");
 }
 
 bool parse_result(const std::string& out, SkeletonRun& run) {
