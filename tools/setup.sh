@@ -78,3 +78,10 @@ python3 -c "
 t, a, p, m = $traced, $untraced, $predicted, $measured
 print(f'application: {a:.3f} s untraced (median of 3; {t:.3f} s traced)   skeleton: {m:.3f} s   '
       f'predicted: {p:.3f} s   error: {100 * (p - a) / a:+.1f} %')"
+echo "== predicting the application on simulated 16-node clusters (skelgen predict --simgrid; docs/predict.md)"
+for platform in homogeneous16 heterogeneous16; do
+  # two ranks on node-0 and node-4: one switch apart, or two subnets apart on the heterogeneous platform
+  printf 'node-0\nnode-4\n' > "$build/example.hosts"
+  "$build/bin/skelgen" predict "$build/example.skel.c" --simgrid "$root/predict/platforms/$platform.xml" \
+    --hostfile "$build/example.hosts" -r 1 -q | sed -n "s/^predicted: *\([0-9.]*\) s.*/$platform: predicted \1 s/p"
+done
