@@ -31,18 +31,18 @@ Outcome try_predict(const PlaceOptions& opt, const sp::Target& t) {
   Outcome o;
   o.target = t;
   try {
+    RunSettings rs;
+    rs.skeleton = opt.skeleton;
+    rs.mpi = opt.mpi;
+    rs.who = "place";
+    rs.np = opt.np;
+    rs.reps = opt.reps;
+    rs.timeout_s = opt.timeout_s;
+    rs.quiet = opt.quiet;
+    rs.label_progress = true;
+    std::string exe;
     sp::SkeletonInfo info;
-    std::string exe = skeleton_for_target(opt.skeleton, t, opt.mpi, opt.quiet, info);
-    sp::PredictOptions po;
-    po.np = opt.np > 0 ? opt.np : info.ranks;
-    po.reps = opt.reps;
-    po.timeout_s = opt.timeout_s;
-    if (!opt.quiet)
-      po.on_run = [&](int i, const sp::SkeletonRun& r) {
-        std::fprintf(stderr, "skelgen place: %s: run %d/%d: predicted %.6f s\n", t.label().c_str(), i, opt.reps,
-                     r.predicted_s);
-      };
-    o.p = sp::predict(t, exe, info, po);
+    o.p = run_on_target(rs, t, exe, info);
     o.ok = true;
   } catch (const std::exception& e) {
     o.error = e.what();

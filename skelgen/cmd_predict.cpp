@@ -96,6 +96,21 @@ std::string skeleton_for_target(const std::string& skeleton, const sp::Target& t
   return exe;
 }
 
+sp::Prediction run_on_target(const RunSettings& s, const sp::Target& t, std::string& exe, sp::SkeletonInfo& info) {
+  exe = skeleton_for_target(s.skeleton, t, s.mpi, s.quiet, info);
+  sp::PredictOptions po;
+  po.np = s.np > 0 ? s.np : info.ranks;
+  po.reps = s.reps;
+  po.timeout_s = s.timeout_s;
+  std::string prefix = "skelgen " + s.who + ": " + (s.label_progress ? t.label() + ": " : "");
+  if (!s.quiet)
+    po.on_run = [&](int i, const sp::SkeletonRun& r) {
+      std::fprintf(stderr, "%srun %d/%d: skeleton %.6f s, predicted %.6f s\n", prefix.c_str(), i, s.reps,
+                   r.measured_s, r.predicted_s);
+    };
+  return sp::predict(t, exe, info, po);
+}
+
 nlohmann::json prediction_json(const sp::Prediction& p) {
   return {{"target", p.target},
           {"np", p.np},
@@ -139,18 +154,17 @@ void setup_predict(CLI::App& app, PredictOptions& opt) {
 
 int run_predict(const PredictOptions& opt) {
   sp::Target target = make_target(opt.target);
+  RunSettings rs;
+  rs.skeleton = opt.skeleton;
+  rs.mpi = opt.mpi;
+  rs.who = "predict";
+  rs.np = opt.np;
+  rs.reps = opt.reps;
+  rs.timeout_s = opt.timeout_s;
+  rs.quiet = opt.quiet;
+  std::string exe;
   sp::SkeletonInfo info;
-  std::string exe = skeleton_for_target(opt.skeleton, target, opt.mpi, opt.quiet, info);
-  sp::PredictOptions po;
-  po.np = opt.np > 0 ? opt.np : info.ranks;
-  po.reps = opt.reps;
-  po.timeout_s = opt.timeout_s;
-  if (!opt.quiet)
-    po.on_run = [&](int i, const sp::SkeletonRun& r) {
-      std::fprintf(stderr, "skelgen predict: run %d/%d: skeleton %.6f s, predicted %.6f s\n", i, opt.reps,
-                   r.measured_s, r.predicted_s);
-    };
-  sp::Prediction p = sp::predict(target, exe, info, po);
+  sp::Prediction p = run_on_target(rs, target, exe, info);
   if (opt.json) {
     nlohmann::json j = prediction_json(p);
     j["skeleton"] = exe;
