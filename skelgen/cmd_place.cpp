@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <stdexcept>
 
 #include "skel/place.h"
@@ -31,18 +32,9 @@ Outcome try_predict(const PlaceOptions& opt, const sp::Target& t) {
   Outcome o;
   o.target = t;
   try {
-    RunSettings rs;
-    rs.skeleton = opt.skeleton;
-    rs.mpi = opt.mpi;
-    rs.who = "place";
-    rs.np = opt.np;
-    rs.reps = opt.reps;
-    rs.timeout_s = opt.timeout_s;
-    rs.quiet = opt.quiet;
-    rs.label_progress = true;
     std::string exe;
     sp::SkeletonInfo info;
-    o.p = run_on_target(rs, t, exe, info);
+    o.p = run_on_target(opt.run, t, exe, info);
     o.ok = true;
   } catch (const std::exception& e) {
     o.error = e.what();
@@ -107,8 +99,8 @@ int run_model(const PlaceOptions& opt) {
     comm = opt.comm_share;
     comp = 1 - opt.comm_share;
     why = "given (--comm-share)";
-  } else if (!opt.skeleton.empty()) {
-    sp::SkeletonInfo info = sp::read_skeleton_info(opt.skeleton);
+  } else if (!opt.run.skeleton.empty()) {
+    sp::SkeletonInfo info = sp::read_skeleton_info(opt.run.skeleton);
     comm = info.comm_s;
     comp = info.comp_s;
     char b[160];
@@ -118,21 +110,21 @@ int run_model(const PlaceOptions& opt) {
     throw std::runtime_error("model-based placement needs the application's communication share: give the skeleton "
                              "(generated from its trace) or --comm-share");
   }
-  if (opt.np <= 0) throw std::runtime_error("model-based placement needs --np");
+  if (opt.run.np <= 0) throw std::runtime_error("model-based placement needs --np");
   pl::Weights w = pl::weights_from_ratio(comm, comp, opt.memory_weight);
-  std::vector<pl::Selection> sel = pl::select_nodes(inv, opt.np, w);
+  std::vector<pl::Selection> sel = pl::select_nodes(inv, opt.run.np, w);
   if (sel.empty()) {
     int most = 0;
     std::map<std::string, int> per_group;
     for (const pl::Node& n : inv) most = std::max(most, per_group[n.group] += n.cores);
-    throw std::runtime_error("no network group of " + opt.inventory + " has " + std::to_string(opt.np) +
+    throw std::runtime_error("no network group of " + opt.inventory + " has " + std::to_string(opt.run.np) +
                              " free cores (the largest has " + std::to_string(most) + ")");
   }
   std::vector<Outcome> confirmed(sel.size());
   if (opt.confirm) {
-    if (opt.skeleton.empty()) throw std::runtime_error("--confirm runs the skeleton: give SKELETON");
+    if (opt.run.skeleton.empty()) throw std::runtime_error("--confirm runs the skeleton: give SKELETON");
     sp::Target base = make_target(opt.target);
-    std::string mpi = opt.mpi.empty() ? sp::mpi_for(base, sp::read_skeleton_info(opt.skeleton).traced_mpi) : opt.mpi;
+    std::string mpi = opt.run.mpi.empty() ? sp::mpi_for(base, sp::read_skeleton_info(opt.run.skeleton).traced_mpi) : opt.run.mpi;
     for (size_t g = 0; g < sel.size(); ++g) {
       sp::Target t = base;
       t.name = "group " + sel[g].group;
@@ -140,7 +132,7 @@ int run_model(const PlaceOptions& opt) {
         t.srun_args += " -w " + node_list(inv, sel[g], ',');
       } else {
         t.hostfile = "/tmp/skelgen-place-" + std::to_string(getpid()) + "-" + std::to_string(g) + ".hosts";
-        std::ofstream(t.hostfile) << pl::hostfile_for(inv, sel[g], opt.np, mpi == "openmpi" && t.kind == sp::TargetKind::kLocal);
+        std::ofstream(t.hostfile) << pl::hostfile_for(inv, sel[g], opt.run.np, mpi == "openmpi" && t.kind == sp::TargetKind::kLocal);
       }
       confirmed[g] = try_predict(opt, t);
       if (!t.hostfile.empty()) std::remove(t.hostfile.c_str());
@@ -154,7 +146,7 @@ int run_model(const PlaceOptions& opt) {
       nlohmann::json j{{"rank", g + 1},           {"group", sel[g].group},
                        {"nodes", nodes},          {"cores", sel[g].cores},
                        {"score", sel[g].value},   {"mean_score", sel[g].mean_score},
-                       {"hostfile", pl::hostfile_for(inv, sel[g], opt.np, false)}};
+                       {"hostfile", pl::hostfile_for(inv, sel[g], opt.run.np, false)}};
       if (opt.confirm) {
         if (confirmed[g].ok) j["prediction"] = prediction_json(confirmed[g].p);
         else j["error"] = confirmed[g].error;
@@ -162,7 +154,7 @@ int run_model(const PlaceOptions& opt) {
       groups.push_back(j);
     }
     std::printf("%s\n", nlohmann::json{{"mode", "model"},
-                                       {"np", opt.np},
+                                       {"np", opt.run.np},
                                        {"weights", {{"cpu", w.cpu}, {"cache", w.cache}, {"memory", w.memory}}},
                                        {"groups", groups}}
                             .dump()
@@ -170,7 +162,7 @@ int run_model(const PlaceOptions& opt) {
     return 0;
   }
   std::printf("communication share %.1f %% (%s)\n", 100 * w.cache / std::max(1e-300, w.cpu + w.cache), why.c_str());
-  std::printf("weights: cpu %.3f, cache %.3f, memory %.3f; np = %d\n", w.cpu, w.cache, w.memory, opt.np);
+  std::printf("weights: cpu %.3f, cache %.3f, memory %.3f; np = %d\n", w.cpu, w.cache, w.memory, opt.run.np);
   std::printf("%-4s %-12s %6s %6s %10s%s  %s\n", "rank", "group", "nodes", "cores", "mean_score",
               opt.confirm ? "  predicted_s" : "", "chosen nodes");
   for (size_t g = 0; g < sel.size(); ++g) {
@@ -206,18 +198,18 @@ void setup_place(CLI::App& app, PlaceOptions& opt) {
       "or srun -w on Slurm) with the target options below:\n"
       "  skelgen place skel.c --inventory NODES.txt --np 8 [--confirm --simgrid PLATFORM.xml]\n"
       "File formats: docs/predict.md. Exit status 3: some candidates failed (shown in the table).");
-  app.add_option("skeleton", opt.skeleton, "Generated skeleton (.c) or built skeleton executable")
+  app.add_option("skeleton", opt.run.skeleton, "Generated skeleton (.c) or built skeleton executable")
       ->check(CLI::ExistingFile);
   auto* cand = app.add_option("--candidates", opt.candidates, "Candidates file (measured placement)")
                    ->check(CLI::ExistingFile);
   auto* inv = app.add_option("--inventory", opt.inventory, "Node inventory (model-based placement)")
                   ->check(CLI::ExistingFile);
   cand->excludes(inv);
-  app.add_option("-n,--np", opt.np, "Processes (measured: default the traced world size)")->check(CLI::Range(1, 1 << 20));
-  app.add_option("-r,--reps", opt.reps, "Runs per candidate (default 3)")->check(CLI::Range(1, 1000));
-  app.add_option("--mpi", opt.mpi, "Build a .c with this MPI for local/Slurm targets")
+  app.add_option("-n,--np", opt.run.np, "Processes (measured: default the traced world size)")->check(CLI::Range(1, 1 << 20));
+  app.add_option("-r,--reps", opt.run.reps, "Runs per candidate (default 3)")->check(CLI::Range(1, 1000));
+  app.add_option("--mpi", opt.run.mpi, "Build a .c with this MPI for local/Slurm targets")
       ->check(CLI::IsMember({"mpich", "openmpi"}));
-  app.add_option("--timeout", opt.timeout_s, "Seconds per run before it is killed (default 600)")
+  app.add_option("--timeout", opt.run.timeout_s, "Seconds per run before it is killed (default 600)")
       ->check(CLI::Range(1.0, 1e6));
   app.add_option("--comm-share", opt.comm_share, "Model: the application's communication share of its time "
                                                  "(default: from the skeleton's trace)")
@@ -227,13 +219,13 @@ void setup_place(CLI::App& app, PlaceOptions& opt) {
       ->check(CLI::Range(0.0, 100.0));
   app.add_flag("--confirm", opt.confirm, "Model: run the skeleton on each group's chosen nodes");
   app.add_flag("--json", opt.json, "One JSON object on stdout");
-  app.add_flag("-q,--quiet", opt.quiet, "No progress on stderr");
+  app.add_flag("-q,--quiet", opt.run.quiet, "No progress on stderr");
   add_target_options(app, opt.target);
 }
 
 int run_place(const PlaceOptions& opt) {
   if (!opt.candidates.empty()) {
-    if (opt.skeleton.empty()) throw std::runtime_error("measured placement runs the skeleton: give SKELETON");
+    if (opt.run.skeleton.empty()) throw std::runtime_error("measured placement runs the skeleton: give SKELETON");
     if (opt.confirm) throw std::runtime_error("--confirm is for --inventory; --candidates always runs the skeleton");
     return run_measured(opt);
   }

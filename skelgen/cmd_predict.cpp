@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -21,8 +22,9 @@ double mtime_of(const std::string& path) {
 
 }  // namespace
 
-void add_target_options(CLI::App& app, TargetOptions& t) {
-  app.add_option("--target", t.kind, "local, slurm or simgrid (default: simgrid with --simgrid, slurm with "
+void add_target_options(CLI::App& app, TargetOptions& o) {
+  sp::Target& t = o.target;
+  app.add_option("--target", o.kind, "local, slurm or simgrid (default: simgrid with --simgrid, slurm with "
                                      "--partition/--constraint/--srun-args, else local)")
       ->check(CLI::IsMember({"local", "slurm", "simgrid"}));
   app.add_option("--launcher", t.launcher,
@@ -39,31 +41,22 @@ void add_target_options(CLI::App& app, TargetOptions& t) {
 }
 
 skt::predict::Target make_target(const TargetOptions& o) {
-  sp::Target t;
-  t.name = o.name;
-  t.launcher = o.launcher;
-  t.hostfile = o.hostfile;
-  t.partition = o.partition;
-  t.constraint = o.constraint;
-  t.srun_args = o.srun_args;
-  t.platform = o.platform;
-  t.simgrid_args = o.simgrid_args;
-  std::string kind = o.kind;
-  if (kind.empty())
-    kind = !o.platform.empty() ? "simgrid"
-           : (!o.partition.empty() || !o.constraint.empty() || !o.srun_args.empty()) ? "slurm"
-                                                                                     : "local";
-  t.kind = kind == "simgrid" ? sp::TargetKind::kSimgrid : kind == "slurm" ? sp::TargetKind::kSlurm : sp::TargetKind::kLocal;
+  sp::Target t = o.target;
+  t.kind = o.kind == "simgrid" ? sp::TargetKind::kSimgrid
+           : o.kind == "slurm" ? sp::TargetKind::kSlurm
+           : o.kind == "local" ? sp::TargetKind::kLocal
+                               : sp::implied_kind(t);
+  const std::string kind = sp::target_kind_name(t.kind);
   auto refuse = [&](bool given, const char* option) {
     if (given) throw std::runtime_error(std::string(option) + " does not apply to a " + kind + " target");
   };
-  refuse(t.kind != sp::TargetKind::kLocal && !o.launcher.empty(), "--launcher");
-  refuse(t.kind != sp::TargetKind::kSlurm && !(o.partition.empty() && o.constraint.empty() && o.srun_args.empty()),
+  refuse(t.kind != sp::TargetKind::kLocal && !t.launcher.empty(), "--launcher");
+  refuse(t.kind != sp::TargetKind::kSlurm && !(t.partition.empty() && t.constraint.empty() && t.srun_args.empty()),
          "--partition/--constraint/--srun-args");
-  refuse(t.kind != sp::TargetKind::kSimgrid && !(o.platform.empty() && o.simgrid_args.empty()),
+  refuse(t.kind != sp::TargetKind::kSimgrid && !(t.platform.empty() && t.simgrid_args.empty()),
          "--simgrid/--simgrid-args");
-  refuse(t.kind == sp::TargetKind::kSlurm && !o.hostfile.empty(), "--hostfile");
-  if (t.kind == sp::TargetKind::kSimgrid && o.platform.empty())
+  refuse(t.kind == sp::TargetKind::kSlurm && !t.hostfile.empty(), "--hostfile");
+  if (t.kind == sp::TargetKind::kSimgrid && t.platform.empty())
     throw std::runtime_error("a simgrid target needs --simgrid PLATFORM.xml");
   return t;
 }
@@ -71,19 +64,22 @@ skt::predict::Target make_target(const TargetOptions& o) {
 std::string skeleton_for_target(const std::string& skeleton, const sp::Target& t, const std::string& mpi,
                                 bool quiet, sp::SkeletonInfo& info) {
   info = sp::read_skeleton_info(skeleton);
-  if (!sp::is_source(skeleton)) return skeleton;
+  // launchers look a bare name up in PATH: hand them an absolute path
+  if (!sp::is_source(skeleton)) return std::filesystem::absolute(skeleton).string();
   std::string want = mpi.empty() ? sp::mpi_for(t, info.traced_mpi) : mpi;
   if (t.kind == sp::TargetKind::kSimgrid) want = "simgrid";
-  std::string exe = skeleton.substr(0, skeleton.size() - 2) + "." + want;
-  bool fresh = mtime_of(exe) >= mtime_of(skeleton);
-  if (fresh) {
+  std::string exe = std::filesystem::absolute(skeleton.substr(0, skeleton.size() - 2) + "." + want).string();
+  if (mtime_of(exe) >= mtime_of(skeleton)) {  // built before: reuse it if it was built for this MPI
     try {
-      fresh = sp::read_skeleton_info(exe).built_with == want;
+      sp::SkeletonInfo built = sp::read_skeleton_info(exe);
+      if (built.built_with == want) {
+        info = built;
+        return exe;
+      }
     } catch (const std::exception&) {
-      fresh = false;
     }
   }
-  if (!fresh) {
+  {
     BuildOptions bo;
     bo.input = skeleton;
     bo.output = exe;
@@ -136,35 +132,27 @@ void setup_predict(CLI::App& app, PredictOptions& opt) {
       "           network model and collectives, computation as flops: repeated runs agree exactly)\n"
       "Prints a summary, or with --json one object: predicted_s (median), predicted_min_s, predicted_max_s,\n"
       "skeleton_s, skeleton_min_s, skeleton_max_s, scale, np, runs, target. Details: docs/predict.md");
-  app.add_option("skeleton", opt.skeleton, "Generated skeleton (.c) or built skeleton executable")
+  app.add_option("skeleton", opt.run.skeleton, "Generated skeleton (.c) or built skeleton executable")
       ->required()
       ->check(CLI::ExistingFile);
-  app.add_option("-n,--np", opt.np, "Ranks (default: the traced world size, the only one a skeleton runs with)")
+  app.add_option("-n,--np", opt.run.np, "Ranks (default: the traced world size, the only one a skeleton runs with)")
       ->check(CLI::Range(1, 1 << 20));
-  app.add_option("-r,--reps", opt.reps, "Runs (default 3)")->check(CLI::Range(1, 1000));
-  app.add_option("--mpi", opt.mpi, "Build a .c with this MPI for local/Slurm targets (default: the launcher's, "
+  app.add_option("-r,--reps", opt.run.reps, "Runs (default 3)")->check(CLI::Range(1, 1000));
+  app.add_option("--mpi", opt.run.mpi, "Build a .c with this MPI for local/Slurm targets (default: the launcher's, "
                                    "else the traced one)")
       ->check(CLI::IsMember({"mpich", "openmpi"}));
-  app.add_option("--timeout", opt.timeout_s, "Seconds per run before it is killed (default 600)")
+  app.add_option("--timeout", opt.run.timeout_s, "Seconds per run before it is killed (default 600)")
       ->check(CLI::Range(1.0, 1e6));
   app.add_flag("--json", opt.json, "One JSON object on stdout");
-  app.add_flag("-q,--quiet", opt.quiet, "No progress on stderr");
+  app.add_flag("-q,--quiet", opt.run.quiet, "No progress on stderr");
   add_target_options(app, opt.target);
 }
 
 int run_predict(const PredictOptions& opt) {
   sp::Target target = make_target(opt.target);
-  RunSettings rs;
-  rs.skeleton = opt.skeleton;
-  rs.mpi = opt.mpi;
-  rs.who = "predict";
-  rs.np = opt.np;
-  rs.reps = opt.reps;
-  rs.timeout_s = opt.timeout_s;
-  rs.quiet = opt.quiet;
   std::string exe;
   sp::SkeletonInfo info;
-  sp::Prediction p = run_on_target(rs, target, exe, info);
+  sp::Prediction p = run_on_target(opt.run, target, exe, info);
   if (opt.json) {
     nlohmann::json j = prediction_json(p);
     j["skeleton"] = exe;

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "skel/predict.h"
+
 namespace skelgen {
 
 struct TraceOptions {
@@ -76,29 +78,41 @@ struct BuildOptions {
 void setup_build(CLI::App& app, BuildOptions& opt);
 int run_build(const BuildOptions& opt);
 
-// Where a skeleton runs: the options shared by predict and place (--confirm).
+// Where a skeleton runs: the options shared by predict and place (--confirm),
+// bound straight into a target; kind "" = implied by the options given.
 struct TargetOptions {
-  std::string kind, name, launcher, hostfile, partition, constraint, srun_args, platform, simgrid_args;
+  std::string kind;
+  skt::predict::Target target;
+};
+
+// How a skeleton is built and run on a target (predict, and place per candidate).
+struct RunSettings {
+  std::string skeleton, mpi;
+  std::string who = "predict";  // progress: "skelgen WHO: [LABEL: ]run i/R: ..."
+  int np = 0, reps = 3;         // np 0: the traced world size
+  double timeout_s = 600;
+  bool quiet = false, label_progress = false;
 };
 
 struct PredictOptions {
-  std::string skeleton, mpi;
-  int np = 0, reps = 3;
-  double timeout_s = 600;
-  bool json = false, quiet = false;
+  RunSettings run;
+  bool json = false;
   TargetOptions target;
 };
 void setup_predict(CLI::App& app, PredictOptions& opt);
 int run_predict(const PredictOptions& opt);
 
 struct PlaceOptions {
-  std::string skeleton, candidates, inventory, mpi;
-  int np = 0, reps = 3;
-  double timeout_s = 600;
+  PlaceOptions() {
+    run.who = "place";
+    run.label_progress = true;  // several targets: say which one a run is on
+  }
+  RunSettings run;
+  std::string candidates, inventory;
   double comm_share = -1;     // overrides the skeleton's communication share
   double memory_weight = 0;
   bool confirm = false;
-  bool json = false, quiet = false;
+  bool json = false;
   TargetOptions target;       // --confirm: where the chosen node sets run
 };
 void setup_place(CLI::App& app, PlaceOptions& opt);

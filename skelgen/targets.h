@@ -23,14 +23,7 @@ std::string skeleton_for_target(const std::string& skeleton, const skt::predict:
                                 bool quiet, skt::predict::SkeletonInfo& info);
 
 // Builds the skeleton for `t` if needed (skeleton_for_target) and runs it
-// there (skt::predict::predict), with progress on stderr unless quiet:
-// "skelgen WHO: [LABEL: ]run i/R: skeleton X s, predicted Y s".
-struct RunSettings {
-  std::string skeleton, mpi, who;
-  int np = 0, reps = 3;  // np 0: the traced world size
-  double timeout_s = 600;
-  bool quiet = false, label_progress = false;
-};
+// there (skt::predict::predict), with progress on stderr unless quiet.
 skt::predict::Prediction run_on_target(const RunSettings& s, const skt::predict::Target& t, std::string& exe,
                                        skt::predict::SkeletonInfo& info);
 

@@ -103,6 +103,22 @@ if [ -n "${MERGED_TRACE:-}" ]; then
     if command -v mpirun.openmpi > /dev/null; then
       expect_error "is built with mpich but mpirun.openmpi launches openmpi" "$skelgen" predict "$work/skel.mpich" --launcher "mpirun.openmpi -n {np}"
     fi
+    # runs that fail, print nothing or hang (stand-in launchers), hostfiles, a candidate that fails among good ones
+    printf '#!/bin/sh\nexit 3\n' > "$work/failing-launcher" && chmod +x "$work/failing-launcher"
+    printf '#!/bin/sh\necho "no result here"\n' > "$work/silent-launcher" && chmod +x "$work/silent-launcher"
+    printf '#!/bin/sh\nsleep 30\n' > "$work/hanging-launcher" && chmod +x "$work/hanging-launcher"
+    expect_error "run 1 on local '.*failing-launcher -n {np}' failed (exit 3): no output" "$skelgen" predict "$work/skel.mpich" --launcher "$work/failing-launcher -n {np}"
+    expect_error "printed no result: no result here" "$skelgen" predict "$work/skel.mpich" --launcher "$work/silent-launcher -n {np}"
+    expect_error "did not finish in 1 s (killed)" "$skelgen" predict "$work/skel.mpich" --launcher "$work/hanging-launcher" --timeout 1
+    expect_error "has no {hostfile} to put it in" "$skelgen" predict "$work/skel.mpich" --launcher "mpiexec.mpich -n {np}" --hostfile "$work/inventory.txt"
+    expect_error "no-such-hosts: hostfile not readable" "$skelgen" predict "$work/skel.mpich" --hostfile "$work/no-such-hosts"
+    printf '[good]\nlauncher = mpiexec.mpich -n {np}\n[bad]\nlauncher = %s -n {np}\n' "$work/failing-launcher" > "$work/candidates.ini"
+    # (the skeleton named relative to the current directory: launchers get an absolute path)
+    expect_error "skelgen place: bad: run 1 on bad failed (exit 3)" sh -c 'cd "$1" && "$2" place skel.mpich --candidates candidates.ini -r 1' sh "$work" "$(realpath "$skelgen")"
+    [ "$(grep -c '^1 *good ' "$work/out")" = 1 ] || { echo "FAIL: the good candidate is not ranked: $(cat "$work/out")"; fail=1; }
+    expect_error "--confirm is for --inventory" "$skelgen" place "$work/skel.mpich" --candidates "$work/candidates.ini" --confirm
+    expect_error "--confirm runs the skeleton: give SKELETON" "$skelgen" place --inventory "$work/inventory.txt" --np 2 --comm-share 0.5 --confirm
+    expect_error "Slurm is not reachable: SLURM_CONF=$work/no-such.conf: No such file or directory" env SLURM_CONF="$work/no-such.conf" "$skelgen" predict "$work/skel.mpich" --target slurm
     # Slurm configured but its controller not running (a port nothing listens on)
     printf 'ClusterName=none\nSlurmctldHost=localhost\nSlurmctldPort=9\nAuthType=auth/none\nNodeName=localhost\nPartitionName=p Nodes=localhost\n' > "$work/slurm.conf"
     if command -v scontrol > /dev/null; then

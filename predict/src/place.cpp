@@ -114,10 +114,7 @@ std::vector<predict::Target> read_candidates(const std::string& path) {
     t.platform = relative(kv["platform"]);
     t.simgrid_args = kv["simgrid_args"];
     std::string kind = kv["kind"];
-    if (kind.empty())
-      kind = !t.platform.empty() ? "simgrid"
-             : (!t.partition.empty() || !t.constraint.empty() || !t.srun_args.empty()) ? "slurm"
-                                                                                       : "local";
+    if (kind.empty()) kind = predict::target_kind_name(predict::implied_kind(t));
     if (kind == "local") t.kind = predict::TargetKind::kLocal;
     else if (kind == "slurm") t.kind = predict::TargetKind::kSlurm;
     else if (kind == "simgrid") t.kind = predict::TargetKind::kSimgrid;

@@ -114,7 +114,7 @@ std::vector<std::string> simgrid_command(const Target& t, int np, const std::str
 
 std::string fmt(double v) {
   char b[64];
-  std::snprintf(b, sizeof b, "%.6f", v);
+  std::snprintf(b, sizeof b, "%g", v);
   return b;
 }
 
@@ -179,6 +179,12 @@ std::string Target::describe() const {
       break;
   }
   return s;
+}
+
+TargetKind implied_kind(const Target& t) {
+  if (!t.platform.empty()) return TargetKind::kSimgrid;
+  if (!t.partition.empty() || !t.constraint.empty() || !t.srun_args.empty()) return TargetKind::kSlurm;
+  return TargetKind::kLocal;
 }
 
 std::string mpi_for(const Target& t, const std::string& fallback) {
@@ -252,11 +258,12 @@ Prediction predict(const Target& t, const std::string& exe, const SkeletonInfo& 
     if (r.status == -1)
       throw std::runtime_error("run " + std::to_string(i) + " on " + p.target + " did not finish in " +
                                fmt(opt.timeout_s) + " s (killed)");
+    std::string said = proc::tail_lines(r.err + "\n" + r.out, 3);
     SkeletonRun run;
     if (r.status != 0 || !parse_result(r.out, run))
       throw std::runtime_error("run " + std::to_string(i) + " on " + p.target + " " +
                                (r.status ? "failed (exit " + std::to_string(r.status) + ")" : "printed no result") +
-                               ": " + proc::tail_lines(r.err + "\n" + r.out, 3));
+                               ": " + (said.empty() ? "no output" : said));
     p.each.push_back(run);
     if (opt.on_run) opt.on_run(i, run);
   }

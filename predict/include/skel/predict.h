@@ -52,6 +52,10 @@ struct Target {
   std::string label() const { return name.empty() ? describe() : name; }
 };
 
+// The kind a target's settings imply when none is named: simgrid with a
+// platform, slurm with a partition, constraint or srun arguments, else local.
+TargetKind implied_kind(const Target& t);
+
 // The MPI a target needs the skeleton built with ("simgrid" for SimGrid; for
 // the others the launcher's MPI, or `fallback` when the launcher does not say).
 std::string mpi_for(const Target& t, const std::string& fallback);
