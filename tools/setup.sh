@@ -83,5 +83,5 @@ for platform in homogeneous16 heterogeneous16; do
   # two ranks on node-0 and node-4: one switch apart, or two subnets apart on the heterogeneous platform
   printf 'node-0\nnode-4\n' > "$build/example.hosts"
   "$build/bin/skelgen" predict "$build/example.skel.c" --simgrid "$root/predict/platforms/$platform.xml" \
-    --hostfile "$build/example.hosts" -r 1 -q | sed -n "s/^predicted: *\([0-9.]*\) s.*/$platform: predicted \1 s/p"
+    --hostfile "$build/example.hosts" -r 1 -q | sed -n "s/^predicted: *\([0-9.]*\) s.*/  predicted application runtime on predict\/platforms\/$platform.xml: \1 s/p"
 done
