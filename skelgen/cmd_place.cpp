@@ -93,6 +93,8 @@ std::string node_list(const std::vector<pl::Node>& inv, const pl::Selection& s, 
 
 int run_model(const PlaceOptions& opt) {
   std::vector<pl::Node> inv = pl::read_inventory(opt.inventory);
+  sp::SkeletonInfo info;  // what the skeleton says of its trace, if one is given
+  if (!opt.run.skeleton.empty()) info = sp::read_skeleton_info(opt.run.skeleton);
   double comm = 0, comp = 0;
   std::string why;
   if (opt.comm_share >= 0) {
@@ -100,7 +102,6 @@ int run_model(const PlaceOptions& opt) {
     comp = 1 - opt.comm_share;
     why = "given (--comm-share)";
   } else if (!opt.run.skeleton.empty()) {
-    sp::SkeletonInfo info = sp::read_skeleton_info(opt.run.skeleton);
     comm = info.comm_s;
     comp = info.comp_s;
     char b[160];
@@ -124,7 +125,7 @@ int run_model(const PlaceOptions& opt) {
   if (opt.confirm) {
     if (opt.run.skeleton.empty()) throw std::runtime_error("--confirm runs the skeleton: give SKELETON");
     sp::Target base = make_target(opt.target);
-    std::string mpi = opt.run.mpi.empty() ? sp::mpi_for(base, sp::read_skeleton_info(opt.run.skeleton).traced_mpi) : opt.run.mpi;
+    std::string mpi = opt.run.mpi.empty() ? sp::mpi_for(base, info.traced_mpi) : opt.run.mpi;
     for (size_t g = 0; g < sel.size(); ++g) {
       sp::Target t = base;
       t.name = "group " + sel[g].group;
