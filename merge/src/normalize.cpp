@@ -34,9 +34,9 @@ void normalize(RankData& rank, const std::vector<Identity>& identities) {
     return refs.size() == 1 ? refs[0] : kNone;
   };
   struct Unit {
-    int cls;            // 0 Irecv + its Wait, 1 send, 2 other receive
-    uint32_t callsite;  // of the unit's first call: unique within a step
-    size_t first, second;
+    int cls;            // 0 Irecv, 1 send, 2 other receive, 3 Wait on an Irecv of the step
+    uint32_t callsite;  // unique within a step
+    size_t at;
   };
   std::vector<Unit> units;
   std::vector<RankEvent> out;
@@ -74,25 +74,25 @@ void normalize(RankData& rank, const std::vector<Identity>& identities) {
       break;
     }
     if (j - i > 1) {
-      // Canonical order of a step: each Irecv with its Wait, then the sends,
-      // then the other receives; inside a class by call site (unique in a
-      // step), so the order the calls were made in does not matter.
+      // Canonical order of a step: the Irecvs, then the sends, then the other
+      // receives, then the Waits on the step's Irecvs; inside a class by call
+      // site (unique in a step), so the order the calls were made in does not
+      // matter. Every receive is posted before any rank blocks, and this stays
+      // true when a fold cuts the step at a loop boundary (a step before a
+      // loop whose body starts inside the next step): a Wait never comes
+      // before the send it needs in every rank's order.
       units.clear();
       for (size_t q = i; q < j; ++q) {
         Kind kq = kind(q);
-        if (kq == Kind::kWait) continue;  // travels with its Irecv
-        auto w = wait_for.find(q);
-        if (w != wait_for.end()) units.push_back({0, identities[ev[q].identity].callsite, q, w->second});
-        else units.push_back({kq == Kind::kSend ? 1 : 2, identities[ev[q].identity].callsite, q, q});
+        // (a step's Waits all complete its own Irecvs: any other Wait ends the step)
+        int cls = kq == Kind::kIrecv ? 0 : kq == Kind::kSend ? 1 : kq == Kind::kRecv ? 2 : 3;
+        units.push_back({cls, identities[ev[q].identity].callsite, q});
       }
       std::sort(units.begin(), units.end(), [](const Unit& a, const Unit& b) {
         return a.cls != b.cls ? a.cls < b.cls : a.callsite < b.callsite;
       });
       out.clear();
-      for (const Unit& u : units) {
-        out.push_back(ev[u.first]);
-        if (u.second != u.first) out.push_back(ev[u.second]);
-      }
+      for (const Unit& u : units) out.push_back(ev[u.at]);
       // Computation gaps belong to positions, not to calls.
       gaps.clear();
       for (size_t q = i; q < j; ++q) gaps.push_back(ev[q].gap);

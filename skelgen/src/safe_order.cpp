@@ -65,6 +65,30 @@ bool simulate(const std::vector<std::vector<Op>>& ops, const std::vector<End>& e
   return true;
 }
 
+// A completion names its requests by their place in a ring of slots (the
+// k-th latest request of the ring, or a fixed slot for a ring of one), so a
+// rank's new order must not move a request-creating call across a
+// completion that refers to the same ring: the completion would find
+// another request, or the slot of one still pending would be reused.
+bool creates_ref(const RequestSlots& slots, uint32_t made, uint32_t completion, uint32_t rank) {
+  int32_t g = slots.ring_of_node[made];
+  if (g < 0 || slots.refs[completion].empty()) return false;
+  for (const RequestRef& x : slots.refs[completion][rank])
+    if (x.ring == g) return true;
+  return false;
+}
+
+bool keeps_request_order(const RequestSlots& slots, const std::vector<uint32_t>& before,
+                         const std::vector<uint32_t>& after, uint32_t rank) {
+  auto pos = [](const std::vector<uint32_t>& v, uint32_t n) { return std::find(v.begin(), v.end(), n) - v.begin(); };
+  for (uint32_t x : before)
+    for (uint32_t c : before)
+      if (x != c && creates_ref(slots, x, c, rank) &&
+          (pos(before, x) < pos(before, c)) != (pos(after, x) < pos(after, c)))
+        return false;
+  return true;
+}
+
 }  // namespace
 
 // The simulation; `analysed` says whether it could model the run at all.
@@ -188,6 +212,15 @@ SafeOrder simulated_order(const FoldedProgram& p, const RequestSlots& slots, con
     out.verdict = SafeOrder::kUnproven;
     return out;
   }
+  for (uint32_t r = 0; r < P; ++r) {
+    std::vector<uint32_t> before, after;
+    for (const Op& o : ops[r]) before.push_back(o.node);
+    for (const Op& o : sorted[r]) after.push_back(o.node);
+    if (!keeps_request_order(slots, before, after, r)) {
+      out.verdict = SafeOrder::kUnproven;
+      return out;
+    }
+  }
   out.verdict = SafeOrder::kReordered;
   out.order.resize(P);
   for (uint32_t r = 0; r < P; ++r)
@@ -198,9 +231,10 @@ SafeOrder simulated_order(const FoldedProgram& p, const RequestSlots& slots, con
 // A run the simulation cannot model (a wildcard receive posted with
 // MPI_Irecv, whose source only its completion knows; requests from before
 // the run; messages that cross its ends): each rank posts its non-blocking
-// receives first, then does the rest in order. Posting a receive earlier
+// receives first (those not behind a completion of their own ring), then
+// does the rest in order. Posting a receive earlier
 // never makes a program block where it did not.
-SafeOrder receives_first(const FoldedProgram& p, const std::vector<uint32_t>& run) {
+SafeOrder receives_first(const FoldedProgram& p, const RequestSlots& slots, const std::vector<uint32_t>& run) {
   const MergedTrace& m = p.symbols;
   SafeOrder out;
   out.order.resize(m.world_size);
@@ -211,6 +245,8 @@ SafeOrder receives_first(const FoldedProgram& p, const std::vector<uint32_t>& ru
       const MergedEvent& e = m.events[static_cast<size_t>(p.nodes[n].symbol)];
       if (!std::binary_search(e.ranks.begin(), e.ranks.end(), r)) continue;
       bool post = m.identities[e.identity].func == kFunc_MPI_Irecv;
+      // not past a completion of its own ring (keeps_request_order)
+      for (uint32_t c : rest) post = post && !creates_ref(slots, n, c, r);
       (post ? posts : rest).push_back(n);
       if (post && !rest.empty()) moved = true;
     }
@@ -225,7 +261,7 @@ SafeOrder receives_first(const FoldedProgram& p, const std::vector<uint32_t>& ru
 SafeOrder safe_order(const FoldedProgram& p, const RequestSlots& slots, const std::vector<uint32_t>& run) {
   bool analysed = false;
   SafeOrder o = simulated_order(p, slots, run, analysed);
-  return analysed ? o : receives_first(p, run);
+  return analysed ? o : receives_first(p, slots, run);
 }
 
 }  // namespace skt::gen

@@ -2,7 +2,7 @@
 // generator).
 //
 // Merging puts each communication step into one order for every rank
-// (Irecv + Wait, sends, receives), and the application's own per-rank
+// (Irecvs, sends, receives, Waits), and the application's own per-rank
 // order is gone. A step of blocking calls in that order can deadlock once
 // messages are too large for the MPI's eager buffers (everyone sends first).
 // safe_order() checks a run under the strictest rule, rendezvous (a send
@@ -12,7 +12,9 @@
 // first): the smallest unfinished message then always has both ends ready.
 // The new order is simulated too before it is used. A run it cannot model
 // (an MPI_Irecv from MPI_ANY_SOURCE, requests from outside the run) gets
-// each rank's non-blocking receives posted first instead.
+// each rank's non-blocking receives posted first instead. Neither moves a
+// request-creating call across a completion naming the same ring of request
+// slots (it would complete another request, or reuse a pending slot).
 #pragma once
 
 #include <cstdint>
