@@ -1,5 +1,6 @@
 // skelgen compress: fold a merged trace (or, for tests and benchmarks, a
 // plain symbol string) into nested loops.
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <chrono>
@@ -69,6 +70,9 @@ void setup_compress(CLI::App& app, CompressOptions& opt) {
   app.add_option("--symbols", opt.symbols, "Fold a plain symbol string instead of a merged trace")
       ->check(CLI::ExistingFile);
   app.add_flag("-q,--quiet", opt.quiet, "No summary, progress or timing");
+  app.add_flag("--json", opt.json,
+               "Print the summary as one JSON object (symbols, folded_length, main_loop_body, main_loop_count, "
+               "fold_s, ...; docs/compress.md)");
 }
 
 static int run_compress_merged(const CompressOptions& opt) {
@@ -90,16 +94,20 @@ static int run_compress_merged(const CompressOptions& opt) {
   }
   skt::write_folded(out, p);
   auto secs = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
-  if (!opt.quiet) {
-    size_t loops = 0;
-    for (const auto& n : p.nodes) loops += n.is_loop();
+  size_t loops = 0;
+  for (const auto& n : p.nodes) loops += n.is_loop();
+  const skt::FoldedProgram::LoopSummary main = p.main_loop();
+  struct stat sb {};
+  stat(out.c_str(), &sb);
+  if (!opt.quiet && !opt.json) {
     std::string form = p.to_string();
     if (form.size() > 300) form = form.substr(0, 300) + " ...";
-    struct stat sb {};
-    stat(out.c_str(), &sb);
     std::printf("folded:  %s -> %s\n", opt.input.c_str(), out.c_str());
     std::printf("calls:   %zu merged events, %zu symbols, folded length %llu, %zu loops\n", m.events.size(),
                 p.symbols.events.size(), static_cast<unsigned long long>(p.length()), loops);
+    if (main.found)
+      std::printf("main:    (%llu)^%llu, %.1f %% of the calls\n", static_cast<unsigned long long>(main.body_length),
+                  static_cast<unsigned long long>(main.count), 100.0 * main.covered / std::max<size_t>(1, m.events.size()));
     std::printf("program: %s\n", form.c_str());
     std::printf("time:    %.3f s (read %.3f, fold %.3f); %lld bytes\n", secs(t0, clock::now()), secs(t0, t1),
                 secs(t1, t2), static_cast<long long>(sb.st_size));
@@ -111,7 +119,26 @@ static int run_compress_merged(const CompressOptions& opt) {
       std::fprintf(stderr, "skelgen: error: %s does not reproduce the merged trace\n", out.c_str());
       return 1;
     }
-    if (!opt.quiet) std::printf("verify:  expands to every merged call; each rank's times kept within 0.1%%\n");
+    if (!opt.quiet && !opt.json)
+      std::printf("verify:  expands to every merged call; each rank's times kept within 0.1%%\n");
+  }
+  if (opt.json) {
+    nlohmann::json j = {{"input", opt.input},
+                        {"output", out},
+                        {"merged_events", m.events.size()},
+                        {"symbols", p.symbols.events.size()},
+                        {"folded_length", p.length()},
+                        {"loops", loops},
+                        {"compression_ratio", static_cast<double>(m.events.size()) / std::max<uint64_t>(1, p.length())},
+                        {"main_loop_body", main.found ? nlohmann::json(main.body_length) : nlohmann::json()},
+                        {"main_loop_count", main.found ? nlohmann::json(main.count) : nlohmann::json()},
+                        {"main_loop_covered", main.covered},
+                        {"read_s", secs(t0, t1)},
+                        {"fold_s", secs(t1, t2)},
+                        {"bytes", static_cast<long long>(sb.st_size)},
+                        {"verified", opt.verify},
+                        {"program", p.to_string()}};
+    std::printf("%s\n", j.dump().c_str());
   }
   return 0;
 }

@@ -25,6 +25,8 @@ void setup_merge(CLI::App& app, MergeOptions& opt) {
   app.add_flag("--verify", opt.verify,
                "Read the merged file back and check that every rank's calls, parameters and times come out exactly");
   app.add_flag("-q,--quiet", opt.quiet, "Print nothing but errors");
+  app.add_flag("--json", opt.json,
+               "Print the summary as one JSON object (ranks, calls_per_rank_min/max, merged_events, merge_s, ...)");
 }
 
 int run_merge(const MergeOptions& opt) {
@@ -44,23 +46,24 @@ int run_merge(const MergeOptions& opt) {
   skt::write_merged(out, m);
   auto t3 = clock::now();
   auto secs = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
-  if (!opt.quiet) {
-    uint64_t total = 0, lo = UINT64_MAX, hi = 0;
-    for (const auto& r : m.ranks) {
-      total += r.events;
-      lo = std::min<uint64_t>(lo, r.events);
-      hi = std::max<uint64_t>(hi, r.events);
+
+  uint64_t total = 0, lo = UINT64_MAX, hi = 0;
+  for (const auto& r : m.ranks) {
+    total += r.events;
+    lo = std::min<uint64_t>(lo, r.events);
+    hi = std::max<uint64_t>(hi, r.events);
+  }
+  size_t partial = 0, tables = 0, described = 0;
+  for (const auto& e : m.events) {
+    partial += e.ranks.size() != m.world_size;
+    for (const auto& d : e.params) {
+      described += d.kind != skt::ParamKind::kAbsent;
+      tables += d.kind == skt::ParamKind::kTable;
     }
-    size_t partial = 0, tables = 0, described = 0;
-    for (const auto& e : m.events) {
-      partial += e.ranks.size() != m.world_size;
-      for (const auto& d : e.params) {
-        described += d.kind != skt::ParamKind::kAbsent;
-        tables += d.kind == skt::ParamKind::kTable;
-      }
-    }
-    struct stat sb {};
-    stat(out.c_str(), &sb);
+  }
+  struct stat sb {};
+  stat(out.c_str(), &sb);
+  if (!opt.quiet && !opt.json) {
     std::printf("merged:  %s -> %s\n", input.c_str(), out.c_str());
     std::printf("ranks:   %u, %llu calls in all, %llu..%llu per rank\n", m.world_size,
                 static_cast<unsigned long long>(total), static_cast<unsigned long long>(lo),
@@ -83,7 +86,27 @@ int run_merge(const MergeOptions& opt) {
       std::fprintf(stderr, "skelgen: error: %s does not rebuild the ranks' calls exactly\n", out.c_str());
       return 1;
     }
-    if (!opt.quiet) std::printf("verify:  every rank's calls, parameters and times rebuilt exactly\n");
+    if (!opt.quiet && !opt.json) std::printf("verify:  every rank's calls, parameters and times rebuilt exactly\n");
+  }
+  if (opt.json) {
+    nlohmann::json j = {{"input", input},
+                        {"output", out},
+                        {"ranks", m.world_size},
+                        {"calls", total},
+                        {"calls_per_rank_min", lo},
+                        {"calls_per_rank_max", hi},
+                        {"merged_events", m.events.size()},
+                        {"partial_events", partial},
+                        {"distinct_calls", m.identities.size()},
+                        {"params_described", described},
+                        {"params_by_table", tables},
+                        {"read_s", secs(t0, t1)},
+                        {"merge_s", secs(t1, t2)},
+                        {"write_s", secs(t2, t3)},
+                        {"total_s", secs(t0, t3)},
+                        {"bytes", static_cast<long long>(sb.st_size)},
+                        {"verified", opt.verify}};
+    std::printf("%s\n", j.dump().c_str());
   }
   return 0;
 }

@@ -46,6 +46,7 @@ struct MergeOptions {
   bool allow_partial = false;
   bool verify = false;
   bool quiet = false;
+  bool json = false;
 };
 void setup_merge(CLI::App& app, MergeOptions& opt);
 int run_merge(const MergeOptions& opt);
@@ -55,6 +56,7 @@ struct CompressOptions {
   double band = 0.25;
   bool verify = false;
   bool quiet = false;
+  bool json = false;
 };
 void setup_compress(CLI::App& app, CompressOptions& opt);
 int run_compress(const CompressOptions& opt);

@@ -76,6 +76,32 @@ std::string FoldedProgram::to_string() const {
 
 uint64_t FoldedProgram::length() const { return length_of(*this, top); }
 
+namespace {
+// Calls one run of the items expands to.
+uint64_t expanded_size(const FoldedProgram& p, const std::vector<uint32_t>& items) {
+  uint64_t n = 0;
+  for (uint32_t i : items) n += p.nodes.at(i).is_loop() ? p.nodes[i].count * expanded_size(p, p.nodes[i].body) : 1;
+  return n;
+}
+
+// Pre-order walk, so that on equal coverage the outer loop (seen first) stays.
+void find_main_loop(const FoldedProgram& p, const std::vector<uint32_t>& items, FoldedProgram::LoopSummary& best) {
+  for (uint32_t i : items) {
+    const FoldedNode& n = p.nodes.at(i);
+    if (!n.is_loop()) continue;
+    uint64_t covered = n.instances * n.count * expanded_size(p, n.body);
+    if (!best.found || covered > best.covered) best = {true, i, length_of(p, n.body), n.count, covered};
+    find_main_loop(p, n.body, best);
+  }
+}
+}  // namespace
+
+FoldedProgram::LoopSummary FoldedProgram::main_loop() const {
+  LoopSummary best;
+  find_main_loop(*this, top, best);
+  return best;
+}
+
 std::vector<int64_t> FoldedProgram::expand() const {
   std::vector<int64_t> out;
   expand_into(*this, top, out);

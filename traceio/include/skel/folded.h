@@ -60,6 +60,18 @@ struct FoldedProgram {
   uint64_t length() const;
   // The symbol sequence the program stands for.
   std::vector<int64_t> expand() const;
+
+  // The main loop: the loop whose runs cover the most calls of the expanded
+  // program (count x calls per iteration x instances); the outermost one on a
+  // tie. found = false when the program has no loop.
+  struct LoopSummary {
+    bool found = false;
+    uint32_t node = 0;
+    uint64_t body_length = 0;  // symbols written in its body (nested loops folded)
+    uint64_t count = 0;        // iterations per instance
+    uint64_t covered = 0;      // calls of the expanded program inside its runs
+  };
+  LoopSummary main_loop() const;
 };
 
 void write_folded(const std::string& path, const FoldedProgram& p);
