@@ -1,0 +1,245 @@
+#!/usr/bin/env python3
+"""The tables and the plot of an NPB experiment (npb-experiment writes them after every benchmark).
+
+  OUT/results.csv     one row per benchmark (columns: CSV_COLUMNS, meanings in docs/npb.md)
+  OUT/report.md       the results, and the published figures beside ours (MISSION.md sections 3 and 5)
+  OUT/runtime.svg     predicted against actual runtime, log-log, with the y = x line
+  OUT/experiment.json the options and the command, so that the report can be rebuilt
+
+Rebuild the report and plot of an existing experiment:  npb-scripts/npb_report.py OUT
+"""
+import csv
+import datetime
+import html
+import json
+import math
+import os
+import platform
+import subprocess
+import sys
+
+CSV_COLUMNS = ["benchmark", "class", "ranks", "mpi", "target", "scale", "status", "verification",
+               "traced_verification", "calls_per_rank_min", "calls_per_rank_max", "merged_length", "merge_s",
+               "symbols", "folded_length", "loops", "main_loop_body", "main_loop_count", "compression_ratio", "fold_s",
+               "original_s", "original_min_s", "skeleton_s", "predicted_s", "predicted_min_s", "predicted_max_s",
+               "error_pct", "traced_run_s", "note"]
+
+# MISSION.md section 3: NPB class C on 16 ranks, events per rank -> folded length, main loop (body) x count.
+PUBLISHED_FOLD = {
+    "BT": (17111, 44, 15, 200),
+    "CG": (41954, 26, 12, 75),
+    "LU": (324355, 38, 7, 249),
+    "MG": (10043, 302, 134, 20),
+    "SP": (26891, 43, 15, 400),
+}
+PUBLISHED_CLASS = "C"
+# MISSION.md section 5: published prediction error at K = 10.
+PUBLISHED_ERROR_PCT = {"homogeneous": 3.0, "heterogeneous": 10.0}
+# Main-loop iterations of NPB 3.4 per class (the benchmarks' own npbparams), where the published figures exist.
+ITERATIONS = {
+    "BT": {"S": 60, "W": 200, "A": 200, "B": 200, "C": 200},
+    "CG": {"S": 15, "W": 15, "A": 15, "B": 75, "C": 75},
+    "LU": {"S": 50, "W": 300, "A": 250, "B": 250, "C": 250},
+    "MG": {"S": 4, "W": 40, "A": 4, "B": 20, "C": 20},
+    "SP": {"S": 100, "W": 400, "A": 400, "B": 400, "C": 400},
+}
+FOLD_TIME_TARGET_S = 0.2
+ERROR_TARGET_PCT = 3.0
+
+
+def _num(v):
+    if v in (None, ""):
+        return None
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return v
+    return int(f) if f.is_integer() and "." not in str(v) and "e" not in str(v).lower() else f
+
+
+def read_csv(path):
+    with open(path, newline="") as f:
+        return [{k: _num(v) if k not in ("benchmark", "class", "mpi", "target", "status", "verification",
+                                          "traced_verification", "note") else v
+                 for k, v in r.items()} for r in csv.DictReader(f)]
+
+
+def write_csv(path, rows):
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=CSV_COLUMNS, extrasaction="ignore")
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: ("" if r.get(k) is None else
+                            f"{r[k]:.6g}" if isinstance(r.get(k), float) else r.get(k, "")) for k in CSV_COLUMNS})
+
+
+def _f(v, fmt):
+    return "" if v in (None, "") else format(v, fmt)
+
+
+def _main_loop(r):
+    return f"({r['main_loop_body']})×{r['main_loop_count']}" if r.get("main_loop_body") not in (None, "") else "none"
+
+
+def machine_line():
+    cpu = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), "")
+    except OSError:
+        pass
+    return f"{platform.node()}, {os.cpu_count()} cores{', ' + cpu if cpu else ''}, {platform.system()} " \
+           f"{platform.release()}"
+
+
+def skelgen_revision(root):
+    try:
+        return subprocess.run(["git", "-C", root, "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              timeout=10).stdout.strip() or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def report_md(rows, meta):
+    ok = [r for r in rows if r.get("status") == "ok"]
+    simgrid = meta.get("simgrid")
+    kind = "heterogeneous" if simgrid and "hetero" in os.path.basename(simgrid) else "homogeneous"
+    truth = (f"the benchmark itself simulated on `{os.path.basename(simgrid)}` (smpirun, SimGrid build of NPB)"
+             if simgrid else f"the benchmark run untraced here, median of {meta['reps']} (`skelgen time`)")
+    out = [f"# {meta.get('title') or 'NPB class %s, %d ranks, %s' % (meta['cls'], meta['np'], meta['mpi'])}", "",
+           f"Command: `{meta['command']}`  ",
+           f"Date: {meta['date']}; skelgen {meta['revision']}; machine: {meta['machine']}  ",
+           f"Original runtime: {truth}. Prediction: the K = {meta['scale']} skeleton, "
+           f"{'simulated on the same platform and hosts' if simgrid else 'run here'}, median of {meta['reps']} "
+           f"runs (`skelgen predict`). Times are the slowest rank's MPI_Init to MPI_Finalize.", "",
+           "| benchmark | verification (original / traced) | calls per rank (min–max) | merged length | merge s | "
+           "folded length | main loop | compression | fold s | original s | skeleton s | predicted s | error |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        if r.get("status") != "ok":
+            out.append(f"| {r['benchmark']} | {r.get('status')}: {r.get('note', '')} |" + " |" * 11)
+            continue
+        out.append(
+            f"| {r['benchmark']} | {r['verification']} / {r['traced_verification']} | "
+            f"{r['calls_per_rank_min']:,}–{r['calls_per_rank_max']:,} | {r['merged_length']:,} | "
+            f"{_f(r['merge_s'], '.2g')} | {r['folded_length']} | {_main_loop(r)} | "
+            f"{_f(r['compression_ratio'], '.1f')} | {_f(r['fold_s'], '.2g')} | {_f(r['original_s'], '.3f')} | "
+            f"{_f(r['skeleton_s'], '.3f')} | {_f(r['predicted_s'], '.3f')} | {_f(r['error_pct'], '+.1f')} % |")
+    out += ["", "Compression = merged length / folded length. Main loop = the loop covering the most calls: "
+            "(folded length of its body) × iterations.", ""]
+    if ok:
+        errs = [abs(r["error_pct"]) for r in ok]
+        within = sum(e <= ERROR_TARGET_PCT for e in errs)
+        folds = [r["fold_s"] for r in ok]
+        out += ["## Against the targets and the published figures", "",
+                f"- Prediction error: mean |error| {sum(errs) / len(errs):.1f} %, largest {max(errs):.1f} %; "
+                f"{within} of {len(errs)} within {ERROR_TARGET_PCT:g} %. Published ({kind}, K = 10): within "
+                f"{PUBLISHED_ERROR_PCT[kind]:g} %.",
+                f"- Fold time: largest {max(folds):.3f} s (target ≤ {FOLD_TIME_TARGET_S} s per benchmark).", ""]
+        pub = [r for r in ok if r["benchmark"] in PUBLISHED_FOLD]
+        if pub:
+            out += [f"Folding beside the published figures (class {PUBLISHED_CLASS}, 16 ranks; MISSION.md §3). "
+                    "The target (folded length no longer than published) applies where the main-loop iteration "
+                    "counts match.", "",
+                    "| benchmark | iterations ours / published | calls per rank ours | events per rank published | "
+                    "folded length ours | published | main loop ours | published | target |",
+                    "|---|---|---|---|---|---|---|---|---|"]
+            for r in pub:
+                ev, fl, body, cnt = PUBLISHED_FOLD[r["benchmark"]]
+                it_ours = ITERATIONS[r["benchmark"]].get(r["class"])
+                it_pub = ITERATIONS[r["benchmark"]][PUBLISHED_CLASS]
+                if it_ours == it_pub:
+                    verdict = "met" if r["folded_length"] <= fl else "missed"
+                else:
+                    verdict = "n/a (iterations differ)"
+                out.append(f"| {r['benchmark']} | {it_ours} / {it_pub} | {r['calls_per_rank_max']:,} | {ev:,} | "
+                           f"{r['folded_length']} | {fl} | {_main_loop(r)} | ({body})×{cnt} | {verdict} |")
+            out.append("")
+        out += ["![predicted vs actual runtime](runtime.svg)", ""]
+    return "\n".join(out)
+
+
+def runtime_svg(rows, title):
+    pts = [(r["original_s"], r["predicted_s"], r["benchmark"]) for r in rows
+           if r.get("status") == "ok" and r.get("original_s") and r.get("predicted_s")]
+    w, h, m = 520, 480, 70
+    svg = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" '
+           f'font-size="12">', f'<rect width="{w}" height="{h}" fill="white"/>',
+           f'<text x="{w / 2}" y="22" text-anchor="middle" font-size="14">{html.escape(title)}</text>']
+    if not pts:
+        svg += [f'<text x="{w / 2}" y="{h / 2}" text-anchor="middle">no benchmark finished</text>', "</svg>"]
+        return "\n".join(svg)
+    vals = [v for p in pts for v in p[:2]]
+    lo = 10 ** math.floor(math.log10(min(vals)))
+    hi = 10 ** math.ceil(math.log10(max(vals)))
+    if hi <= lo * 10:
+        hi = lo * 10
+    span = math.log10(hi) - math.log10(lo)
+    x = lambda v: m + (math.log10(v) - math.log10(lo)) / span * (w - 2 * m)  # noqa: E731
+    y = lambda v: h - m - (math.log10(v) - math.log10(lo)) / span * (h - 2 * m)  # noqa: E731
+    svg.append(f'<rect x="{m}" y="{m}" width="{w - 2 * m}" height="{h - 2 * m}" fill="none" stroke="black"/>')
+    d = lo
+    while d <= hi * 1.0001:
+        svg += [f'<line x1="{x(d):.1f}" y1="{h - m}" x2="{x(d):.1f}" y2="{m}" stroke="#ddd"/>',
+                f'<line x1="{m}" y1="{y(d):.1f}" x2="{w - m}" y2="{y(d):.1f}" stroke="#ddd"/>',
+                f'<text x="{x(d):.1f}" y="{h - m + 16}" text-anchor="middle">{d:g}</text>',
+                f'<text x="{m - 6}" y="{y(d) + 4:.1f}" text-anchor="end">{d:g}</text>']
+        d *= 10
+    # y = f x lines, clipped to the plot: exact, and +-10 %
+    svg.append(f'<clipPath id="plot"><rect x="{m}" y="{m}" width="{w - 2 * m}" height="{h - 2 * m}"/></clipPath>')
+    for f, style in ((1.0, 'stroke="black"'), (1.1, 'stroke="#999" stroke-dasharray="4 3"'),
+                     (1 / 1.1, 'stroke="#999" stroke-dasharray="4 3"')):
+        x0, x1 = lo / 2, hi * 2
+        svg.append(f'<line x1="{x(x0):.1f}" y1="{y(x0 * f):.1f}" x2="{x(x1):.1f}" y2="{y(x1 * f):.1f}" {style} '
+                   f'clip-path="url(#plot)"/>')
+    for orig, pred, name in pts:
+        svg += [f'<circle cx="{x(orig):.1f}" cy="{y(pred):.1f}" r="4" fill="#1f77b4"/>',
+                f'<text x="{x(orig) + 6:.1f}" y="{y(pred) - 6:.1f}">{html.escape(name)} '
+                f'{100 * (pred - orig) / orig:+.1f}%</text>']
+    svg += [f'<text x="{w / 2}" y="{h - 20}" text-anchor="middle">actual runtime (s)</text>',
+            f'<text x="18" y="{h / 2}" text-anchor="middle" transform="rotate(-90 18 {h / 2})">predicted runtime (s)'
+            f'</text>', f'<text x="{w - m}" y="{m - 8}" text-anchor="end" fill="#666">solid: exact; dashed: ±10 %'
+                        f'</text>', "</svg>"]
+    return "\n".join(svg)
+
+
+def write_all(out_dir, rows, args=None, command=None):
+    meta_path = os.path.join(out_dir, "experiment.json")
+    if args is not None:
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        meta = {"cls": args.cls, "np": args.np, "mpi": args.mpi, "reps": args.reps, "scale": args.scale,
+                "simgrid": args.simgrid, "hostfile": args.hostfile, "npb_dir": args.npb_dir, "title": args.title,
+                "command": command, "machine": machine_line(), "revision": skelgen_revision(root),
+                "date": datetime.date.today().isoformat()}
+        with open(meta_path, "w") as f:
+            json.dump(meta, f, indent=1)
+    else:
+        with open(meta_path) as f:
+            meta = json.load(f)
+    write_csv(os.path.join(out_dir, "results.csv"), rows)
+    with open(os.path.join(out_dir, "report.md"), "w") as f:
+        f.write(report_md(rows, meta))
+    title = meta.get("title") or f"NPB class {meta['cls']}, {meta['np']} ranks, {meta['mpi']}"
+    if meta.get("simgrid"):
+        title += f", {os.path.basename(meta['simgrid'])}"
+    with open(os.path.join(out_dir, "runtime.svg"), "w") as f:
+        f.write(runtime_svg(rows, title))
+
+
+def main(argv):
+    if len(argv) != 2 or argv[1].startswith("-"):
+        print(__doc__.strip(), file=sys.stderr)
+        return 2
+    out_dir = argv[1]
+    for need in ("results.csv", "experiment.json"):
+        if not os.path.isfile(os.path.join(out_dir, need)):
+            print(f"npb_report: error: {os.path.join(out_dir, need)}: missing (not an npb-experiment output "
+                  "directory?)", file=sys.stderr)
+            return 2
+    write_all(out_dir, read_csv(os.path.join(out_dir, "results.csv")))
+    print(f"{out_dir}/report.md, {out_dir}/runtime.svg")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,71 @@
+#!/bin/bash
+# npb-scripts/npb-experiment end to end on stand-in NPB binaries (tests/npb/fake_npb.c; NPB itself is
+# never in this repository), 2 MPICH ranks:
+#   - cg.S.x (40 iterations) goes through every stage: NPB verification SUCCESSFUL untraced and traced,
+#     the main loop found is the program's own (count 40), the skeleton predicts a runtime, the error
+#     column is (predicted - original) / original, the report and the plot are written;
+#   - bt (not a square number of ranks) and sp (not built) are skipped with their reason;
+#   - is.S.x prints "Verification = UNSUCCESSFUL": reported as failed, exit status 3;
+#   - bad options: one-line errors, exit status 2.
+#   run_npb_scripts_test.sh REPO BUILD_DIR FAKE_NPB_DIR WORK
+set -euo pipefail
+repo=$1 build=$2 npb=$3 work=$4
+exp=$repo/npb-scripts/npb-experiment
+rm -rf "$work" && mkdir -p "$work"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+rc=0
+"$exp" --npb-dir "$npb" --class S --np 2 --mpi mpich --benchmarks cg,bt,sp,is --reps 2 --timeout 120 \
+  --skelgen "$build/bin/skelgen" --out "$work/out" 2> "$work/stderr" || rc=$?
+cat "$work/stderr"
+[ $rc = 3 ] || fail "expected exit status 3 (IS failed its verification), got $rc"
+python3 - "$work/out" <<'PY'
+import csv, sys, xml.dom.minidom
+out = sys.argv[1]
+rows = {r["benchmark"]: r for r in csv.DictReader(open(f"{out}/results.csv"))}
+def check(cond, msg):
+    if not cond:
+        sys.exit(f"FAIL: {msg}")
+cg = rows["CG"]
+check(cg["status"] == "ok", f"CG: {cg['status']} {cg['note']}")
+check(cg["verification"] == "SUCCESSFUL" and cg["traced_verification"] == "SUCCESSFUL", "CG verification")
+# the program's own structure: 40 iterations of Irecv, Send, Wait, Allreduce; Init and Finalize around
+check(cg["main_loop_count"] == "40", f"CG main loop count {cg['main_loop_count']} (the program runs 40)")
+check(cg["calls_per_rank_min"] == cg["calls_per_rank_max"] == str(2 + 40 * 4), f"CG calls per rank {cg['calls_per_rank_min']}")
+orig, pred, err = float(cg["original_s"]), float(cg["predicted_s"]), float(cg["error_pct"])
+check(orig > 0 and pred > 0 and float(cg["skeleton_s"]) > 0, "CG runtimes must be positive")
+check(abs(err - 100 * (pred - orig) / orig) < 0.01, f"CG error {err} is not (predicted - original) / original")
+check(abs(err) < 60, f"CG prediction error {err} % is far off")
+check(float(cg["fold_s"]) >= 0 and float(cg["merge_s"]) >= 0, "CG times")
+check(rows["BT"]["status"] == "skipped" and "square" in rows["BT"]["note"], "BT must be skipped (2 is not square)")
+check(rows["SP"]["status"] == "skipped", "SP must be skipped (2 is not square)")
+check(rows["IS"]["status"] == "failed" and "UNSUCCESSFUL" in rows["IS"]["note"], f"IS: {rows['IS']}")
+report = open(f"{out}/report.md").read()
+check("| CG | SUCCESSFUL / SUCCESSFUL |" in report, "report: CG row")
+check("Folding beside the published figures" in report and "| CG | 15 / 75 |" in report, "report: published CG")
+check("runtime.svg" in report, "report: plot")
+svg = xml.dom.minidom.parse(f"{out}/runtime.svg")
+check(len(svg.getElementsByTagName("circle")) == 1, "plot: one point (CG)")
+print("npb-experiment: CSV, report and plot checked")
+PY
+# the report is rebuilt from the CSV alone
+rm "$work/out/report.md" && "$repo/npb-scripts/npb_report.py" "$work/out" > /dev/null
+grep -q "| CG | SUCCESSFUL / SUCCESSFUL |" "$work/out/report.md" || fail "npb_report.py did not rebuild the report"
+
+# bad input: one line on stderr, exit status 2, nothing run
+expect_error() {  # expect_error PATTERN ARGS...
+  local pat=$1; shift
+  local rc=0
+  "$exp" "$@" > "$work/err.out" 2> "$work/err.txt" || rc=$?
+  [ $rc = 2 ] || { cat "$work/err.txt"; fail "'$*': exit status $rc, expected 2"; }
+  [ "$(wc -l < "$work/err.txt")" = 1 ] || { cat "$work/err.txt"; fail "'$*': expected one line"; }
+  grep -q -- "$pat" "$work/err.txt" || { cat "$work/err.txt"; fail "'$*': expected '$pat'"; }
+}
+expect_error "no bin/ directory" --npb-dir "$work/nowhere" --class S --np 2 --mpi mpich
+expect_error "unknown benchmark 'xx'" --npb-dir "$npb" --class S --np 2 --mpi mpich --benchmarks cg,xx
+expect_error "skelgen not found" --npb-dir "$npb" --class S --np 2 --mpi mpich --skelgen "$work/none"
+expect_error "needs --simgrid-npb-dir" --npb-dir "$npb" --class S --np 2 --mpi mpich \
+  --skelgen "$build/bin/skelgen" --simgrid "$repo/predict/platforms/homogeneous16.xml"
+expect_error "--launcher must contain {np}" --npb-dir "$npb" --class S --np 2 --mpi mpich \
+  --skelgen "$build/bin/skelgen" --launcher "mpiexec.mpich -n 2"
+echo "PASS"
