@@ -203,14 +203,20 @@ def runtime_svg(rows, title):
     return "\n".join(svg)
 
 
-def write_all(out_dir, rows, args=None, command=None):
+def experiment_meta(args, command):
+    """What report.md says of the experiment: its options, command, machine, skelgen revision, date."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return {"cls": args.cls, "np": args.np, "mpi": args.mpi, "reps": args.reps, "scale": args.scale,
+            "simgrid": args.simgrid, "hostfile": args.hostfile, "npb_dir": args.npb_dir, "title": args.title,
+            "command": command, "machine": machine_line(), "revision": skelgen_revision(root),
+            "date": datetime.date.today().isoformat()}
+
+
+def write_all(out_dir, rows, meta=None):
+    """Writes the CSV, the report and the plot; meta (experiment_meta) is saved to, or else read from,
+    OUT/experiment.json."""
     meta_path = os.path.join(out_dir, "experiment.json")
-    if args is not None:
-        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        meta = {"cls": args.cls, "np": args.np, "mpi": args.mpi, "reps": args.reps, "scale": args.scale,
-                "simgrid": args.simgrid, "hostfile": args.hostfile, "npb_dir": args.npb_dir, "title": args.title,
-                "command": command, "machine": machine_line(), "revision": skelgen_revision(root),
-                "date": datetime.date.today().isoformat()}
+    if meta is not None:
         with open(meta_path, "w") as f:
             json.dump(meta, f, indent=1)
     else:

@@ -80,11 +80,12 @@ bool creates_ref(const RequestSlots& slots, uint32_t made, uint32_t completion, 
 
 bool keeps_request_order(const RequestSlots& slots, const std::vector<uint32_t>& before,
                          const std::vector<uint32_t>& after, uint32_t rank) {
-  auto pos = [](const std::vector<uint32_t>& v, uint32_t n) { return std::find(v.begin(), v.end(), n) - v.begin(); };
-  for (uint32_t x : before)
-    for (uint32_t c : before)
-      if (x != c && creates_ref(slots, x, c, rank) &&
-          (pos(before, x) < pos(before, c)) != (pos(after, x) < pos(after, c)))
+  std::map<uint32_t, size_t> now;  // node -> its place in `after` (a run's nodes are distinct)
+  for (size_t i = 0; i < after.size(); ++i) now[after[i]] = i;
+  for (size_t i = 0; i < before.size(); ++i)
+    for (size_t j = 0; j < before.size(); ++j)
+      if (i != j && creates_ref(slots, before[i], before[j], rank) &&
+          (i < j) != (now[before[i]] < now[before[j]]))
         return false;
   return true;
 }

@@ -7,11 +7,7 @@
 
 int main(int argc, char** argv) {
   int rank, size;
-  MPI_Init(&argc, &argv);
-  applog_open();
-  LOG("MPI_Init");
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  app_start(&argc, &argv, &rank, &size);
   int next = (rank + 1) % size, prev = (rank + size - 1) % size;
   int v = rank, w;
   for (int it = 0; it < 2000; ++it) {

@@ -30,6 +30,15 @@ static void applog_open(void) {
     }                                     \
   } while (0)
 
+/* Every test program's start: MPI_Init (logged), its rank and the world size. */
+static void app_start(int* argc, char*** argv, int* rank, int* size) {
+  MPI_Init(argc, argv);
+  applog_open();
+  LOG("MPI_Init");
+  MPI_Comm_rank(MPI_COMM_WORLD, rank);
+  MPI_Comm_size(MPI_COMM_WORLD, size);
+}
+
 /* The main loop's iteration count: argv[1] if given (the prediction
  * benchmark runs longer versions), else the tests' default. */
 static int app_iters(int argc, char** argv, int default_iters) {

@@ -14,11 +14,7 @@ static void log_counts(char* out, size_t n, const int* c, int k) {
 
 int main(int argc, char** argv) {
   int rank, size;
-  MPI_Init(&argc, &argv);
-  applog_open();
-  LOG("MPI_Init");
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  app_start(&argc, &argv, &rank, &size);
 
   MPI_Comm half;
   int color = rank % 2;

@@ -6,11 +6,7 @@
 int main(int argc, char** argv) {
   int rank, size, dims[2] = {0, 0}, periods[2] = {0, 0}, remain[2] = {0, 1};
   MPI_Comm cart, row;
-  MPI_Init(&argc, &argv);
-  applog_open();
-  LOG("MPI_Init");
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  app_start(&argc, &argv, &rank, &size);
   MPI_Dims_create(size, 2, dims);
   MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &cart);
   {

@@ -6,11 +6,7 @@
 
 int main(int argc, char** argv) {
   int rank, size;
-  MPI_Init(&argc, &argv);
-  applog_open();
-  LOG("MPI_Init");
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  app_start(&argc, &argv, &rank, &size);
   int nw = size - 1;
   double result = 0;
   for (int round = 0; round < 3; ++round) {

@@ -24,11 +24,7 @@ static void exchange(double* out, double* in, int n, int partner, int tag, const
 
 int main(int argc, char** argv) {
   int rank, size;
-  MPI_Init(&argc, &argv);
-  applog_open();
-  LOG("MPI_Init");
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  app_start(&argc, &argv, &rank, &size);
   int partner = (rank ^ 1) < size ? rank ^ 1 : MPI_PROC_NULL;
   const int iters = app_iters(argc, argv, 30);
   double* out = malloc(BIG * sizeof(double));

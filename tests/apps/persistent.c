@@ -5,11 +5,7 @@
 
 int main(int argc, char** argv) {
   int rank, size;
-  MPI_Init(&argc, &argv);
-  applog_open();
-  LOG("MPI_Init");
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  app_start(&argc, &argv, &rank, &size);
   int next = (rank + 1) % size, prev = (rank + size - 1) % size;
   double out[16], in[16], sum = 0;
   for (int i = 0; i < 16; ++i) out[i] = rank + i;
