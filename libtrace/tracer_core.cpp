@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
+#include <sched.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -43,6 +44,7 @@ struct State {
   bool started = false;
   bool enabled = false;       // false after an I/O error or when disabled
   bool multiple = false;      // MPI_THREAD_MULTIPLE: take the lock
+  bool cpu_gaps = false;      // GapClock::kThreadCpu: every event also gets its gap's thread CPU time
   int rank = 0, size = 1;
   int stack_depth = 1;
   bool verbose = false;
@@ -79,6 +81,16 @@ State& st() {
 }
 
 thread_local int t_depth = 0;
+// GapClock::kThreadCpu: the calling thread's CPU clock when it entered the
+// current MPI call, and when the tracer was done with its previous one.
+thread_local int64_t t_cpu_entry = 0;
+thread_local int64_t t_cpu_last = 0;
+
+int64_t thread_cpu_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
+}
 
 template <typename H>
 uint64_t handle_bits(H h) {
@@ -301,21 +313,24 @@ std::string read_cmdline() {
   return out;
 }
 
-double calibrate(int ms, double& seconds) {
+// Kernel units per second of `clock` (now_ns or thread_cpu_ns), for `ms` of
+// that clock: per CPU second when ranks share cores, so that a contended
+// start-up does not understate the node's speed.
+double calibrate(int ms, double& seconds, int64_t (*clock)()) {
   if (ms <= 0) {
     seconds = 0;
     return 0;
   }
   volatile double sink = 0;
   unsigned long long units = 1000;
-  int64_t begin = now_ns();
+  int64_t begin = clock(), wall_begin = now_ns();
   double best = 0;
   // Double the work until one run takes ms/4, then keep the best rate of the
   // runs that fit in the budget (the best is the least disturbed).
   for (;;) {
-    int64_t a = now_ns();
+    int64_t a = clock();
     sink = sink + skel_kernel_run(units, 1.0 + static_cast<double>(units & 7));
-    int64_t b = now_ns();
+    int64_t b = clock();
     double dt = static_cast<double>(b - a) * 1e-9;
     if (dt > 0 && dt * 4000 >= ms) {
       double rate = static_cast<double>(units) / dt;
@@ -325,9 +340,54 @@ double calibrate(int ms, double& seconds) {
     }
     if ((b - begin) >= static_cast<int64_t>(ms) * 1000000) break;
   }
-  seconds = static_cast<double>(now_ns() - begin) * 1e-9;
+  seconds = static_cast<double>(now_ns() - wall_begin) * 1e-9;
   (void)sink;
   return best;
+}
+
+// Whether this node's ranks outnumber the CPUs they may run on (the union of
+// their affinity masks): then a rank's wall-clock gaps include time spent
+// waiting for a core. Collective over MPI_COMM_WORLD.
+bool ranks_outnumber_cpus(int& local, int& cpus) {
+  local = 1;
+  cpus = 0;
+  MPI_Comm node = MPI_COMM_NULL;
+  if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS) return false;
+  cpu_set_t mine;
+  CPU_ZERO(&mine);
+  if (sched_getaffinity(0, sizeof mine, &mine) != 0) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    for (long i = 0; i < n && i < CPU_SETSIZE; ++i) CPU_SET(i, &mine);
+  }
+  constexpr int kWords = sizeof(cpu_set_t) / sizeof(unsigned long);
+  unsigned long in[kWords], all[kWords];
+  std::memcpy(in, &mine, sizeof in);
+  int rc = PMPI_Allreduce(in, all, kWords, MPI_UNSIGNED_LONG, MPI_BOR, node);
+  PMPI_Comm_size(node, &local);
+  PMPI_Comm_free(&node);
+  if (rc != MPI_SUCCESS) return false;
+  cpu_set_t any;
+  std::memcpy(&any, all, sizeof any);
+  cpus = CPU_COUNT(&any);
+  return cpus > 0 && local > cpus;
+}
+
+// SKELTRACE_GAP_CLOCK: wall, cpu, or auto (cpu when ranks outnumber CPUs).
+// Collective (auto asks the node's ranks), so every rank must call it.
+bool choose_cpu_gaps(int rank) {
+  const char* v = std::getenv("SKELTRACE_GAP_CLOCK");
+  std::string mode = v && *v ? v : "auto";
+  if (mode != "auto" && mode != "wall" && mode != "cpu") {
+    if (rank == 0) std::fprintf(stderr, "skeltrace: ignoring SKELTRACE_GAP_CLOCK=%s (expected auto, wall or cpu)\n", v);
+    mode = "auto";
+  }
+  int local = 1, cpus = 0;
+  bool shared = ranks_outnumber_cpus(local, cpus);  // collective: called whatever the mode
+  if (mode != "auto") return mode == "cpu";
+  if (shared && rank == 0 && env_int("SKELTRACE_VERBOSE", 0, 0, 1))
+    std::fprintf(stderr, "skeltrace: %d ranks share %d CPUs on rank 0's node: computation measured in thread CPU time\n",
+                 local, cpus);
+  return shared;
 }
 
 // mkdir -p: every rank may race to create the same path, so EEXIST is fine.
@@ -359,7 +419,12 @@ bool recording() { return st().enabled; }
 bool enter() {
   if (t_depth > 0 || !st().enabled) return false;
   ++t_depth;
+  if (st().cpu_gaps) t_cpu_entry = thread_cpu_ns();
   return true;
+}
+
+void mark_entry() {
+  if (st().cpu_gaps) t_cpu_entry = thread_cpu_ns();
 }
 
 void leave() { --t_depth; }
@@ -529,6 +594,7 @@ void record(Rec& r) {
   if (r.key != kNone) w.put_int(Field::kKey, r.key);
   if (new_cid != kNone) w.put_int(Field::kNewComm, new_cid);
   if (committed != kNone) w.put_int(Field::kDtype, committed);
+  if (s.cpu_gaps) w.put_int(Field::kCpuGap, t_cpu_entry > t_cpu_last ? t_cpu_entry - t_cpu_last : 0);
   if (req_id != kNone) w.put_list(Field::kReqs, &req_id, 1);
   if (r.req_ids) w.put_list(Field::kReqs, r.req_ids, static_cast<size_t>(r.nreqs));
   if (r.req_sources) w.put_list(Field::kReqSources, r.req_sources, static_cast<size_t>(r.nreqs));
@@ -538,6 +604,7 @@ void record(Rec& r) {
   // The tracer's own time after the call (ids, encoding, a chunk flush) is
   // not application computation: move the time origin past it.
   s.origin_ns += now_ns() - r.t1;
+  if (s.cpu_gaps) t_cpu_last = thread_cpu_ns();
 }
 
 void start(int64_t t0, int64_t t1, uint32_t func, const void* ret, int provided, bool fortran) {
@@ -621,7 +688,9 @@ void start(int64_t t0, int64_t t1, uint32_t func, const void* ret, int provided,
   h.command_line = read_cmdline();
   h.kernel_name = SKEL_KERNEL_NAME;
   h.kernel_version = SKEL_KERNEL_VERSION;
-  h.kernel_units_per_s = calibrate(cal_ms, h.calibration_s);
+  s.cpu_gaps = choose_cpu_gaps(s.rank);
+  h.gap_clock = s.cpu_gaps ? GapClock::kThreadCpu : GapClock::kWall;
+  h.kernel_units_per_s = calibrate(cal_ms, h.calibration_s, s.cpu_gaps ? thread_cpu_ns : now_ns);
 
   register_predefined();
   s.comms.resize(2);
@@ -649,6 +718,7 @@ void start(int64_t t0, int64_t t1, uint32_t func, const void* ret, int provided,
     return;
   }
   std::atexit(flush_at_exit);
+  t_cpu_entry = t_cpu_last = thread_cpu_ns();
   Rec r(func, ret);
   r.t0 = t0;
   r.t1 = t1;
@@ -699,6 +769,7 @@ void abort_flush(const void* ret, MPI_Comm comm, int errorcode, bool fortran) {
   State& s = st();
   if (!s.enabled) return;
   Rec r(kFunc_MPI_Abort, ret);
+  mark_entry();
   r.t0 = r.t1 = now_ns();
   r.set_comm(comm);
   (void)errorcode;

@@ -25,6 +25,9 @@ int64_t now_ns();
 // True when this call is to be recorded; then the caller must call leave().
 bool enter();
 void leave();
+// Where a wrapper does not go through enter() (MPI_Finalize): note the entry
+// time of the call on the thread's CPU clock (GapClock::kThreadCpu traces).
+void mark_entry();
 // Nesting guard without the recording check (MPI_Init / MPI_Finalize wrappers).
 bool nested();
 void push();

@@ -191,6 +191,7 @@ extern "C" int MPI_Init_thread(int* argc, char*** argv, int required, int* provi
 extern "C" int MPI_Finalize(void) {
   if (nested()) return PMPI_Finalize();
   before_finalize();
+  mark_entry();
   int64_t t0 = now_ns();
   int rc = PMPI_Finalize();
   int64_t t1 = now_ns();
@@ -350,6 +351,7 @@ extern "C" void mpi_finalize_(MPI_Fint* ierr) {
   if (nested()) return pmpi_finalize_(ierr);
   before_finalize();
   push();
+  mark_entry();
   int64_t t0 = now_ns();
   pmpi_finalize_(ierr);
   int64_t t1 = now_ns();

@@ -62,6 +62,7 @@ json event_json(uint32_t rank, const Event& e, const skt::TraceFile& f) {
   j["t_start"] = static_cast<double>(e.t_start_ns) * 1e-9;
   j["duration"] = static_cast<double>(e.duration_ns) * 1e-9;
   j["gap"] = static_cast<double>(e.gap_ns) * 1e-9;
+  if (e.cpu_gap_ns != kNone) j["cpu_gap"] = static_cast<double>(e.cpu_gap_ns) * 1e-9;
   if (e.dtype != kNone) {
     j["dtype"] = e.dtype;
     j["dtype_size"] = f.datatype_size(e.dtype);
@@ -139,6 +140,11 @@ std::string event_text(uint32_t rank, const Event& e, const skt::TraceFile& f) {
   list("counts2", e.counts2);
   list("dims", e.dims);
   for (const std::string& fl : flag_names(e.flags)) s += " " + fl;
+  if (e.cpu_gap_ns != kNone) {
+    char cpu[48];
+    std::snprintf(cpu, sizeof cpu, " cpu_gap=%.9f", static_cast<double>(e.cpu_gap_ns) * 1e-9);
+    s += cpu;
+  }
   s += " @" + f.callsite_name(e.callsite);
   return s;
 }
@@ -164,6 +170,7 @@ json info_json(const skt::TraceFile& f) {
   j["stack_depth"] = h.stack_depth;
   j["kernel"] = {{"name", h.kernel_name}, {"version", h.kernel_version},
                  {"units_per_s", h.kernel_units_per_s}, {"calibration_s", h.calibration_s}};
+  j["gap_clock"] = h.gap_clock == skt::GapClock::kThreadCpu ? "thread_cpu" : "wall";
   j["events"] = f.events_read();
   j["end"] = skt::trace_end_name(f.end());
   json comms = json::array();
@@ -264,6 +271,14 @@ int dump_merged(const std::string& path, const DumpOptions& dopt) {
       }
       j["gap"] = gaps;
       j["duration"] = durs;
+      json works = json::array();
+      bool any_work = false;
+      for (uint32_t r : e.ranks) {
+        bool has = !m.ranks[r].works.empty();
+        any_work |= has;
+        works.push_back(has ? json(static_cast<double>(m.ranks[r].works[pos[r]]) * 1e-9) : json(nullptr));
+      }
+      if (any_work) j["cpu_gap"] = works;
       std::puts(j.dump().c_str());
     } else if (show) {
       std::puts((std::to_string(idx) + " " + event_words(m, e)).c_str());
@@ -328,6 +343,7 @@ int dump_folded(const std::string& path, const DumpOptions& opt) {
     for (size_t i = 0; i < p.nodes.size(); ++i) {
       const skt::FoldedNode& n = p.nodes[i];
       json j{{"type", "node"}, {"node", i}, {"instances", n.instances}, {"gap", stats_json(n.gap)}};
+      if (!n.work.empty()) j["cpu_gap"] = stats_json(n.work);
       if (n.is_loop()) {
         j["count"] = n.count;
         j["body"] = n.body;

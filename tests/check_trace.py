@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compare test programs' own call logs with the tracer's JSON Lines dump.
 
-usage: check_trace.py SKELGEN TRACE_DIR LOG_DIR [--unordered] [--prefix-ranks R,R]
+usage: check_trace.py SKELGEN TRACE_DIR LOG_DIR [--unordered] [--prefix-ranks R,R] [--gap-clock C] [--shared-cores]
 
 Each log line (tests/apps/applog.h) is "MPI_Func key=value ...". For every
 rank the sequence of functions must equal the trace's, and every key a line
@@ -16,6 +16,13 @@ gives must agree with the traced event:
   members          world ranks of the communicator the call created
   compute          seconds of computation the program timed just before this
                    call: the traced gap must hold it (and not much more)
+  cpu              the thread CPU seconds of that computation: a trace with
+                   gap clock thread_cpu must hold them in its cpu_gap
+--gap-clock wall|thread_cpu: the gap clock every rank's header must name
+(thread_cpu: every event carries cpu_gap).
+--shared-cores: the ranks outnumber the cores, so a rank is descheduled
+inside its gaps (around the program's logging): wall gaps are only bounded
+below.
 --unordered compares the calls as a multiset (threaded programs);
 --prefix-ranks lists ranks whose trace may stop early (killed by MPI_Abort):
 their trace must be a prefix of their log.
@@ -26,6 +33,9 @@ import os
 import subprocess
 import sys
 from collections import Counter, defaultdict
+
+
+SHARED_CORES = False
 
 
 def parse_log(path):
@@ -102,10 +112,18 @@ def compare_event(log, ev, comms, reqs, info=None):
                 errs.append(f"members of the new communicator: trace {got} log {want}")
         elif k == "compute":
             want, gap = float(v), ev["gap"]
-            # the gap holds the timed computation plus the program's logging
-            # (and, oversubscribed, being descheduled): allow 10% + 5 ms over
-            if not (want * 0.999 - 1e-6 <= gap <= want * 1.1 + 0.005):
+            # the gap holds the timed computation plus the program's logging:
+            # allow 10% + 5 ms over (sharing cores, being descheduled: no bound)
+            high = float("inf") if SHARED_CORES else want * 1.1 + 0.005
+            if not (want * 0.999 - 1e-6 <= gap <= high):
                 errs.append(f"gap before the call: trace {gap:.6f} s, program timed {want:.6f} s of computation")
+        elif k == "cpu":
+            if "cpu_gap" in ev:
+                # the program's own CPU clock around its computation, plus its logging
+                want, got = float(v), ev["cpu_gap"]
+                if not (want * 0.999 - 1e-6 <= got <= min(ev["gap"] + 1e-6, want * 1.1 + 0.002)):
+                    errs.append(f"cpu_gap before the call: trace {got:.6f} s (gap {ev['gap']:.6f} s), "
+                                f"program's CPU clock {want:.6f} s")
         elif k in ("any_source", "in_place"):
             if k not in ev.get("flags", []):
                 errs.append(f"flag {k} missing (flags {ev.get('flags')})")
@@ -122,7 +140,14 @@ def main():
         i = args.index("--prefix-ranks")
         prefix = {int(x) for x in args[i + 1].split(",") if x}
         del args[i:i + 2]
-    args = [a for a in args if a != "--unordered"]
+    gap_clock = None
+    if "--gap-clock" in args:
+        i = args.index("--gap-clock")
+        gap_clock = args[i + 1]
+        del args[i:i + 2]
+    global SHARED_CORES
+    SHARED_CORES = "--shared-cores" in args
+    args = [a for a in args if a not in ("--unordered", "--shared-cores")]
     skelgen, trace_dir, log_dir = args
     dump = subprocess.run([skelgen, "dump", trace_dir, "--format", "jsonl", "--info"], capture_output=True, text=True)
     if dump.returncode != 0:
@@ -148,6 +173,13 @@ def main():
         evs = events.get(rank, [])
         comms, reqs = Labels("comm"), Labels("request")
         errs = []
+        if gap_clock:
+            got = infos.get(rank, {}).get("gap_clock")
+            if got != gap_clock:
+                errs.append(f"gap clock {got}, expected {gap_clock}")
+            with_cpu = sum("cpu_gap" in e for e in evs)
+            if with_cpu != (len(evs) if gap_clock == "thread_cpu" else 0):
+                errs.append(f"{with_cpu} of {len(evs)} events carry cpu_gap with gap clock {got}")
         if unordered:
             a = Counter((f, tuple(sorted(kv.items()))) for f, kv in log)
             b = Counter(e["func"] for e in evs)

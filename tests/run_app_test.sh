@@ -33,4 +33,13 @@ fi
 if grep -q "skeltrace:" "$work/traced.err"; then
   echo "FAIL: the tracer warned:"; grep "skeltrace:" "$work/traced.err"; exit 1
 fi
-python3 "$here/check_trace.py" "$skelgen" "$work/trace" "$work/log" "$@"
+# The gap clock the tracer must choose: thread CPU time when the ranks
+# outnumber this machine's CPUs (SKELTRACE_GAP_CLOCK=auto), unless forced.
+shared=()
+[ "$np" -gt "$(nproc)" ] && shared=(--shared-cores)
+case ${SKELTRACE_GAP_CLOCK:-auto} in
+  cpu) clock=thread_cpu ;;
+  wall) clock=wall ;;
+  *) if [ ${#shared[@]} -gt 0 ]; then clock=thread_cpu; else clock=wall; fi ;;
+esac
+python3 "$here/check_trace.py" "$skelgen" "$work/trace" "$work/log" --gap-clock "$clock" "${shared[@]}" "$@"

@@ -156,6 +156,7 @@ struct Builder {
   std::vector<size_t> cursor;                    // per rank: next time index
   size_t pos = 0;                                // next merged event
   double band = 0;
+  std::vector<std::vector<Acc>> work;             // per node, per world rank (ranks with works only)
 
   std::vector<uint32_t> build(const std::vector<Item>& items) {
     std::vector<uint32_t> ids;
@@ -192,6 +193,7 @@ struct Builder {
       for (uint32_t r : e.ranks) {
         size_t c = cursor[r]++;
         gap[target][r].add(static_cast<double>(m.ranks[r].gaps[c]));
+        if (!m.ranks[r].works.empty()) work[target][r].add(static_cast<double>(m.ranks[r].works[c]));
         dur[id][r].add(static_cast<double>(m.ranks[r].durations[c]));
         for (int q = 0; q < kNumRuleParams; ++q)
           if (e.params[static_cast<size_t>(kRuleParams[q])].kind != ParamKind::kAbsent)
@@ -233,12 +235,15 @@ std::set<int64_t> attempt(const MergedTrace& m, const CompressOptions& opt, cons
   // 2. fold
   Folded folded = fold(str);
   // 3. the loop tree (children before parents) and 4. the timing walk
-  Builder b{m, seq, out, folded, {}, {}, {}, std::vector<size_t>(m.world_size, 0)};
+  Builder b{m, seq, out, folded, {}, {}, {}, std::vector<size_t>(m.world_size, 0), 0, 0.0, {}};
   b.band = opt.count_band;
   out.top = b.build(folded.items);
   size_t N = out.nodes.size(), P = m.world_size;
   b.gap.assign(N, std::vector<Acc>(P));
   b.dur.assign(N, std::vector<Acc>(P));
+  b.work.assign(N, std::vector<Acc>(P));
+  bool any_work = false;
+  for (const MergedRank& r : m.ranks) any_work |= !r.works.empty();
   b.counts.assign(N, std::vector<std::vector<CountAcc>>(kNumRuleParams, std::vector<CountAcc>(P)));
   b.walk(out.top, -1);
   std::set<int64_t> offenders;
@@ -246,6 +251,10 @@ std::set<int64_t> attempt(const MergedTrace& m, const CompressOptions& opt, cons
     FoldedNode& n = out.nodes[i];
     n.gap.resize(P);
     for (size_t r = 0; r < P; ++r) n.gap[r] = b.gap[i][r].stat();
+    if (any_work) {
+      n.work.resize(P);
+      for (size_t r = 0; r < P; ++r) n.work[r] = b.work[i][r].stat();
+    }
     if (n.is_loop()) continue;
     n.dur.resize(P);
     for (size_t r = 0; r < P; ++r) n.dur[r] = b.dur[i][r].stat();

@@ -194,12 +194,14 @@ Loaded load(const std::string& dir, const Options& opt) {
     mr.kernel_version = h.kernel_version;
     mr.kernel_units_per_s = h.kernel_units_per_s;
     RankData& rd = out.ranks[r];
+    rd.cpu_work = h.gap_clock == GapClock::kThreadCpu;
     RankMaps maps;
     Event ev;
     while (f->next(ev)) {
       RankEvent re;
       re.seq = static_cast<uint32_t>(ev.seq);
       re.gap = ev.gap_ns;
+      if (rd.cpu_work) re.work = ev.cpu_gap_ns == kNone ? ev.gap_ns : ev.cpu_gap_ns;
       re.dur = ev.duration_ns;
       Identity id;
       id.func = ev.func;

@@ -167,6 +167,7 @@ MergedTrace merge(Loaded& in, const Options& opt) {
       last_served[r] = static_cast<int64_t>(idx);
       m.ranks[r].gaps.push_back(re.gap);
       m.ranks[r].durations.push_back(re.dur);
+      if (in.ranks[r].cpu_work) m.ranks[r].works.push_back(re.work);
       merged_index[r][cur[r]] = static_cast<int64_t>(idx);
       ++cur[r];
     }
@@ -265,7 +266,8 @@ std::vector<std::string> verify(const MergedTrace& m, const Loaded& in, size_t l
           report(where + ": " + param_name(static_cast<Param>(p)) + " " +
                  std::to_string(m.value(e, static_cast<Param>(p), r)) + " instead of " +
                  std::to_string(want_params[p]));
-      if (m.ranks[r].gaps[i] != want.gap || m.ranks[r].durations[i] != want.dur)
+      if (m.ranks[r].gaps[i] != want.gap || m.ranks[r].durations[i] != want.dur ||
+          (in.ranks[r].cpu_work && (m.ranks[r].works.size() <= i || m.ranks[r].works[i] != want.work)))
         report(where + ": times differ");
       for (size_t f = 0; f < kNumListFields; ++f) {
         static const std::vector<int64_t> none;

@@ -521,13 +521,21 @@ std::string Emitter::guard(uint32_t n) const {
   return name + "[skel_rank]";
 }
 
+// The computation of node n's gap on rank r: its thread CPU time where the
+// trace measured that (ranks sharing cores), else its wall-clock time.
+static const RankStat* computation(const FoldedNode& node, uint32_t r) {
+  if (r < node.work.size() && node.work[r].n > 0) return &node.work[r];
+  return r < node.gap.size() && node.gap[r].n > 0 ? &node.gap[r] : nullptr;
+}
+
 // Kernel units of node n's computation gap, per rank.
 std::string Emitter::work(uint32_t n, const std::vector<uint32_t>& ranks) {
   const FoldedNode& node = p_.nodes[n];
   std::vector<std::string> vals;
   bool any = false;
   for (uint32_t r : ranks) {
-    double units = r < node.gap.size() && node.gap[r].n > 0 ? node.gap[r].mean * rate_[r] : 0;
+    const RankStat* c = computation(node, r);
+    double units = c ? c->mean * rate_[r] : 0;
     any |= units > 0;
     vals.push_back(num(units));
   }
@@ -1088,8 +1096,9 @@ void Emitter::run() {
     }
     for (uint32_t r = 0; r < P_; ++r) {
       if (!edge && r < n.dur.size()) comm += n.dur[r].mean * static_cast<double>(n.dur[r].n);
-      if (r < n.gap.size() && (!edge || func(static_cast<uint32_t>(i)) == kFunc_MPI_Finalize))
-        comp += n.gap[r].mean * static_cast<double>(n.gap[r].n);
+      const RankStat* c = computation(n, r);
+      if (c && (!edge || func(static_cast<uint32_t>(i)) == kFunc_MPI_Finalize))
+        comp += c->mean * static_cast<double>(c->n);
     }
   }
   for (uint32_t r = 0; r < P_; ++r) flops += rate_[r] * 1e9 * SKEL_KERNEL_FLOPS_PER_UNIT;

@@ -8,6 +8,7 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 static FILE* applog_file;
 
@@ -44,6 +45,14 @@ static void app_start(int* argc, char*** argv, int* rank, int* size) {
 static int app_iters(int argc, char** argv, int default_iters) {
   int n = argc > 1 ? atoi(argv[1]) : 0;
   return n > 0 ? n : default_iters;
+}
+
+/* The calling thread's CPU time in seconds (what a trace with gap clock
+ * thread_cpu must find in the gap around a timed computation). */
+static double app_cpu_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 /* Simple deterministic "computation" between calls. */

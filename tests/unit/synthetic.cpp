@@ -12,14 +12,18 @@ namespace skt::testing {
 void write_synthetic(const std::string& dir, uint32_t P, const std::function<std::vector<Syn>(uint32_t)>& program,
                      uint64_t run_id) {
   for (uint32_t r = 0; r < P; ++r) {
+    const std::vector<Syn> calls = program(r);
+    TraceHeader h = sample_header(r, P, run_id);
+    h.gap_clock = GapClock::kWall;
+    for (const Syn& s : calls)
+      if (s.work != kNone) h.gap_clock = GapClock::kThreadCpu;
     TraceWriter w;
-    if (!w.open(dir + "/" + TraceDir::rank_file_name(r), sample_header(r, P, run_id), 1 << 16, 1))
-      throw std::runtime_error(w.error());
+    if (!w.open(dir + "/" + TraceDir::rank_file_name(r), h, 1 << 16, 1)) throw std::runtime_error(w.error());
     w.define_module(0, "/bin/app");
     w.define_datatype(14, 8, "MPI_DOUBLE");
     std::set<uint32_t> sites;
     int64_t t = 0;
-    for (const Syn& s : program(r)) {
+    for (const Syn& s : calls) {
       if (sites.insert(s.site).second) {
         int64_t frames[] = {0, 0x100 + 16 * static_cast<int64_t>(s.site)};
         w.define_callsite(s.site, frames, 2);
@@ -40,6 +44,7 @@ void write_synthetic(const std::string& dir, uint32_t P, const std::function<std
       if (s.new_comm != kNone) w.put_int(Field::kNewComm, s.new_comm);
       if (s.color != kNone) w.put_int(Field::kColor, s.color);
       if (!s.reqs.empty()) w.put_list(Field::kReqs, s.reqs.data(), s.reqs.size());
+      if (s.work != kNone) w.put_int(Field::kCpuGap, s.work);
       t += s.gap;
       w.end_event(t, t + s.dur);
       t += s.dur;

@@ -68,3 +68,28 @@ TEST(Generate, ARankThatFinalizesBeforeTheOthersStopsThere) {
   EXPECT_EQ(c.compare(next, 7, "return;"), 0) << c.substr(early, 300);
   EXPECT_FALSE(sk.cut.empty()) << "the polling loop after it is cut, and times itself with MPI_Wtime";
 }
+
+TEST(Generate, ComputationIsTheGapsCpuTimeWhereTheTraceMeasuredIt) {
+  // Each rank computes 1 ms (wall) before every barrier, of which rank 0 had
+  // the CPU for 0.25 ms (it shared a core); rank 1 measured wall time only.
+  skt::FoldedProgram p = folded_from(2, [&](uint32_t r) {
+    std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0)};
+    for (int i = 0; i < 50; ++i) {
+      skt::testing::Syn s = call(skt::kFunc_MPI_Barrier, 1);
+      s.gap = 1000000;
+      if (r == 0) s.work = 250000;
+      v.push_back(s);
+    }
+    v.push_back(call(skt::kFunc_MPI_Finalize, 2));
+    return v;
+  });
+  skt::gen::GenerateOptions opt;
+  opt.scale = 1;
+  skt::gen::Skeleton sk = skt::gen::generate(p, opt);
+  // rate 1e8 units/s: rank 0 runs 25000 units per barrier, rank 1 100000
+  EXPECT_NE(sk.code.find("25000"), std::string::npos) << sk.code;
+  EXPECT_NE(sk.code.find("100000"), std::string::npos) << sk.code;
+  // computation per rank, mean over ranks: (50 x 0.25 ms + 50 x 1 ms + the Finalize gaps) / 2
+  double finalize_gaps = 2 * 1000e-9;
+  EXPECT_NEAR(sk.comp_s, (50 * 0.25e-3 + 50 * 1e-3 + finalize_gaps) / 2, 1e-9);
+}

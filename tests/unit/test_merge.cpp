@@ -378,7 +378,7 @@ TEST(MergedFormat, DamagedFilesAreRejectedWithTheirName) {
   expect_error(bytes.substr(0, bytes.size() / 2), "truncated");
   std::string v9 = bytes;
   v9[8] = 9;
-  expect_error(v9, "version 9.0 is not supported");
+  expect_error(v9, "version 9." + std::to_string(skt::kMergedVersionMinor) + " is not supported");
   std::string flipped = bytes;
   flipped[bytes.size() - 5] ^= 0x40;
   expect_error(flipped, "corrupt");

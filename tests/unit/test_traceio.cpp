@@ -97,12 +97,14 @@ TEST(TraceFormat, RoundTripManyChunks) {
   EXPECT_EQ(g.mpi_library, h.mpi_library);
   EXPECT_EQ(g.executable, h.executable);
   EXPECT_EQ(g.command_line, h.command_line);
+  EXPECT_EQ(g.gap_clock, GapClock::kThreadCpu);
   auto got = read_all(f);
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) {
     SCOPED_TRACE("event " + std::to_string(i));
     expect_same(got[i], want[i]);
     EXPECT_EQ(got[i].gap_ns, want[i].gap_ns);
+    EXPECT_EQ(got[i].cpu_gap_ns, want[i].cpu_gap_ns);
     if (::testing::Test::HasFailure()) break;
   }
   EXPECT_EQ(f.end(), TraceEnd::kFinalized);

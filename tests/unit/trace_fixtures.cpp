@@ -35,6 +35,7 @@ TraceHeader sample_header(uint32_t rank, uint32_t world, uint64_t run_id) {
   h.tracer_version = "test";
   h.executable = "/path/to/app";
   h.command_line = "app --flag";
+  h.gap_clock = GapClock::kThreadCpu;
   return h;
 }
 
@@ -49,6 +50,7 @@ std::vector<Event> random_events(size_t n, uint32_t seed) {
     e.callsite = static_cast<uint32_t>(pick(0, 5));
     e.gap_ns = pick(0, 3) == 0 ? pick(0, 5000000) : pick(0, 2000);
     e.t_start_ns = t + e.gap_ns;
+    if (pick(0, 1)) e.cpu_gap_ns = pick(0, e.gap_ns);
     e.duration_ns = pick(0, 1) ? pick(0, 500) : pick(0, 100000000);
     t = e.t_start_ns + e.duration_ns;
     e.seq = i;
@@ -130,6 +132,7 @@ std::vector<Event> write_trace(const std::string& path, const TraceHeader& h, co
     put(Field::kKey, e.key);
     put(Field::kNewComm, e.new_comm);
     put(Field::kBytes, e.bytes);
+    put(Field::kCpuGap, e.cpu_gap_ns);
     list(Field::kReqs, e.reqs);
     list(Field::kReqSources, e.req_sources);
     list(Field::kCounts, e.counts);

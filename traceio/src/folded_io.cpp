@@ -154,6 +154,14 @@ void write_folded(const std::string& path, const FoldedProgram& p) {
     for (uint32_t t : p.top) o.u(t);
     body.section(FoldedSection::kTop, o);
   }
+  bool any_work = false;
+  for (const FoldedNode& n : p.nodes) any_work |= !n.work.empty();
+  if (any_work) {
+    Out o;
+    o.u(p.nodes.size());
+    for (const FoldedNode& n : p.nodes) put_stats(o, n.work);
+    body.section(FoldedSection::kWork, o);
+  }
   write_compressed_file(path, kFoldedMagic, kFoldedVersionMajor, kFoldedVersionMinor, body.b);
 }
 
@@ -209,6 +217,10 @@ FoldedProgram read_folded(const std::string& path) {
       case FoldedSection::kTop:
         p.top.resize(in.count("top"));
         for (uint32_t& t : p.top) t = static_cast<uint32_t>(in.u());
+        break;
+      case FoldedSection::kWork:
+        if (!have_nodes || in.count("work nodes") != p.nodes.size()) in.bad("work nodes");
+        for (FoldedNode& n : p.nodes) n.work = get_stats(in);
         break;
       default:
         break;

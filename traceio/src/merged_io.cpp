@@ -280,6 +280,17 @@ std::string encode_merged_body(const MergedTrace& m, bool with_times) {
       }
     }
     body.section(MergedSection::kTimes, o);
+    bool any_work = false;
+    for (const MergedRank& r : m.ranks) any_work |= !r.works.empty();
+    if (any_work) {
+      Out w;
+      w.u(m.ranks.size());
+      for (const MergedRank& r : m.ranks) {
+        w.u(r.works.size());
+        for (int64_t v : r.works) w.s(v);
+      }
+      body.section(MergedSection::kWork, w);
+    }
   }
   return body.b;
 }
@@ -503,6 +514,14 @@ MergedTrace decode_merged_body(const uint8_t* data, size_t size, const std::stri
         }
         break;
       }
+      case MergedSection::kWork: {
+        if (in.count("work columns") != m.ranks.size()) in.bad("work columns");
+        for (MergedRank& r : m.ranks) {
+          r.works.resize(in.count("work"));
+          for (int64_t& v : r.works) v = in.s();
+        }
+        break;
+      }
       default:
         break;  // a section of a newer minor version
     }
@@ -515,7 +534,7 @@ MergedTrace decode_merged_body(const uint8_t* data, size_t size, const std::stri
   for (const MergedEvent& e : m.events)
     for (uint32_t r : e.ranks) ++seen[r];
   for (uint32_t r = 0; r < m.world_size; ++r)
-    if (seen[r] != m.ranks[r].gaps.size())
+    if (seen[r] != m.ranks[r].gaps.size() || (!m.ranks[r].works.empty() && m.ranks[r].works.size() != seen[r]))
       throw TraceError(path + ": corrupt merged trace (rank " + std::to_string(r) + " takes part in " +
                        std::to_string(seen[r]) + " events but has " + std::to_string(m.ranks[r].gaps.size()) +
                        " times)");

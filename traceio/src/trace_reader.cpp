@@ -99,6 +99,10 @@ TraceFile::TraceFile(const std::string& path) : path_(path), io_(new Io) {
             b.str(header_.command_line);
   // Later minor versions may append fields to the body: they are skipped.
   if (!ok) fail("corrupt header (fields do not fit the header length)");
+  uint8_t gap_clock = 0;
+  if (header_.version_minor >= 1 && !b.le(gap_clock)) fail("corrupt header (no gap clock)");
+  if (gap_clock > static_cast<uint8_t>(GapClock::kThreadCpu)) fail("unknown gap clock " + std::to_string(gap_clock));
+  header_.gap_clock = static_cast<GapClock>(gap_clock);
   if (clock != static_cast<uint8_t>(ClockSource::kMonotonicNs)) fail("unknown clock source " + std::to_string(clock));
   if (header_.world_size == 0 || header_.rank >= header_.world_size)
     fail("corrupt header (rank " + std::to_string(header_.rank) + " of world size " +
@@ -200,6 +204,7 @@ bool read_fields(codec::Cursor& c, Event& ev, std::string& name, int64_t& id, in
         case Field::kKey: ev.key = v; break;
         case Field::kBytes: ev.bytes = v; break;
         case Field::kBytes2: ev.bytes2 = v; break;
+        case Field::kCpuGap: ev.cpu_gap_ns = v; break;
         case Field::kId: id = v; break;
         case Field::kSize: size = v; break;
         case Field::kParent: parent = v; break;

@@ -36,6 +36,7 @@ std::string encode_header(const TraceHeader& h) {
   put_str(body, h.tracer_version);
   put_str(body, h.executable);
   put_str(body, h.command_line);
+  put_u8(body, static_cast<uint8_t>(h.gap_clock));  // 1.1
 
   std::string out(kFileMagic, sizeof kFileMagic);
   put_u16(out, kVersionMajor);

@@ -30,18 +30,20 @@ struct Options {
 
 using ParamTuple = std::array<int64_t, kNumParams>;
 
-// One call of one rank, after loading (40 bytes: a real trace has millions).
+// One call of one rank, after loading (48 bytes: a real trace has millions).
 struct RankEvent {
   uint32_t identity = 0;
   uint32_t params = 0;               // index into RankData::params
   uint32_t seq = 0;                  // position in the rank's raw trace
   int32_t lists = -1;                // index into RankData::lists, -1 = none
   int64_t gap = 0, dur = 0;
+  int64_t work = kNone;              // thread CPU ns of the gap (GapClock::kThreadCpu traces)
   int64_t created_request = kNone;   // the rank's id of the request this call creates
 };
 
 struct RankData {
   std::vector<RankEvent> events;     // normalised order
+  bool cpu_work = false;             // traced with GapClock::kThreadCpu: events carry work
   std::vector<ParamTuple> params;    // the rank's distinct parameter tuples (calls repeat theirs)
   std::vector<std::array<std::vector<int64_t>, kNumListFields>> lists;
   // reqrefs of an event's lists: after load(), the index (in `events`) of the

@@ -43,6 +43,7 @@ struct FoldedNode {
   uint64_t instances = 0;       // times the node runs in the whole program
   std::vector<RankStat> gap;    // per world rank: computation before the node
   std::vector<RankStat> dur;    // per world rank: call duration (event nodes)
+  std::vector<RankStat> work;   // per world rank: thread CPU time of the gap (n = 0: not measured, use gap)
   std::vector<CountRule> rules; // count-like parameters that vary between instances
   bool is_loop() const { return symbol < 0; }
 };

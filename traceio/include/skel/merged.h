@@ -109,6 +109,9 @@ struct MergedRankInfo {
 
 struct MergedRank : MergedRankInfo {
   std::vector<int64_t> gaps, durations;  // ns, one per event of this rank, in merged order
+  // ns of the rank's thread CPU time over each gap, as gaps; empty unless the
+  // rank was traced with GapClock::kThreadCpu (its kernel rate is then per CPU second)
+  std::vector<int64_t> works;
 };
 
 struct MergedTrace {

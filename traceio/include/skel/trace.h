@@ -43,6 +43,9 @@ struct TraceHeader {
   uint32_t kernel_version = 0;
   double kernel_units_per_s = 0.0;
   double calibration_s = 0.0;      // how long the calibration ran
+  // kThreadCpu: events carry cpu_gap_ns and kernel_units_per_s is per CPU
+  // second (1.1 on; 1.0 files read as kWall).
+  GapClock gap_clock = GapClock::kWall;
   std::string hostname;
   std::string mpi_library;         // MPI_Get_library_version, first line
   std::string tracer_version;
@@ -58,6 +61,7 @@ struct Event {
   int64_t t_start_ns = 0;  // relative to TraceHeader::start_monotonic_ns
   int64_t duration_ns = 0;
   int64_t gap_ns = 0;      // computation before this call: t_start - end of previous call
+  int64_t cpu_gap_ns = kNone;  // the thread's CPU time over that gap (GapClock::kThreadCpu traces only)
   int64_t peer = kNone, tag = kNone, count = kNone, dtype = kNone;
   int64_t peer2 = kNone, tag2 = kNone, count2 = kNone, dtype2 = kNone;
   int64_t comm = kNone, root = kNone, op = kNone, new_comm = kNone;

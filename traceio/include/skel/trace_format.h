@@ -21,11 +21,18 @@ namespace skt {
 // 16     ...       header body, see docs/trace-format.md (HeaderField order)
 inline constexpr char kFileMagic[8] = {'S', 'K', 'E', 'L', 'T', 'R', 'C', '\0'};
 inline constexpr uint16_t kVersionMajor = 1;
-inline constexpr uint16_t kVersionMinor = 0;
+inline constexpr uint16_t kVersionMinor = 1;  // 1.1: kCpuGap, header gap clock
 inline constexpr uint32_t kFixedHeaderBytes = 16;
 
 // Clock the event times come from.
 enum class ClockSource : uint8_t { kMonotonicNs = 1 };
+
+// What the events' computation gaps were measured with (header, 1.1 on).
+// kWall: only the wall-clock gap (time stream). kThreadCpu: each event also
+// carries Field::kCpuGap, the calling thread's CPU time over the gap, and the
+// kernel rate is per CPU second: what a rank computed when it shared a core
+// with other ranks (the tracer's choice: SKELTRACE_GAP_CLOCK).
+enum class GapClock : uint8_t { kWall = 0, kThreadCpu = 1 };
 
 // Which MPI library the tracer was built against.
 enum class MpiFlavor : uint8_t { kUnknown = 0, kMpich = 1, kOpenMpi = 2 };
@@ -102,6 +109,7 @@ enum class FieldType : uint32_t {
   X(kPeriods, 21, kIntList)                                                    \
   X(kBytes, 22, kInt)      /* total bytes when not count x dtype size (Alltoallw) */ \
   X(kBytes2, 23, kInt)                                                         \
+  X(kCpuGap, 24, kInt)     /* thread CPU ns of the gap before the call (GapClock::kThreadCpu) */ \
   X(kId, 32, kInt)         /* definitions: the id being defined */             \
   X(kFrames, 33, kIntList) /* callsite: module id, offset, module id, offset ... */ \
   X(kName, 34, kString)                                                        \
@@ -213,7 +221,7 @@ inline constexpr uint32_t kFirstUserOp = 64;
 //     sections; a changed meaning bumps the major). docs/trace-format.md.
 inline constexpr char kMergedMagic[8] = {'S', 'K', 'E', 'L', 'M', 'R', 'G', '\0'};
 inline constexpr uint16_t kMergedVersionMajor = 1;
-inline constexpr uint16_t kMergedVersionMinor = 0;
+inline constexpr uint16_t kMergedVersionMinor = 1;  // 1.1: kWork
 enum class MergedSection : uint32_t {
   kRun = 1,         // world size, run id, look-ahead used, source directory
   kRanks = 2,       // per rank: host, MPI library, kernel calibration, executable, end state, events
@@ -225,6 +233,7 @@ enum class MergedSection : uint32_t {
   kIdentities = 8,  // per identity: func, callsite, comm, dtype, dtype2, op, root, peer class
   kEvents = 9,      // merged events: identity, participating ranks, parameter descriptions
   kTimes = 10,      // per rank: gap and duration of each of its events, in merged order
+  kWork = 11,       // per rank: thread CPU time of each gap (GapClock::kThreadCpu ranks; 0 values otherwise)
 };
 
 // ---------------------------------------------------------------- folded programs
@@ -234,12 +243,13 @@ enum class MergedSection : uint32_t {
 // symbol) and the loop tree with timing. docs/trace-format.md.
 inline constexpr char kFoldedMagic[8] = {'S', 'K', 'E', 'L', 'F', 'L', 'D', '\0'};
 inline constexpr uint16_t kFoldedVersionMajor = 1;
-inline constexpr uint16_t kFoldedVersionMinor = 0;
+inline constexpr uint16_t kFoldedVersionMinor = 1;  // 1.1: kWork
 enum class FoldedSection : uint32_t {
   kInfo = 1,     // source, merged events folded
   kSymbols = 2,  // an embedded merged body (no times): events = symbols
   kNodes = 3,    // the loop tree: nodes with counts, children, timing, count rules
   kTop = 4,      // node indices of the top level
+  kWork = 5,     // per node and rank: thread CPU time of its gap (traces with GapClock::kThreadCpu)
 };
 
 // How one parameter of a merged event is given for each participating rank r
