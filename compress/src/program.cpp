@@ -175,23 +175,35 @@ struct Builder {
     return ids;
   }
 
-  // owner: the node that takes the gap of the first call here (-1: none).
-  void walk(const std::vector<uint32_t>& items, int64_t owner) {
-    for (size_t idx = 0; idx < items.size(); ++idx) {
-      uint32_t id = items[idx];
-      int64_t own = idx == 0 ? owner : -1;
+  // pending[r]: the loop whose instance rank r has entered without a call
+  // yet: it takes the gap of the rank's first call there (the computation
+  // before the loop), the outermost such loop; -1: none. Per rank, since a
+  // rank's first call in an iteration need not be the body's first call
+  // (NPB LU: rank 0 sends first, rank 1's first call is the receive).
+  std::vector<int64_t> pending;
+  void walk(const std::vector<uint32_t>& items) {
+    for (uint32_t id : items) {
       FoldedNode& node = out.nodes[id];
       ++node.instances;
       if (node.is_loop()) {
-        for (uint64_t k = 0; k < node.count; ++k) walk(node.body, k == 0 ? (own >= 0 ? own : id) : -1);
+        std::vector<uint32_t> claimed;
+        for (uint32_t r = 0; r < pending.size(); ++r)
+          if (pending[r] < 0) pending[r] = id, claimed.push_back(r);
+        for (uint64_t k = 0; k < node.count; ++k) {
+          walk(node.body);
+          if (k == 0)  // a rank with no call in the first iteration: its later gaps are its own
+            for (uint32_t r : claimed)
+              if (pending[r] == static_cast<int64_t>(id)) pending[r] = -1;
+        }
         continue;
       }
       const MergedEvent& e = m.events.at(pos);
       if (seq.at(pos) != node.symbol) throw TraceError("compress: internal error: expansion out of step");
       ++pos;
-      size_t target = own >= 0 ? static_cast<size_t>(own) : id;
       for (uint32_t r : e.ranks) {
         size_t c = cursor[r]++;
+        size_t target = pending[r] >= 0 ? static_cast<size_t>(pending[r]) : id;
+        pending[r] = -1;
         gap[target][r].add(static_cast<double>(m.ranks[r].gaps[c]));
         if (!m.ranks[r].works.empty()) work[target][r].add(static_cast<double>(m.ranks[r].works[c]));
         dur[id][r].add(static_cast<double>(m.ranks[r].durations[c]));
@@ -235,7 +247,7 @@ std::set<int64_t> attempt(const MergedTrace& m, const CompressOptions& opt, cons
   // 2. fold
   Folded folded = fold(str);
   // 3. the loop tree (children before parents) and 4. the timing walk
-  Builder b{m, seq, out, folded, {}, {}, {}, std::vector<size_t>(m.world_size, 0), 0, 0.0, {}};
+  Builder b{m, seq, out, folded, {}, {}, {}, std::vector<size_t>(m.world_size, 0), 0, 0.0, {}, {}};
   b.band = opt.count_band;
   out.top = b.build(folded.items);
   size_t N = out.nodes.size(), P = m.world_size;
@@ -245,7 +257,8 @@ std::set<int64_t> attempt(const MergedTrace& m, const CompressOptions& opt, cons
   bool any_work = false;
   for (const MergedRank& r : m.ranks) any_work |= !r.works.empty();
   b.counts.assign(N, std::vector<std::vector<CountAcc>>(kNumRuleParams, std::vector<CountAcc>(P)));
-  b.walk(out.top, -1);
+  b.pending.assign(P, -1);
+  b.walk(out.top);
   std::set<int64_t> offenders;
   for (size_t i = 0; i < N; ++i) {
     FoldedNode& n = out.nodes[i];

@@ -24,7 +24,7 @@ Kind kind_of(uint32_t func) {
 
 }  // namespace
 
-void normalize(RankData& rank, const std::vector<Identity>& identities) {
+void normalize(RankData& rank, const std::vector<Identity>& identities, int64_t step_gap_ns) {
   std::vector<RankEvent>& ev = rank.events;
   auto kind = [&](size_t i) { return kind_of(identities[ev[i].identity].func); };
   // The single request a Wait completes (raw id, before ids become refs).
@@ -61,6 +61,7 @@ void normalize(RankData& rank, const std::vector<Identity>& identities) {
     size_t j = i;
     for (; j < ev.size(); ++j) {
       if (seen[identities[ev[j].identity].callsite]++) break;
+      if (j > i && (ev[j].work != kNone ? ev[j].work : ev[j].gap) > step_gap_ns) break;  // real work before it
       Kind kj = kind(j);
       if (kj == Kind::kIrecv && ev[j].created_request != kNone) irecv_at[ev[j].created_request] = j;
       if (kj == Kind::kSend || kj == Kind::kRecv || kj == Kind::kIrecv) continue;

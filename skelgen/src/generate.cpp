@@ -66,6 +66,7 @@ class Emitter {
   std::ostringstream tables_, body_;
   std::set<std::string> notes_;
   std::set<uint32_t> counted_;              // nodes whose counts follow their instance number
+  std::map<uint32_t, std::vector<uint32_t>> ranks_in_;  // ranks_in() memo
   int64_t buf_bytes_ = 64, bsend_bytes_ = 0;
   size_t max_reqs_ = 1;
   std::vector<bool> type_used_;
@@ -108,11 +109,18 @@ class Emitter {
   void size_buffers(uint32_t n);
 
   std::vector<std::string> call(uint32_t n, double stride);
+  // first: per rank, whether node n holds the rank's first call of its
+  // loop's iteration (nullptr outside loops); see compute().
+  using Firsts = std::vector<char>;
+  const std::vector<uint32_t>& ranks_in(uint32_t n);
+  std::vector<Firsts> firsts(const std::vector<uint32_t>& items);
+  std::string compute(uint32_t n, const std::string& w, const std::vector<uint32_t>& ranks,
+                      const std::string& loop_var, const Firsts* first);
   void emit_items(const std::vector<uint32_t>& items, int depth, const std::string& loop_var, double stride);
-  void emit_event(uint32_t n, int depth, const std::string& loop_var, double stride, bool first);
-  void emit_loop(uint32_t n, int depth, const std::string& loop_var, double stride, bool first);
+  void emit_event(uint32_t n, int depth, const std::string& loop_var, double stride, const Firsts* first);
+  void emit_loop(uint32_t n, int depth, const std::string& loop_var, double stride, const Firsts* first);
   void emit_reordered(const std::vector<uint32_t>& run, const std::vector<std::vector<uint32_t>>& order, int depth,
-                      const std::string& loop_var, double stride);
+                      const std::string& loop_var, double stride, const std::vector<const Firsts*>& first);
   std::string types_setup();
   std::string header() const;
 };
@@ -871,7 +879,57 @@ std::vector<std::string> Emitter::call(uint32_t n, double) {
 
 // ------------------------------------------------------------------ structure
 
-void Emitter::emit_event(uint32_t n, int depth, const std::string& loop_var, double stride, bool first) {
+// The ranks taking part in node n (a loop: in any call of its body).
+const std::vector<uint32_t>& Emitter::ranks_in(uint32_t n) {
+  auto it = ranks_in_.find(n);
+  if (it != ranks_in_.end()) return it->second;
+  std::vector<uint32_t> out;
+  if (!p_.nodes[n].is_loop()) {
+    out = event(n).ranks;
+  } else {
+    std::vector<char> in(P_, 0);
+    for (uint32_t c : p_.nodes[n].body)
+      for (uint32_t r : ranks_in(c)) in[r] = 1;
+    for (uint32_t r = 0; r < P_; ++r)
+      if (in[r]) out.push_back(r);
+  }
+  return ranks_in_[n] = out;
+}
+
+// Per item of a loop body, per rank: whether the item holds the rank's first
+// call of an iteration. At the loop's first iteration the computation before
+// that call was attributed to the loop (docs/compress.md, "Timing"), which
+// runs it before the loop is entered.
+std::vector<Emitter::Firsts> Emitter::firsts(const std::vector<uint32_t>& items) {
+  std::vector<char> seen(P_, 0);
+  std::vector<Firsts> out;
+  for (uint32_t n : items) {
+    Firsts f(P_, 0);
+    for (uint32_t r : ranks_in(n))
+      if (!seen[r]) f[r] = seen[r] = 1;
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+// The computation before node n (w: its units, per rank), skipped at the
+// loop's first iteration on the ranks whose computation there the loop ran.
+std::string Emitter::compute(uint32_t n, const std::string& w, const std::vector<uint32_t>& ranks,
+                             const std::string& loop_var, const Firsts* first) {
+  if (w.empty()) return "";
+  size_t firsts = 0;
+  if (first && !loop_var.empty())
+    for (uint32_t r : ranks) firsts += (*first)[r] ? 1 : 0;
+  if (firsts == 0) return "skel_compute(" + w + ");";
+  if (firsts == ranks.size()) return "if (" + loop_var + " > 0) skel_compute(" + w + ");";
+  std::string name = "n" + std::to_string(n) + "_first";
+  tables_ << "static const unsigned char " << name << "[SKEL_WORLD_SIZE] = {";
+  for (uint32_t r = 0; r < P_; ++r) tables_ << (r % 32 == 0 ? "\n  " : " ") << int((*first)[r]) << (r + 1 < P_ ? "," : "");
+  tables_ << "\n};\n";
+  return "if (" + loop_var + " > 0 || !" + name + "[skel_rank]) skel_compute(" + w + ");";
+}
+
+void Emitter::emit_event(uint32_t n, int depth, const std::string& loop_var, double stride, const Firsts* first) {
   const MergedEvent& e = event(n);
   std::vector<std::string> lines = call(n, stride);
   std::string w = work(n, e.ranks);
@@ -884,17 +942,15 @@ void Emitter::emit_event(uint32_t n, int depth, const std::string& loop_var, dou
     body_ << in << "if (" << g << ") {\n";
     in = indent(depth + 1);
   }
-  if (!w.empty()) {
-    if (first) body_ << in << "if (" << loop_var << " > 0) skel_compute(" << w << ");\n";
-    else body_ << in << "skel_compute(" << w << ");\n";
-  }
+  std::string c = compute(n, w, e.ranks, loop_var, first);
+  if (!c.empty()) body_ << in << c << "\n";
   for (const std::string& l : lines)
     if (!l.empty()) body_ << in << l << "\n";
   if (counted_.count(n)) body_ << in << "n" << n << "_i += " << num(stride) << ";\n";
   if (!g.empty()) body_ << indent(depth) << "}\n";
 }
 
-void Emitter::emit_loop(uint32_t n, int depth, const std::string& loop_var, double stride, bool first) {
+void Emitter::emit_loop(uint32_t n, int depth, const std::string& loop_var, double stride, const Firsts* first) {
   const FoldedNode& node = p_.nodes[n];
   std::vector<uint32_t> all(P_);
   std::iota(all.begin(), all.end(), 0u);
@@ -906,10 +962,8 @@ void Emitter::emit_loop(uint32_t n, int depth, const std::string& loop_var, doub
   body_ << in << "/* loop n" << n << ": " << node.count << " iterations";
   if (c >= 0) body_ << " in the application, cut to " << iters << " (cut loop " << c << ")";
   body_ << " */\n";
-  if (!w.empty()) {
-    if (first) body_ << in << "if (" << loop_var << " > 0) skel_compute(" << w << ");\n";
-    else body_ << in << "skel_compute(" << w << ");\n";
-  }
+  std::string comp = compute(n, w, ranks_in(n), loop_var, first);
+  if (!comp.empty()) body_ << in << comp << "\n";
   if (c >= 0) body_ << in << "skel_loop_begin(" << c << ");\n";
   body_ << in << "for (long " << var << " = 0; " << var << " < " << iters << "; ++" << var << ") {\n";
   double inner = c >= 0 ? stride * static_cast<double>(node.count) / static_cast<double>(iters) : stride;
@@ -920,9 +974,10 @@ void Emitter::emit_loop(uint32_t n, int depth, const std::string& loop_var, doub
 }
 
 void Emitter::emit_items(const std::vector<uint32_t>& items, int depth, const std::string& loop_var, double stride) {
+  std::vector<Firsts> fs = loop_var.empty() ? std::vector<Firsts>() : firsts(items);
   for (size_t i = 0; i < items.size();) {
     uint32_t n = items[i];
-    bool first = i == 0 && !loop_var.empty();
+    const Firsts* first = fs.empty() ? nullptr : &fs[i];
     if (p_.nodes[n].is_loop()) {
       emit_loop(n, depth, loop_var, stride, first);
       ++i;
@@ -937,7 +992,9 @@ void Emitter::emit_items(const std::vector<uint32_t>& items, int depth, const st
       if (so.verdict == SafeOrder::kUnproven)
         note("a communication step could not be given an order proven deadlock-free; it runs as merged");
       if (so.verdict == SafeOrder::kReordered) {
-        emit_reordered(run, so.order, depth, first ? loop_var : "", stride);
+        std::vector<const Firsts*> run_first;
+        for (size_t k = i; k < j; ++k) run_first.push_back(fs.empty() ? nullptr : &fs[k]);
+        emit_reordered(run, so.order, depth, loop_var, stride, run_first);
         ++out_.reordered_steps;
         i = j;
         continue;
@@ -951,7 +1008,8 @@ void Emitter::emit_items(const std::vector<uint32_t>& items, int depth, const st
 // Each rank makes the run's calls in its own order (from safe_order): a
 // switch over the nodes, driven by a per-rank order table.
 void Emitter::emit_reordered(const std::vector<uint32_t>& run, const std::vector<std::vector<uint32_t>>& order,
-                             int depth, const std::string& loop_var, double stride) {
+                             int depth, const std::string& loop_var, double stride,
+                             const std::vector<const Firsts*>& first) {
   std::string in = indent(depth);
   size_t width = 0;
   for (const auto& o : order) width = std::max(width, o.size());
@@ -972,16 +1030,15 @@ void Emitter::emit_reordered(const std::vector<uint32_t>& run, const std::vector
   body_ << in << "for (int " << k << " = 0; " << k << " < " << width << " && " << name << "[skel_rank][" << k
         << "] >= 0; ++" << k << ") {\n";
   body_ << in << "  switch (" << name << "[skel_rank][" << k << "]) {\n";
-  for (uint32_t n : run) {
+  for (size_t at = 0; at < run.size(); ++at) {
+    uint32_t n = run[at];
     body_ << in << "  case " << n << ": {\n";
     // participation is in the order table: no guard needed, but keep the compute per rank
     std::vector<std::string> lines = call(n, stride);
     std::string w = work(n, event(n).ranks);
     body_ << in << "    /* " << func_name(func(n)) << " at " << m_.callsite_name(identity(n).callsite) << " */\n";
-    if (!w.empty()) {
-      if (n == run.front() && !loop_var.empty()) body_ << in << "    if (" << loop_var << " > 0) skel_compute(" << w << ");\n";
-      else body_ << in << "    skel_compute(" << w << ");\n";
-    }
+    std::string c = compute(n, w, event(n).ranks, loop_var, first[at]);
+    if (!c.empty()) body_ << in << "    " << c << "\n";
     for (const std::string& l : lines)
       if (!l.empty()) body_ << in << "    " << l << "\n";
     if (counted_.count(n)) body_ << in << "    n" << n << "_i += " << num(stride) << ";\n";

@@ -312,6 +312,44 @@ TEST(Compress, CpuTimesOfTheGapsGoWhereTheirWallGapsGo) {
   EXPECT_DOUBLE_EQ(allreduce->gap[1].mean, 8000);
 }
 
+TEST(Compress, EachRanksFirstCallInALoopGivesItsEntryGapToTheLoop) {
+  // A pipeline (NPB LU at 2 ranks): rank 0 sends, rank 1 receives, 40 times.
+  // Both compute 1 ms before the sweep and 10 us per message. Rank 1's first
+  // call in the loop is the receive, not the loop's first call: its 1 ms is
+  // still the loop's, not spread over its receives.
+  auto m = merged_from(2, [&](uint32_t r) {
+    std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0, 0, 5000)};
+    for (int sweep = 0; sweep < 5; ++sweep) {
+      v.push_back(call(skt::kFunc_MPI_Barrier, 3, 500, 100));
+      for (int k = 0; k < 40; ++k) {
+        skt::testing::Syn s = call(r == 0 ? skt::kFunc_MPI_Send : skt::kFunc_MPI_Recv, r == 0 ? 1 : 2,
+                                   k == 0 ? 1000000 : 10000, 50, 8);
+        s.peer = 1 - r;
+        v.push_back(s);
+      }
+    }
+    v.push_back(call(skt::kFunc_MPI_Finalize, 4, 10, 100));
+    return v;
+  });
+  skt::FoldedProgram p = compress(m, {});
+  EXPECT_EQ(p.to_string(), "S0 ( S1 ( S2 S3 )^40 )^5 S4");
+  EXPECT_TRUE(verify(p, m, 1e-9).empty());
+  for (const auto& n : p.nodes) {
+    if (n.is_loop() && n.count == 40) {
+      for (uint32_t r = 0; r < 2; ++r) {
+        EXPECT_EQ(n.gap[r].n, 5u) << "rank " << r;
+        EXPECT_DOUBLE_EQ(n.gap[r].mean, 1000000) << "rank " << r;
+      }
+    } else if (!n.is_loop() && n.symbol >= 0) {
+      uint32_t f = m.identities[p.symbols.events[static_cast<size_t>(n.symbol)].identity].func;
+      uint32_t r = f == skt::kFunc_MPI_Send ? 0 : 1;
+      if (f != skt::kFunc_MPI_Send && f != skt::kFunc_MPI_Recv) continue;
+      EXPECT_EQ(n.gap[r].n, 5u * 39u) << "rank " << r;
+      EXPECT_DOUBLE_EQ(n.gap[r].mean, 10000) << "rank " << r;
+    }
+  }
+}
+
 TEST(Compress, CountsInABandFoldWithARuleAndOthersDoNot) {
   auto m = merged_from(2, [&](uint32_t r) {
     std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0, 0, 10)};

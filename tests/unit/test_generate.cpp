@@ -93,3 +93,39 @@ TEST(Generate, ComputationIsTheGapsCpuTimeWhereTheTraceMeasuredIt) {
   double finalize_gaps = 2 * 1000e-9;
   EXPECT_NEAR(sk.comp_s, (50 * 0.25e-3 + 50 * 1e-3 + finalize_gaps) / 2, 1e-9);
 }
+
+TEST(Generate, ALoopRunsEachRanksEntryComputationBeforeItAndSkipsItInside) {
+  // Rank 0 calls A then C, rank 1 only C, in each of 30 iterations, after
+  // 1 ms of computation before the loop and 10 us per call inside it. C
+  // holds rank 1's first call of an iteration but not rank 0's: at the first
+  // iteration rank 1 skips C's computation (the loop ran it), rank 0 does not.
+  skt::FoldedProgram p = folded_from(2, [&](uint32_t r) {
+    std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0)};
+    for (int i = 0; i < 30; ++i) {
+      if (r == 0) {
+        skt::testing::Syn a = call(skt::kFunc_MPI_Iprobe, 1);
+        a.peer = 1;
+        a.tag = 0;
+        a.gap = i == 0 ? 1000000 : 10000;
+        v.push_back(a);
+      }
+      skt::testing::Syn c = call(skt::kFunc_MPI_Barrier, 2);
+      c.gap = i == 0 && r == 1 ? 1000000 : 10000;
+      v.push_back(c);
+    }
+    v.push_back(call(skt::kFunc_MPI_Finalize, 3));
+    return v;
+  });
+  skt::gen::GenerateOptions opt;
+  opt.scale = 1;
+  skt::gen::Skeleton sk = skt::gen::generate(p, opt);
+  const std::string& c = sk.code;
+  // rate 1e8 units/s: the loop runs 100000 units on each rank before it
+  size_t loop = c.find("for (long i");
+  ASSERT_NE(loop, std::string::npos) << c;
+  EXPECT_NE(c.rfind("skel_compute(100000)", loop), std::string::npos) << c;
+  // inside: A (rank 0 alone, its first call) skips at i = 0; C skips on rank 1 only
+  EXPECT_NE(c.find("> 0) skel_compute(1000)", loop), std::string::npos) << c;
+  EXPECT_NE(c.find("_first[skel_rank]) skel_compute(1000)", loop), std::string::npos) << c;
+  EXPECT_NE(c.find("_first[SKEL_WORLD_SIZE] = {\n  0, 1\n};"), std::string::npos) << c;
+}

@@ -496,3 +496,80 @@ TEST(Normalize, StepsInAnyOrderComeOutTheSame) {
   ASSERT_EQ(std::vector<uint32_t>(want.begin(), want.begin() + 5), (std::vector<uint32_t>{3, 0, 1, 2, 4}));
   for (int trial = 0; trial < 50; ++trial) ASSERT_EQ(program(true), want) << "trial " << trial;
 }
+
+// Calls never move across computation: a call made after more than
+// kStepGapNs of it starts a new step (NPB LU: rank 1 posts its Irecv after
+// 1 ms of work and sends at once; the Irecv must stay after that work).
+TEST(Normalize, CallsNeverMoveAcrossComputation) {
+  std::vector<Identity> ids;
+  uint32_t funcs[] = {kFunc_MPI_Send, kFunc_MPI_Isend, kFunc_MPI_Recv, kFunc_MPI_Irecv, kFunc_MPI_Wait};
+  for (uint32_t k = 0; k < 5; ++k)
+    for (uint32_t site = 0; site < 3; ++site) {
+      Identity id;
+      id.func = funcs[k];
+      id.callsite = site * 10 + k;
+      ids.push_back(id);
+    }
+  std::mt19937 rng(17);
+  for (int trial = 0; trial < 300; ++trial) {
+    merge::RankData rd;
+    std::vector<int64_t> open_irecvs;
+    int64_t next_req = 1;
+    for (int i = 0; i < 40; ++i) {
+      merge::RankEvent e;
+      e.identity = rng() % ids.size();
+      e.seq = static_cast<uint32_t>(i);
+      bool work = rng() % 4 == 0;
+      e.gap = work ? merge::kStepGapNs + 1 + rng() % 1000000 : rng() % 2000;
+      if (trial % 2 && work) {  // a CPU-clocked trace: the thread CPU time decides, not the wall gap
+        e.work = e.gap;
+        e.gap *= 3;
+      } else if (trial % 2) {
+        e.work = e.gap;
+        e.gap += merge::kStepGapNs * 2;  // descheduled, not computing: may still be reordered
+      }
+      uint32_t f = ids[e.identity].func;
+      if (f == kFunc_MPI_Irecv) {
+        e.created_request = next_req;
+        open_irecvs.push_back(next_req++);
+      }
+      if (f == kFunc_MPI_Wait) {
+        e.lists = static_cast<int32_t>(rd.lists.size());
+        rd.lists.emplace_back();
+        int64_t req = open_irecvs.empty() ? 999 : open_irecvs.back();
+        if (!open_irecvs.empty()) open_irecvs.pop_back();
+        rd.lists.back()[size_t(ListField::reqrefs)] = {req};
+      }
+      rd.events.push_back(e);
+    }
+    merge::RankData before = rd;
+    merge::normalize(rd, ids);
+    uint32_t highest = 0;
+    for (size_t p = 0; p < rd.events.size(); ++p) {
+      const merge::RankEvent& b = before.events[p];
+      if ((b.work != kNone ? b.work : b.gap) > merge::kStepGapNs && p > 0)
+        ASSERT_LT(highest, p) << "trial " << trial << ": a call moved across the computation before position " << p;
+      highest = std::max(highest, rd.events[p].seq);
+    }
+  }
+  // LU's step, rank 1: Send(site 0), 1 ms of work, Irecv(site 3), Send(site 1), Wait(site 4) on the Irecv.
+  merge::RankData lu;
+  auto add = [&](uint32_t id, int64_t gap) {
+    merge::RankEvent e;
+    e.identity = id;
+    e.gap = gap;
+    e.seq = static_cast<uint32_t>(lu.events.size());
+    if (ids[id].func == kFunc_MPI_Irecv) e.created_request = 1;
+    if (ids[id].func == kFunc_MPI_Wait) {
+      e.lists = 0;
+      lu.lists.emplace_back();
+      lu.lists.back()[size_t(ListField::reqrefs)] = {1};
+    }
+    lu.events.push_back(e);
+  };
+  add(0 * 3, 100), add(3 * 3, 1000000), add(1 * 3, 200), add(4 * 3, 100);  // Send, Irecv, Isend, Wait (site 0)
+  merge::normalize(lu, ids);
+  std::vector<uint32_t> order;
+  for (const auto& e : lu.events) order.push_back(e.seq);
+  EXPECT_EQ(order, (std::vector<uint32_t>{0, 1, 2, 3}));
+}

@@ -59,14 +59,20 @@ struct Loaded {
 // allow_partial) truncated rank files, naming the file.
 Loaded load(const std::string& dir, const Options& opt);
 
-// Reorders each communication step into one canonical order: each Irecv
-// with the Wait that completes it, then the sends, then the other receives
-// (inside a class by call site). A step is a maximal sequence of consecutive
-// sends, receives and Waits on the step's own Irecvs, each from a different
-// call site: a call site seen again starts the next step, so steps never span
-// loop iterations. Ranks that make one step's calls in different orders come
-// out the same. Gaps stay with their positions, durations with their calls.
-void normalize(RankData& rank, const std::vector<Identity>& identities);
+// Reorders each communication step into one canonical order: the Irecvs,
+// then the sends, then the other receives, then the Waits on the step's
+// Irecvs (inside a class by call site). A step is a maximal sequence of
+// consecutive sends, receives and Waits on the step's own Irecvs, each from a
+// different call site: a call site seen again starts the next step, so steps
+// never span loop iterations; and a call made after more than step_gap_ns of
+// computation (its thread CPU time where measured) starts the next step too,
+// so calls never move across real work (NPB LU posts an Irecv after 1 ms of
+// computation and sends right after it: moving the Irecv first moved that
+// millisecond onto the send, and the peer's rendezvous send waited for it).
+// Ranks that make one step's calls in different orders come out the same.
+// Gaps stay with their positions, durations with their calls.
+inline constexpr int64_t kStepGapNs = 50000;
+void normalize(RankData& rank, const std::vector<Identity>& identities, int64_t step_gap_ns = kStepGapNs);
 
 MergedTrace merge(Loaded& in, const Options& opt);
 
