@@ -65,6 +65,36 @@ Syn simple(uint32_t func, uint32_t site) {
   return s;
 }
 
+// 40 random calls of `ids` (each Irecv creates a request, each Wait
+// completes the latest open one, or 999 when none is open); times(e, i)
+// sets call i's gap and duration.
+merge::RankData random_rank(const std::vector<Identity>& ids, std::mt19937& rng,
+                            const std::function<void(merge::RankEvent&, int)>& times) {
+  merge::RankData rd;
+  int64_t next_req = 1;
+  std::vector<int64_t> open_irecvs;
+  for (int i = 0; i < 40; ++i) {
+    merge::RankEvent e;
+    e.identity = rng() % ids.size();
+    e.seq = static_cast<uint32_t>(i);
+    times(e, i);
+    uint32_t f = ids[e.identity].func;
+    if (f == kFunc_MPI_Irecv) {
+      e.created_request = next_req;
+      open_irecvs.push_back(next_req++);
+    }
+    if (f == kFunc_MPI_Wait) {
+      e.lists = static_cast<int32_t>(rd.lists.size());
+      rd.lists.emplace_back();
+      int64_t req = open_irecvs.empty() ? 999 : open_irecvs.back();
+      if (!open_irecvs.empty()) open_irecvs.pop_back();
+      rd.lists.back()[size_t(ListField::reqrefs)] = {req};
+    }
+    rd.events.push_back(e);
+  }
+  return rd;
+}
+
 }  // namespace
 
 TEST(Merge, RingOrderDifferenceIsNormalisedAway) {
@@ -398,29 +428,10 @@ TEST(Normalize, IsAPermutationThatKeepsGapsAndOtherCallsInPlace) {
     }
   std::mt19937 rng(3);
   for (int trial = 0; trial < 300; ++trial) {
-    merge::RankData rd;
-    int64_t next_req = 1;
-    std::vector<int64_t> open_irecvs;
-    for (int i = 0; i < 40; ++i) {
-      merge::RankEvent e;
-      e.identity = rng() % ids.size();
+    merge::RankData rd = random_rank(ids, rng, [&](merge::RankEvent& e, int i) {
       e.gap = i * 1000;
       e.dur = static_cast<int64_t>(rng() % 100);
-      e.seq = static_cast<uint32_t>(i);
-      uint32_t f = ids[e.identity].func;
-      if (f == kFunc_MPI_Irecv) {
-        e.created_request = next_req;
-        open_irecvs.push_back(next_req++);
-      }
-      if (f == kFunc_MPI_Wait) {
-        e.lists = static_cast<int32_t>(rd.lists.size());
-        rd.lists.emplace_back();
-        int64_t req = open_irecvs.empty() ? 999 : open_irecvs.back();
-        if (!open_irecvs.empty()) open_irecvs.pop_back();
-        rd.lists.back()[size_t(ListField::reqrefs)] = {req};
-      }
-      rd.events.push_back(e);
-    }
+    });
     merge::RankData before = rd;
     merge::normalize(rd, ids);
     ASSERT_EQ(rd.events.size(), before.events.size());
@@ -512,13 +523,7 @@ TEST(Normalize, CallsNeverMoveAcrossComputation) {
     }
   std::mt19937 rng(17);
   for (int trial = 0; trial < 300; ++trial) {
-    merge::RankData rd;
-    std::vector<int64_t> open_irecvs;
-    int64_t next_req = 1;
-    for (int i = 0; i < 40; ++i) {
-      merge::RankEvent e;
-      e.identity = rng() % ids.size();
-      e.seq = static_cast<uint32_t>(i);
+    merge::RankData rd = random_rank(ids, rng, [&](merge::RankEvent& e, int) {
       bool work = rng() % 4 == 0;
       e.gap = work ? merge::kStepGapNs + 1 + rng() % 1000000 : rng() % 2000;
       if (trial % 2 && work) {  // a CPU-clocked trace: the thread CPU time decides, not the wall gap
@@ -528,20 +533,7 @@ TEST(Normalize, CallsNeverMoveAcrossComputation) {
         e.work = e.gap;
         e.gap += merge::kStepGapNs * 2;  // descheduled, not computing: may still be reordered
       }
-      uint32_t f = ids[e.identity].func;
-      if (f == kFunc_MPI_Irecv) {
-        e.created_request = next_req;
-        open_irecvs.push_back(next_req++);
-      }
-      if (f == kFunc_MPI_Wait) {
-        e.lists = static_cast<int32_t>(rd.lists.size());
-        rd.lists.emplace_back();
-        int64_t req = open_irecvs.empty() ? 999 : open_irecvs.back();
-        if (!open_irecvs.empty()) open_irecvs.pop_back();
-        rd.lists.back()[size_t(ListField::reqrefs)] = {req};
-      }
-      rd.events.push_back(e);
-    }
+    });
     merge::RankData before = rd;
     merge::normalize(rd, ids);
     uint32_t highest = 0;
