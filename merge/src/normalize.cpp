@@ -2,6 +2,7 @@
 // run of point-to-point calls, one canonical order for every rank.
 #include <unordered_map>
 #include <algorithm>
+#include <tuple>
 
 #include "skel/merge.h"
 #include "skel/skel_funcs.h"
@@ -92,6 +93,24 @@ void normalize(RankData& rank, const std::vector<Identity>& identities, int64_t 
       std::sort(units.begin(), units.end(), [](const Unit& a, const Unit& b) {
         return a.cls != b.cls ? a.cls < b.cls : a.callsite < b.callsite;
       });
+      // Messages between two ranks match in the order they were made: the
+      // canonical order never swaps two sends to one peer, nor two receives
+      // from one (the peer's step may be cut elsewhere and not be sorted the
+      // same way). Such a step stays as made.
+      auto channel = [&](size_t q) {  // (comm, peer, direction) of a message call
+        const RankEvent& x = ev[q];
+        int64_t peer = x.params < rank.params.size() ? rank.params[x.params][size_t(Param::peer)] : kNone;
+        return std::make_tuple(identities[x.identity].comm, peer, kind(q) == Kind::kSend);
+      };
+      bool swaps = false;
+      for (size_t a = 0; a < units.size() && !swaps; ++a)
+        for (size_t b2 = a + 1; b2 < units.size() && !swaps; ++b2)
+          swaps = units[a].at > units[b2].at && units[a].cls < 3 && units[b2].cls < 3 &&
+                  channel(units[a].at) == channel(units[b2].at);
+      if (swaps) {
+        i = j;
+        continue;
+      }
       out.clear();
       for (const Unit& u : units) out.push_back(ev[u.at]);
       // Computation gaps belong to positions, not to calls.
