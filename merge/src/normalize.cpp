@@ -45,6 +45,22 @@ void normalize(RankData& rank, const std::vector<Identity>& identities, int64_t 
   std::unordered_map<int64_t, size_t> irecv_at;   // request id -> index of its Irecv in the run
   std::unordered_map<size_t, size_t> wait_for;    // Irecv index -> index of the Wait completing it
   std::unordered_map<uint32_t, size_t> seen;      // call sites of the step so far
+  // Whether the computation before each call is real work: decided per pair
+  // (call site before, call site) by the median over the rank's trace, so
+  // that every iteration of a loop is cut into steps the same way even when
+  // the work hovers around step_gap_ns.
+  auto computation = [&](size_t q) { return ev[q].work != kNone ? ev[q].work : ev[q].gap; };
+  auto pair_key = [&](size_t q) {
+    return (static_cast<uint64_t>(identities[ev[q - 1].identity].callsite) << 32) | identities[ev[q].identity].callsite;
+  };
+  std::unordered_map<uint64_t, std::vector<int64_t>> pair_gaps;
+  for (size_t q = 1; q < ev.size(); ++q) pair_gaps[pair_key(q)].push_back(computation(q));
+  std::unordered_map<uint64_t, bool> pair_works;
+  for (auto& [key, v] : pair_gaps) {
+    std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
+    pair_works[key] = v[v.size() / 2] > step_gap_ns;
+  }
+  pair_gaps.clear();
   size_t i = 0;
   while (i < ev.size()) {
     Kind k = kind(i);
@@ -62,7 +78,7 @@ void normalize(RankData& rank, const std::vector<Identity>& identities, int64_t 
     size_t j = i;
     for (; j < ev.size(); ++j) {
       if (seen[identities[ev[j].identity].callsite]++) break;
-      if (j > i && (ev[j].work != kNone ? ev[j].work : ev[j].gap) > step_gap_ns) break;  // real work before it
+      if (j > i && pair_works[pair_key(j)]) break;  // real work before it
       Kind kj = kind(j);
       if (kj == Kind::kIrecv && ev[j].created_request != kNone) irecv_at[ev[j].created_request] = j;
       if (kj == Kind::kSend || kj == Kind::kRecv || kj == Kind::kIrecv) continue;

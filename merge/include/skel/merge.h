@@ -65,7 +65,8 @@ Loaded load(const std::string& dir, const Options& opt);
 // consecutive sends, receives and Waits on the step's own Irecvs, each from a
 // different call site: a call site seen again starts the next step, so steps
 // never span loop iterations; and a call made after more than step_gap_ns of
-// computation (its thread CPU time where measured) starts the next step too,
+// computation (its thread CPU time where measured; the median over the rank's
+// calls between the same two call sites) starts the next step too,
 // so calls never move across real work (NPB LU posts an Irecv after 1 ms of
 // computation and sends right after it: moving the Irecv first moved that
 // millisecond onto the send, and the peer's rendezvous send waited for it).
