@@ -78,7 +78,7 @@ void normalize(RankData& rank, const std::vector<Identity>& identities, int64_t 
     size_t j = i;
     for (; j < ev.size(); ++j) {
       if (seen[identities[ev[j].identity].callsite]++) break;
-      if (j > i && pair_works[pair_key(j)]) break;  // real work before it
+      if (step_gap_ns > 0 && j > i && pair_works[pair_key(j)]) break;  // real work before it
       Kind kj = kind(j);
       if (kj == Kind::kIrecv && ev[j].created_request != kNone) irecv_at[ev[j].created_request] = j;
       if (kj == Kind::kSend || kj == Kind::kRecv || kj == Kind::kIrecv) continue;
@@ -123,7 +123,7 @@ void normalize(RankData& rank, const std::vector<Identity>& identities, int64_t 
         for (size_t b2 = a + 1; b2 < units.size() && !swaps; ++b2)
           swaps = units[a].at > units[b2].at && units[a].cls < 3 && units[b2].cls < 3 &&
                   channel(units[a].at) == channel(units[b2].at);
-      if (swaps) {
+      if (swaps && step_gap_ns > 0) {  // only needed when steps are cut at computation
         i = j;
         continue;
       }

@@ -543,7 +543,7 @@ TEST(Normalize, CallsNeverMoveAcrossComputation) {
       }
     });
     merge::RankData before = rd;
-    merge::normalize(rd, ids);
+    merge::normalize(rd, ids, merge::kStepGapNs);  // the cut is off by default (merge.h)
     // the computation before a call, as the median over the rank's calls
     // with the same pair of call sites (the call's and the one before)
     std::map<std::pair<uint32_t, uint32_t>, std::vector<int64_t>> by_pair;
@@ -581,7 +581,7 @@ TEST(Normalize, CallsNeverMoveAcrossComputation) {
     lu.events.push_back(e);
   };
   add(0 * 3, 100), add(3 * 3, 1000000), add(1 * 3, 200), add(4 * 3, 100);  // Send, Irecv, Isend, Wait (site 0)
-  merge::normalize(lu, ids);
+  merge::normalize(lu, ids, merge::kStepGapNs);
   std::vector<uint32_t> order;
   for (const auto& e : lu.events) order.push_back(e.seq);
   EXPECT_EQ(order, (std::vector<uint32_t>{0, 1, 2, 3}));
@@ -613,7 +613,7 @@ TEST(Normalize, TwoMessagesBetweenTheSameRanksKeepTheirOrder) {
     }
     for (auto& e : rd.events) e.params = rng() % 2;
     merge::RankData before = rd;
-    merge::normalize(rd, ids);
+    merge::normalize(rd, ids, merge::kStepGapNs);
     std::map<std::pair<int64_t, bool>, uint32_t> last;  // (peer, send?) -> seq of its latest message
     for (size_t p = 0; p < rd.events.size(); ++p) {
       const merge::RankEvent& e = rd.events[p];
