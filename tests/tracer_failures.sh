@@ -18,6 +18,7 @@ check() {  # check NAME DIR expected-warning-or-empty
   local name=$1 dir=$2 warn=$3
   local launcher=("${launch[0]}" $(envflag LD_PRELOAD "$lib") $(envflag SKELTRACE_DIR "$dir") \
                   $(envflag SKELTRACE_DISABLE "${DISABLE:-0}") ${TIME_FILE:+$(envflag SKELTRACE_TIME_FILE "$TIME_FILE")} \
+                  ${GAP_CLOCK:+$(envflag SKELTRACE_GAP_CLOCK "$GAP_CLOCK")} \
                   "${launch[@]:1}")
   timeout 120 "${launcher[@]}" "$app" > "$work/$name.out" 2> "$work/$name.err"
   local rc=$?
@@ -44,4 +45,7 @@ DISABLE=1 check disabled "$work/disabled" ""
 # timing-only mode (skelgen time) with an unwritable time file
 TIME_FILE=/proc/no-such-dir/time check time_file_unwritable "$work/timed" "cannot write the run time"
 [ -e "$work/timed" ] && { echo "FAIL time_file_unwritable: a trace directory was created"; fail=1; }
+# an unknown gap clock: one warning, then the default (auto) and a full trace
+GAP_CLOCK=sometimes check bad_gap_clock "$work/badclock" "ignoring SKELTRACE_GAP_CLOCK=sometimes (expected auto, wall or cpu)"
+[ -e "$work/badclock/rank-00000.skt" ] || { echo "FAIL bad_gap_clock: no trace written"; fail=1; }
 exit $fail

@@ -53,14 +53,16 @@ void normalize(RankData& rank, const std::vector<Identity>& identities, int64_t 
   auto pair_key = [&](size_t q) {
     return (static_cast<uint64_t>(identities[ev[q - 1].identity].callsite) << 32) | identities[ev[q].identity].callsite;
   };
-  std::unordered_map<uint64_t, std::vector<int64_t>> pair_gaps;
-  for (size_t q = 1; q < ev.size(); ++q) pair_gaps[pair_key(q)].push_back(computation(q));
+  const bool cut_at_work = step_gap_ns > 0;  // off by default (merge.h): nothing to measure
   std::unordered_map<uint64_t, bool> pair_works;
-  for (auto& [key, v] : pair_gaps) {
-    std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
-    pair_works[key] = v[v.size() / 2] > step_gap_ns;
+  if (cut_at_work) {
+    std::unordered_map<uint64_t, std::vector<int64_t>> pair_gaps;
+    for (size_t q = 1; q < ev.size(); ++q) pair_gaps[pair_key(q)].push_back(computation(q));
+    for (auto& [key, v] : pair_gaps) {
+      std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
+      pair_works[key] = v[v.size() / 2] > step_gap_ns;
+    }
   }
-  pair_gaps.clear();
   size_t i = 0;
   while (i < ev.size()) {
     Kind k = kind(i);
@@ -78,7 +80,7 @@ void normalize(RankData& rank, const std::vector<Identity>& identities, int64_t 
     size_t j = i;
     for (; j < ev.size(); ++j) {
       if (seen[identities[ev[j].identity].callsite]++) break;
-      if (step_gap_ns > 0 && j > i && pair_works[pair_key(j)]) break;  // real work before it
+      if (cut_at_work && j > i && pair_works[pair_key(j)]) break;  // real work before it
       Kind kj = kind(j);
       if (kj == Kind::kIrecv && ev[j].created_request != kNone) irecv_at[ev[j].created_request] = j;
       if (kj == Kind::kSend || kj == Kind::kRecv || kj == Kind::kIrecv) continue;
@@ -109,21 +111,22 @@ void normalize(RankData& rank, const std::vector<Identity>& identities, int64_t 
       std::sort(units.begin(), units.end(), [](const Unit& a, const Unit& b) {
         return a.cls != b.cls ? a.cls < b.cls : a.callsite < b.callsite;
       });
-      // Messages between two ranks match in the order they were made: the
-      // canonical order never swaps two sends to one peer, nor two receives
-      // from one (the peer's step may be cut elsewhere and not be sorted the
-      // same way). Such a step stays as made.
+      // With steps cut at computation, messages between two ranks must still
+      // match in the order they were made: the canonical order never swaps
+      // two sends to one peer, nor two receives from one (the peer's step may
+      // be cut elsewhere and not be sorted the same way). Such a step stays
+      // as made.
       auto channel = [&](size_t q) {  // (comm, peer, direction) of a message call
         const RankEvent& x = ev[q];
         int64_t peer = x.params < rank.params.size() ? rank.params[x.params][size_t(Param::peer)] : kNone;
         return std::make_tuple(identities[x.identity].comm, peer, kind(q) == Kind::kSend);
       };
       bool swaps = false;
-      for (size_t a = 0; a < units.size() && !swaps; ++a)
+      for (size_t a = 0; cut_at_work && a < units.size() && !swaps; ++a)
         for (size_t b2 = a + 1; b2 < units.size() && !swaps; ++b2)
           swaps = units[a].at > units[b2].at && units[a].cls < 3 && units[b2].cls < 3 &&
                   channel(units[a].at) == channel(units[b2].at);
-      if (swaps && step_gap_ns > 0) {  // only needed when steps are cut at computation
+      if (swaps) {
         i = j;
         continue;
       }

@@ -65,6 +65,21 @@ Syn simple(uint32_t func, uint32_t site) {
   return s;
 }
 
+// Send, Isend, Recv, Irecv, Wait (in that order), each from `sites` call
+// sites: identity k * sites + s.
+std::vector<Identity> point_to_point_ids(uint32_t sites) {
+  std::vector<Identity> ids;
+  uint32_t funcs[] = {kFunc_MPI_Send, kFunc_MPI_Isend, kFunc_MPI_Recv, kFunc_MPI_Irecv, kFunc_MPI_Wait};
+  for (uint32_t k = 0; k < 5; ++k)
+    for (uint32_t site = 0; site < sites; ++site) {
+      Identity id;
+      id.func = funcs[k];
+      id.callsite = site * 10 + k;
+      ids.push_back(id);
+    }
+  return ids;
+}
+
 // 40 random calls of `ids` (each Irecv creates a request, each Wait
 // completes the latest open one, or 999 when none is open); times(e, i)
 // sets call i's gap and duration.
@@ -520,15 +535,7 @@ TEST(Normalize, StepsInAnyOrderComeOutTheSame) {
 // call sites) starts a new step (NPB LU: rank 1 posts its Irecv after
 // 1 ms of work and sends at once; the Irecv must stay after that work).
 TEST(Normalize, CallsNeverMoveAcrossComputation) {
-  std::vector<Identity> ids;
-  uint32_t funcs[] = {kFunc_MPI_Send, kFunc_MPI_Isend, kFunc_MPI_Recv, kFunc_MPI_Irecv, kFunc_MPI_Wait};
-  for (uint32_t k = 0; k < 5; ++k)
-    for (uint32_t site = 0; site < 3; ++site) {
-      Identity id;
-      id.func = funcs[k];
-      id.callsite = site * 10 + k;
-      ids.push_back(id);
-    }
+  std::vector<Identity> ids = point_to_point_ids(3);
   std::mt19937 rng(17);
   for (int trial = 0; trial < 300; ++trial) {
     merge::RankData rd = random_rank(ids, rng, [&](merge::RankEvent& e, int) {
@@ -592,15 +599,7 @@ TEST(Normalize, CallsNeverMoveAcrossComputation) {
 // (NPB CG's skeleton got "Message truncated" when one rank's step was sorted
 // and its peer's, cut by computation, was not).
 TEST(Normalize, TwoMessagesBetweenTheSameRanksKeepTheirOrder) {
-  std::vector<Identity> ids;
-  uint32_t funcs[] = {kFunc_MPI_Send, kFunc_MPI_Isend, kFunc_MPI_Recv, kFunc_MPI_Irecv, kFunc_MPI_Wait};
-  for (uint32_t k = 0; k < 5; ++k)
-    for (uint32_t site = 0; site < 4; ++site) {
-      Identity id;
-      id.func = funcs[k];
-      id.callsite = site * 10 + k;
-      ids.push_back(id);
-    }
+  std::vector<Identity> ids = point_to_point_ids(4);
   std::mt19937 rng(23);
   size_t reordered = 0;
   for (int trial = 0; trial < 300; ++trial) {

@@ -113,6 +113,20 @@ TEST(TraceFormat, RoundTripManyChunks) {
   ASSERT_TRUE(f.comms().count(2) || f.comms().empty());
 }
 
+TEST(TraceFormat, AnUnknownGapClockIsRejected) {
+  std::string dir = temp_dir("gapclock");
+  std::string path = dir + "/rank-00000.skt";
+  TraceHeader h = sample_header(0, 1, 5);
+  h.gap_clock = static_cast<GapClock>(7);
+  write_trace(path, h, random_events(10, 2), 4096, EndStatus::kFinalized);
+  try {
+    TraceFile f(path);
+    FAIL() << "read a header with gap clock 7";
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find(path + ": unknown gap clock 7"), std::string::npos) << e.what();
+  }
+}
+
 TEST(TraceFormat, AbortedAndUnclosedTracesSayHowTheyEnded) {
   std::string dir = temp_dir("end");
   write_trace(dir + "/a.skt", sample_header(0, 1, 1), random_events(500, 2), 4096, EndStatus::kAborted);
