@@ -1,3 +1,5 @@
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <set>
 #include <unordered_map>
@@ -5,6 +7,7 @@
 #include "skel/codec.h"
 #include "skel/compress.h"
 #include "skel/fold.h"
+#include "skel/trace.h"
 
 namespace skt::fold {
 namespace {
@@ -52,6 +55,7 @@ class SymbolTable {
       }
     }
     for (const ListDesc& l : e.lists) {
+      if (l.field == ListField::reqrefs) continue;  // keyed by reqback: stays the same in a loop
       put(static_cast<int64_t>(l.field));
       put(l.same);
       for (const auto& v : l.lists) {
@@ -103,6 +107,47 @@ class SymbolTable {
   std::unordered_map<std::string, std::vector<int64_t>> centres_;
   std::unordered_map<std::string, int64_t> ids_;
 };
+
+// Per merged event: the reqback list (skel/merged.h) of a call that completes,
+// starts or frees requests; others get an empty ListDesc. A request's distance
+// in merged events (reqrefs) grows from one iteration to the next when it was
+// made before the loop (persistent requests started in a loop); counted in the
+// rank's own request-creating calls it stays the same, so such loops fold.
+std::vector<ListDesc> request_backs(const MergedTrace& m) {
+  std::vector<ListDesc> out(m.events.size());
+  // per rank, [persistent]: merged indices of its request-creating calls
+  std::vector<std::array<std::vector<int64_t>, 2>> created(m.world_size);
+  std::vector<std::vector<int64_t>> lists;
+  for (size_t idx = 0; idx < m.events.size(); ++idx) {
+    const MergedEvent& e = m.events[idx];
+    uint32_t f = m.identities.at(e.identity).func;
+    if (creates_request(f)) {
+      for (uint32_t r : e.ranks) created[r][creates_persistent_request(f)].push_back(static_cast<int64_t>(idx));
+      continue;
+    }
+    if (!uses_requests(f) || !e.find_list(ListField::reqrefs)) continue;
+    lists.clear();
+    for (uint32_t r : e.ranks) {
+      std::vector<int64_t> backs;
+      for (int64_t d : m.list(e, ListField::reqrefs, r)) {
+        int64_t back = -1, at = static_cast<int64_t>(idx) - d;
+        for (int persistent = 0; persistent < 2 && d >= 0 && back < 0; ++persistent) {
+          const std::vector<int64_t>& mine = created[r][persistent];
+          auto it = std::lower_bound(mine.begin(), mine.end(), at);
+          if (it != mine.end() && *it == at) back = 2 * (mine.end() - it) + persistent;
+        }
+        backs.push_back(back);
+      }
+      lists.push_back(std::move(backs));
+    }
+    ListDesc& l = out[idx];
+    l.field = ListField::reqback;
+    l.same = std::all_of(lists.begin(), lists.end(), [&](const std::vector<int64_t>& v) { return v == lists[0]; });
+    if (l.same) l.lists.push_back(lists.at(0));
+    else l.lists = lists;
+  }
+  return out;
+}
 
 struct Acc {  // running statistics of one rank at one node
   uint64_t n = 0;
@@ -220,8 +265,8 @@ struct Builder {
 // Returns the refinements (coarse symbol, parameter) of nodes whose counts
 // neither follow a + b*i nor stay within the band, or whose tags do not
 // follow a + b*i (empty: the program is accepted).
-std::set<int64_t> attempt(const MergedTrace& m, const CompressOptions& opt, const std::set<int64_t>& refined,
-                          FoldedProgram& out) {
+std::set<int64_t> attempt(const MergedTrace& m, const std::vector<ListDesc>& backs, const CompressOptions& opt,
+                          const std::set<int64_t>& refined, FoldedProgram& out) {
   out = FoldedProgram();
   out.source = m.source;
   out.merged_events = m.events.size();
@@ -231,12 +276,19 @@ std::set<int64_t> attempt(const MergedTrace& m, const CompressOptions& opt, cons
   std::vector<int64_t> seq, coarse_of;  // coarse_of: per symbol
   std::vector<int32_t> str;
   seq.reserve(m.events.size());
-  for (const MergedEvent& e : m.events) {
+  MergedEvent with_backs;
+  for (size_t idx = 0; idx < m.events.size(); ++idx) {
+    const MergedEvent* e = &m.events[idx];
+    if (!backs[idx].lists.empty()) {
+      with_backs = *e;
+      with_backs.lists.push_back(backs[idx]);
+      e = &with_backs;
+    }
     bool fresh = false;
     int64_t coarse = 0;
-    int64_t id = symbols.symbol(e, fresh, coarse);
+    int64_t id = symbols.symbol(*e, fresh, coarse);
     if (fresh) {
-      out.symbols.events.push_back(e);
+      out.symbols.events.push_back(*e);
       coarse_of.push_back(coarse);
     }
     seq.push_back(id);
@@ -316,8 +368,9 @@ FoldedProgram compress(const MergedTrace& m, const CompressOptions& opt) {
   // value and its tags are constant: this ends.
   std::set<int64_t> refined;
   FoldedProgram out;
+  std::vector<ListDesc> backs = request_backs(m);
   for (int round = 0;; ++round) {
-    std::set<int64_t> offenders = attempt(m, opt, refined, out);
+    std::set<int64_t> offenders = attempt(m, backs, opt, refined, out);
     size_t before = refined.size();
     refined.insert(offenders.begin(), offenders.end());
     if (offenders.empty() || refined.size() == before) break;

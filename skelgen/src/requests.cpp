@@ -1,5 +1,7 @@
 #include "requests.h"
 
+#include <array>
+#include <cstdint>
 #include <numeric>
 #include <string>
 #include <unordered_map>
@@ -8,24 +10,6 @@
 #include "skel/trace.h"
 
 namespace skt::gen {
-
-bool creates_request(uint32_t f) {
-  switch (f) {
-    case kFunc_MPI_Isend: case kFunc_MPI_Issend: case kFunc_MPI_Ibsend: case kFunc_MPI_Irsend:
-    case kFunc_MPI_Irecv:
-    case kFunc_MPI_Send_init: case kFunc_MPI_Ssend_init: case kFunc_MPI_Bsend_init: case kFunc_MPI_Rsend_init:
-    case kFunc_MPI_Recv_init:
-    case kFunc_MPI_Ibarrier: case kFunc_MPI_Ibcast: case kFunc_MPI_Ireduce: case kFunc_MPI_Iallreduce:
-    case kFunc_MPI_Igather: case kFunc_MPI_Igatherv: case kFunc_MPI_Iscatter: case kFunc_MPI_Iscatterv:
-    case kFunc_MPI_Iallgather: case kFunc_MPI_Iallgatherv: case kFunc_MPI_Ialltoall: case kFunc_MPI_Ialltoallv:
-    case kFunc_MPI_Ialltoallw: case kFunc_MPI_Ireduce_scatter: case kFunc_MPI_Ireduce_scatter_block:
-    case kFunc_MPI_Iscan: case kFunc_MPI_Iexscan:
-      return true;
-    default:
-      return false;
-  }
-}
-
 
 namespace {
 
@@ -59,12 +43,39 @@ std::vector<uint32_t> expand_nodes(const FoldedProgram& p) {
   return out;
 }
 
-namespace {
-bool persistent_init(uint32_t f) {
-  return f == kFunc_MPI_Send_init || f == kFunc_MPI_Ssend_init || f == kFunc_MPI_Bsend_init ||
-         f == kFunc_MPI_Rsend_init || f == kFunc_MPI_Recv_init;
-}
-}  // namespace
+
+// Where the requests a completion names were made: walks the expanded
+// program in order (made() at every position, then where()).
+class Creators {
+ public:
+  explicit Creators(const MergedTrace& m) : m_(m), made_(m.world_size) {}
+  static constexpr size_t kUnknown = SIZE_MAX;
+  // Position q holds event e: a creating call adds to its ranks' requests.
+  void made(size_t q, const MergedEvent& e, uint32_t func) {
+    for (uint32_t r : e.ranks) made_[r][creates_persistent_request(func)].push_back(q);
+  }
+  // The positions of the calls that made the requests e names for rank r
+  // at position q (kUnknown: not in the trace). From reqback where the
+  // folded program has it (1.2), else from the event distances (reqrefs).
+  std::vector<size_t> where(size_t q, const MergedEvent& e, uint32_t r) const {
+    std::vector<size_t> out;
+    if (e.find_list(ListField::reqback)) {
+      for (int64_t b : m_.list(e, ListField::reqback, r)) {
+        const std::vector<size_t>& mine = made_[r][b & 1];
+        size_t k = b > 0 ? static_cast<size_t>(b / 2) : 0;
+        out.push_back(k > 0 && k <= mine.size() ? mine[mine.size() - k] : kUnknown);
+      }
+      return out;
+    }
+    for (int64_t d : m_.list(e, ListField::reqrefs, r))
+      out.push_back(d >= 0 && static_cast<size_t>(d) <= q ? q - static_cast<size_t>(d) : kUnknown);
+    return out;
+  }
+
+ private:
+  const MergedTrace& m_;
+  std::vector<std::array<std::vector<size_t>, 2>> made_;  // per rank: [persistent] positions of its creating calls
+};
 
 RequestSlots assign_request_slots(const FoldedProgram& p) {
   const MergedTrace& m = p.symbols;
@@ -76,19 +87,20 @@ RequestSlots assign_request_slots(const FoldedProgram& p) {
   // Pass 1: which creating nodes a reference reaches -> rings (union-find).
   std::vector<std::vector<std::vector<int64_t>>> first(N);  // [node][rank][j]: creator first seen
   UnionFind uf(N);
+  Creators creators1(m);
   for (size_t q = 0; q < at.size(); ++q) {
     uint32_t w = at[q];
-    if (!uses_requests(func_of(w))) continue;
     const MergedEvent& e = m.events[static_cast<size_t>(p.nodes[w].symbol)];
+    if (creates_request(func_of(w))) creators1.made(q, e, func_of(w));
+    if (!uses_requests(func_of(w))) continue;
     if (first[w].empty()) first[w].resize(P);
     for (uint32_t r : e.ranks) {
-      const std::vector<int64_t>& refs = m.list(e, ListField::reqrefs, r);
+      std::vector<size_t> refs = creators1.where(q, e, r);
       auto& mine = first[w][r];
       if (mine.size() < refs.size()) mine.resize(refs.size(), -1);
       for (size_t j = 0; j < refs.size(); ++j) {
-        int64_t d = refs[j];
-        if (d < 0 || static_cast<size_t>(d) > q) continue;
-        uint32_t c = at[q - static_cast<size_t>(d)];
+        if (refs[j] == Creators::kUnknown) continue;
+        uint32_t c = at[refs[j]];
         if (!creates_request(func_of(c))) continue;
         if (mine[j] < 0) mine[j] = c;
         else if (mine[j] != c) uf.join(c, static_cast<uint32_t>(mine[j]));
@@ -110,11 +122,13 @@ RequestSlots assign_request_slots(const FoldedProgram& p) {
   std::vector<std::vector<uint64_t>> made(P, std::vector<uint64_t>(out.ring_size.size(), 0));
   std::vector<std::unordered_map<size_t, uint64_t>> instance(P);  // position -> instance number, pending only
   std::vector<std::vector<std::vector<uint8_t>>> seen(N);
+  Creators creators2(m);
   for (size_t q = 0; q < at.size(); ++q) {
     uint32_t n = at[q];
     uint32_t f = func_of(n);
     const MergedEvent& e = m.events[static_cast<size_t>(p.nodes[n].symbol)];
     if (creates_request(f)) {
+      creators2.made(q, e, f);
       int32_t g = out.ring_of_node[n];
       for (uint32_t r : e.ranks) instance[r][q] = made[r][static_cast<size_t>(g)]++;
       continue;
@@ -126,7 +140,7 @@ RequestSlots assign_request_slots(const FoldedProgram& p) {
     }
     bool completes = f != kFunc_MPI_Start && f != kFunc_MPI_Startall;
     for (uint32_t r : e.ranks) {
-      const std::vector<int64_t>& refs = m.list(e, ListField::reqrefs, r);
+      std::vector<size_t> refs = creators2.where(q, e, r);
       auto& mine = out.refs[n][r];
       if (mine.size() < refs.size()) {
         mine.resize(refs.size());
@@ -134,9 +148,8 @@ RequestSlots assign_request_slots(const FoldedProgram& p) {
       }
       for (size_t j = 0; j < refs.size(); ++j) {
         RequestRef ref;
-        int64_t d = refs[j];
-        if (d >= 0 && static_cast<size_t>(d) <= q) {
-          size_t pos = q - static_cast<size_t>(d);
+        if (refs[j] != Creators::kUnknown) {
+          size_t pos = refs[j];
           uint32_t c = at[pos];
           auto it = instance[r].find(pos);
           if (creates_request(func_of(c)) && it != instance[r].end()) {
@@ -144,7 +157,7 @@ RequestSlots assign_request_slots(const FoldedProgram& p) {
             ref.back = static_cast<uint32_t>(made[r][static_cast<size_t>(ref.ring)] - it->second);
             uint32_t& size = out.ring_size[static_cast<size_t>(ref.ring)];
             size = std::max(size, ref.back);
-            if (completes && !persistent_init(func_of(c))) instance[r].erase(it);
+            if (completes && !creates_persistent_request(func_of(c))) instance[r].erase(it);
           }
         }
         if (!seen[n][r][j]) {

@@ -5,7 +5,9 @@
 // and takes the next slot of its ring each time it runs: a call in a loop
 // may have several requests pending at once (Irecv in a loop, then one
 // Waitall). A completion (Wait*, Test*, Start*, Request_free) names its
-// requests by distance back in the merged event sequence; expanding the
+// requests by how many of the rank's request-creating calls back they were
+// made (reqback; older folded programs: distance back in the merged event
+// sequence, reqrefs); expanding the
 // folded program turns that into "the k-th latest request of ring g",
 // which the skeleton finds at run time from the ring's counter. When one
 // reference of one rank reaches different creating nodes at different
@@ -38,9 +40,7 @@ struct RequestSlots {
   std::vector<std::string> problems;           // references that differ between occurrences (first kept)
 };
 
-// True for calls that create one request.
-bool creates_request(uint32_t func);
-// uses_requests(): skel/trace.h
+// creates_request(), uses_requests(): skel/trace.h
 
 RequestSlots assign_request_slots(const FoldedProgram& p);
 

@@ -9,6 +9,7 @@
 #include "skel/generate.h"
 #include "skel/merge.h"
 #include "skel/skel_funcs.h"
+#include "requests.h"
 #include "skel_kernel.h"
 #include "synthetic.h"
 #include "trace_fixtures.h"
@@ -128,4 +129,71 @@ TEST(Generate, ALoopRunsEachRanksEntryComputationBeforeItAndSkipsItInside) {
   EXPECT_NE(c.find("> 0) skel_compute(1000)", loop), std::string::npos) << c;
   EXPECT_NE(c.find("_first[skel_rank]) skel_compute(1000)", loop), std::string::npos) << c;
   EXPECT_NE(c.find("_first[SKEL_WORLD_SIZE] = {\n  0, 1\n};"), std::string::npos) << c;
+}
+
+TEST(Generate, PersistentRequestsStartedInALoopFoldAndKeepTheirSlots) {
+  // Recv_init and Send_init before a loop of 40 iterations that starts them,
+  // makes an Irecv of its own, waits for that, then for the persistent pair.
+  // The persistent requests lie ever more calls back, the Irecv a fixed
+  // distance: the loop must still fold, and every completion at every
+  // iteration must name the requests the program itself named (synthetic ids).
+  const uint32_t P = 2;
+  auto program = [&](uint32_t r) {
+    auto with = [&](uint32_t func, uint32_t site, std::vector<int64_t> reqs) {
+      skt::testing::Syn s = call(func, site);
+      s.reqs = std::move(reqs);
+      if (func == skt::kFunc_MPI_Recv_init || func == skt::kFunc_MPI_Send_init || func == skt::kFunc_MPI_Irecv) {
+        s.peer = 1 - r;
+        s.tag = 5;
+        s.count = 16;
+      }
+      return s;
+    };
+    std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0), with(skt::kFunc_MPI_Recv_init, 1, {1}),
+                                     with(skt::kFunc_MPI_Send_init, 2, {2})};
+    for (int i = 0; i < 40; ++i) {
+      v.push_back(with(skt::kFunc_MPI_Startall, 3, {1, 2}));
+      v.push_back(with(skt::kFunc_MPI_Irecv, 4, {100 + i}));
+      v.push_back(with(skt::kFunc_MPI_Waitall, 5, {100 + i}));
+      v.push_back(with(skt::kFunc_MPI_Waitall, 6, {1, 2}));
+    }
+    v.push_back(with(skt::kFunc_MPI_Request_free, 7, {2}));
+    v.push_back(with(skt::kFunc_MPI_Request_free, 8, {1}));
+    v.push_back(call(skt::kFunc_MPI_Finalize, 9));
+    return v;
+  };
+  skt::FoldedProgram p = folded_from(P, program);
+  EXPECT_NE(p.to_string().find(")^40"), std::string::npos) << p.to_string();
+  EXPECT_LE(p.length(), 10u) << p.to_string();
+
+  // Replay the slots as the skeleton does (each ring hands out its slots in
+  // turn) and check each reference against the program's own request ids.
+  skt::gen::RequestSlots slots = skt::gen::assign_request_slots(p);
+  ASSERT_TRUE(slots.problems.empty()) << slots.problems[0];
+  const skt::MergedTrace& m = p.symbols;
+  for (uint32_t r = 0; r < P; ++r) {
+    std::vector<skt::testing::Syn> want = program(r);
+    size_t next = 0;                                      // rank r's next call in `want`
+    std::vector<std::vector<int64_t>> ring(slots.ring_size.size());  // ids made, per ring
+    for (uint32_t node : skt::gen::expand_nodes(p)) {
+      const skt::MergedEvent& e = m.events[static_cast<size_t>(p.nodes[node].symbol)];
+      if (!std::binary_search(e.ranks.begin(), e.ranks.end(), r)) continue;
+      ASSERT_LT(next, want.size());
+      const skt::testing::Syn& call_here = want[next++];
+      ASSERT_EQ(m.identities[e.identity].func, call_here.func);
+      if (slots.ring_of_node[node] >= 0) {
+        ring[static_cast<size_t>(slots.ring_of_node[node])].push_back(call_here.reqs.at(0));
+      } else if (!slots.refs[node].empty()) {
+        const auto& refs = slots.refs[node][r];
+        ASSERT_EQ(refs.size(), call_here.reqs.size());
+        for (size_t j = 0; j < refs.size(); ++j) {
+          ASSERT_GE(refs[j].ring, 0) << "call " << next - 1;
+          const auto& made = ring[static_cast<size_t>(refs[j].ring)];
+          ASSERT_LE(refs[j].back, made.size());
+          EXPECT_EQ(made[made.size() - refs[j].back], call_here.reqs[j]) << "rank " << r << ", call " << next - 1;
+        }
+      }
+    }
+    EXPECT_EQ(next, want.size());
+  }
 }

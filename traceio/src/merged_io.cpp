@@ -26,7 +26,7 @@ const char* param_name(Param p) {
 }
 
 const char* list_field_name(ListField f) {
-  static const char* names[] = {"counts", "counts2", "dims", "periods", "reqrefs", "req_sources"};
+  static const char* names[] = {"counts", "counts2", "dims", "periods", "reqrefs", "req_sources", "reqback"};
   return static_cast<size_t>(f) < kNumListFields ? names[static_cast<size_t>(f)] : "?";
 }
 

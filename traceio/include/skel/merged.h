@@ -30,8 +30,14 @@ const char* param_name(Param p);
 // A list-valued field (counts of v-collectives, requests completed, Cart
 // dims ...): one list for every rank, or one per rank. reqrefs: for each
 // request a call completes, starts or frees, how many merged events back the
-// call that created it is (-1: not in the trace).
-enum class ListField : uint8_t { counts, counts2, dims, periods, reqrefs, req_sources, kCount };
+// call that created it is (-1: not in the trace). reqback (folded programs
+// only, 1.2): the same requests counted back in the rank's own
+// request-creating calls of the same kind, persistent (*_init) or not:
+// 2k for the k-th latest ordinary request, 2k + 1 for the k-th latest
+// persistent one (-1: not in the trace). It stays the same from one
+// iteration of a loop to the next where a persistent request's distance in
+// events grows, even with other requests made in the loop.
+enum class ListField : uint8_t { counts, counts2, dims, periods, reqrefs, req_sources, reqback, kCount };
 inline constexpr size_t kNumListFields = static_cast<size_t>(ListField::kCount);
 const char* list_field_name(ListField f);
 

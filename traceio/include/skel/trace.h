@@ -105,6 +105,11 @@ const char* trace_end_name(TraceEnd e);
 // freed): Wait*, Test*, Start*, Request_free. Any other call with one
 // request creates it.
 bool uses_requests(uint32_t func);
+// Calls that create one request: Isend and its kinds, Irecv, the persistent
+// *_init calls and the non-blocking collectives.
+bool creates_request(uint32_t func);
+// The persistent ones among them: Send_init and its kinds, Recv_init.
+bool creates_persistent_request(uint32_t func);
 
 // What a point-to-point call does with a message (persistent Send_init /
 // Recv_init and Start* excluded): kSend, peer the destination (blocking or
