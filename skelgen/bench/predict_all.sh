@@ -1,16 +1,16 @@
 #!/bin/bash
 # The prediction table of docs/performance.md: skelgen/bench/predict.sh on the
 # bundled example and on the test programs, 2 MPICH ranks, longer runs of the
-# test programs that take an iteration count (tests/apps/applog.h).
+# test programs, each with an iteration count (argv[1]).
 #   skelgen/bench/predict_all.sh BUILD_DIR [REPS]
 set -euo pipefail
 build=$1 reps=${2:-5}
 here=$(cd "$(dirname "$0")" && pwd)
 apps=$build/tests/apps-mpich
 rows=()
-for cmd in "$build/examples/jacobi2d 400 1000" "$apps/ring 10000" "$apps/halo2d 200" "$apps/persistent" \
-  "$apps/cxx_vector 60000" "$apps/collectives" "$apps/misc" "$apps/master_worker" "$apps/callsites" \
-  "$apps/fortran_mix"; do
+for cmd in "$build/examples/jacobi2d 400 1000" "$apps/ring 10000" "$apps/halo2d 200" "$apps/persistent 20000" \
+  "$apps/cxx_vector 60000" "$apps/collectives 1000" "$apps/misc 1000" "$apps/master_worker 1000" \
+  "$apps/callsites 1000" "$apps/fortran_mix 1000" "$apps/pair_exchange 10000"; do
   # shellcheck disable=SC2086
   out=$("$here/predict.sh" "$build" "$reps" mpiexec.mpich -n 2 -- $cmd)
   echo "$out" | grep -v '^|' >&2

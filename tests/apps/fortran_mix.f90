@@ -3,6 +3,9 @@
 ! Irecv/Isend/Waitall with MPI_STATUSES_IGNORE, MPI_IN_PLACE Allreduce,
 ! Comm_split with collectives on it, Waitany, persistent requests,
 ! Alltoallv, MPI_PROC_NULL. Logs every call to $APPLOG_DIR/rank-N.log.
+! Argument 1: how many times the persistent requests are started, each
+! time after some computation (default 3; the prediction benchmark runs
+! it longer).
 program fortran_mix
   implicit none
   include 'mpif.h'
@@ -12,7 +15,8 @@ program fortran_mix
   double precision :: a(64), b(64), x, total
   character(len=4096) :: dir
   character(len=64) :: line
-  integer :: lu, dlen
+  integer :: lu, dlen, niter, alen
+  character(len=32) :: arg
 
   call MPI_Init(ierr)
   call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
@@ -25,6 +29,12 @@ program fortran_mix
     open(unit=lu, file=trim(dir)//trim(line), status='replace', action='write')
   end if
   call log0('MPI_Init')
+  niter = 0
+  if (command_argument_count() >= 1) then
+    call get_command_argument(1, arg, alen)
+    read(arg, *, iostat=ierr) niter
+  end if
+  if (niter <= 0) niter = 3
   nxt = mod(rank + 1, nprocs)
   prv = mod(rank + nprocs - 1, nprocs)
   a = rank
@@ -95,7 +105,10 @@ program fortran_mix
   call logr('MPI_Recv_init', prv, 30, 5, 40, 'pr', 0)
   call MPI_Send_init(a, 5, MPI_DOUBLE_PRECISION, nxt, 30, MPI_COMM_WORLD, preq(2), ierr)
   call logr('MPI_Send_init', nxt, 30, 5, 40, 'ps', 0)
-  do it = 1, 3
+  do it = 1, niter
+    do k = 1, 300000
+      x = x + 1d0 / (dble(k) * dble(k))
+    end do
     call MPI_Startall(2, preq, ierr)
     if (lu /= 0) write(lu, '(a)') 'MPI_Startall reqs=pr0,ps0'
     call MPI_Waitall(2, preq, MPI_STATUSES_IGNORE, ierr)

@@ -1,7 +1,9 @@
 /* Master-worker: the master posts one MPI_ANY_SOURCE Irecv per worker and
  * takes results with Waitany (and, in a second round, Waitsome and Test
  * polling); workers Send. The trace must name the rank that actually
- * matched each wildcard receive. */
+ * matched each wildcard receive. argv[1]: the number of rounds (default
+ * 3); rounds after the third take results with Waitany again, each after
+ * the workers computed longer. */
 #include "applog.h"
 
 int main(int argc, char** argv) {
@@ -9,7 +11,9 @@ int main(int argc, char** argv) {
   app_start(&argc, &argv, &rank, &size);
   int nw = size - 1;
   double result = 0;
-  for (int round = 0; round < 3; ++round) {
+  const int rounds = app_iters(argc, argv, 3);
+  for (int round = 0; round < rounds; ++round) {
+    const int mode = round < 3 ? round : 0;
     if (rank == 0) {
       MPI_Request req[64];
       double val[64];
@@ -21,14 +25,14 @@ int main(int argc, char** argv) {
       }
       int left = nw;
       while (left > 0) {
-        if (round == 0) {
+        if (mode == 0) {
           int idx;
           MPI_Status st;
           MPI_Waitany(nw, req, &idx, &st);
           LOG("MPI_Waitany completed=%s sources=%d", lab[idx], st.MPI_SOURCE);
           result += val[idx];
           --left;
-        } else if (round == 1) {
+        } else if (mode == 1) {
           int out, idx[64];
           MPI_Status st[64];
           MPI_Waitsome(nw, req, &out, idx, st);
@@ -58,7 +62,7 @@ int main(int argc, char** argv) {
         }
       }
     } else {
-      double v = busy(1000 * rank) + round;
+      double v = busy(1000 * rank + (round < 3 ? 0 : 200000)) + round;
       MPI_Send(&v, 1, MPI_DOUBLE, 0, round, MPI_COMM_WORLD);
       LOG("MPI_Send peer=0 tag=%d count=1 bytes=8 comm=world", round);
     }

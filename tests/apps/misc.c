@@ -2,7 +2,9 @@
  * (Bsend/Ibsend/Issend/Rsend/Irsend), Comm_split_type, Comm_create,
  * Comm_create_group, Dist_graph_create_adjacent, Graph_create, one-sided
  * (Win_create/fence/Put/Get/Accumulate/Win_free), MPI-IO (File_open/
- * write_at/read_at/sync/close), Testall/Testany/Testsome, Waitsome. */
+ * write_at/read_at/sync/close), Testall/Testany/Testsome, Waitsome.
+ * argv[1]: how many one-sided epochs run, each after some computation
+ * (default 1). */
 #include <string.h>
 
 #include "applog.h"
@@ -118,6 +120,9 @@ int main(int argc, char** argv) {
   double wbuf[4] = {0};
   MPI_Win_create(wbuf, sizeof wbuf, sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
   LOG("MPI_Win_create comm=world");
+  const int iters = app_iters(argc, argv, 1);
+  for (int it = 0; it < iters; ++it) {
+  x[7] += busy(300000) > 2 ? 1 : 0;
   MPI_Win_fence(0, win);
   LOG("MPI_Win_fence");
   MPI_Put(x, 1, MPI_DOUBLE, next, 0, 1, MPI_DOUBLE, win);
@@ -130,6 +135,7 @@ int main(int argc, char** argv) {
   LOG("MPI_Get count=2 bytes=16");
   MPI_Win_fence(0, win);
   LOG("MPI_Win_fence");
+  }
   MPI_Win_free(&win);
   LOG("MPI_Win_free");
 
