@@ -26,7 +26,7 @@
 #include "skel/skel_funcs.h"
 #include "skel/trace.h"
 #include "skel/trace_writer.h"
-#include "../templates/skel_kernel.h"
+#include "calibrate.h"
 
 #ifndef SKT_TRACER_VERSION
 #define SKT_TRACER_VERSION "0.1.0"
@@ -312,44 +312,6 @@ std::string read_cmdline() {
   std::fclose(f);
   while (!out.empty() && out.back() == ' ') out.pop_back();
   return out;
-}
-
-// Kernel units per second of `clock` (now_ns or thread_cpu_ns), for `ms` of
-// that clock: per CPU second when ranks share cores, so that a contended
-// start-up does not understate the node's speed.
-double calibrate(int ms, double& seconds, int64_t (*clock)()) {
-  if (ms <= 0) {
-    seconds = 0;
-    return 0;
-  }
-  volatile double sink = 0;
-  unsigned long long units = 1000;
-  int64_t begin = clock(), wall_begin = now_ns();
-  double last = 0;
-  std::vector<double> rates;
-  // Double the work until one run takes ms/8, then take the median rate of
-  // the runs that fit in the budget, leaving out runs more than 10 % slower
-  // than the best (descheduled: another process had the core). Not the
-  // best: the application's gaps include the small interruptions a typical
-  // run has, and the best of several runs overstated the rate by 4 % on
-  // average here, so skeletons computed too long.
-  for (;;) {
-    int64_t a = clock();
-    sink = sink + skel_kernel_run(units, 1.0 + static_cast<double>(units & 7));
-    int64_t b = clock();
-    double dt = static_cast<double>(b - a) * 1e-9;
-    if (dt > 0) last = static_cast<double>(units) / dt;
-    if (dt > 0 && dt * 8000 >= ms) rates.push_back(last);
-    else units *= 2;
-    if ((b - begin) >= static_cast<int64_t>(ms) * 1000000) break;
-  }
-  seconds = static_cast<double>(now_ns() - wall_begin) * 1e-9;
-  (void)sink;
-  if (rates.empty()) return last;
-  std::sort(rates.begin(), rates.end());
-  rates.erase(rates.begin(), std::lower_bound(rates.begin(), rates.end(), 0.9 * rates.back()));
-  size_t n = rates.size();
-  return n % 2 ? rates[n / 2] : 0.5 * (rates[n / 2 - 1] + rates[n / 2]);
 }
 
 // Whether this node's ranks outnumber the CPUs they may run on (the union of
