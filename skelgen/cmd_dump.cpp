@@ -356,7 +356,11 @@ int dump_folded(const std::string& path, const DumpOptions& opt) {
           for (size_t k = 0; k < r.kind.size(); ++k)
             per.push_back(r.kind[k] == 0 ? json(nullptr)
                           : r.kind[k] == 1 ? json{{"rule", "linear"}, {"a", r.a[k]}, {"b", r.b[k]}}
-                                           : json{{"rule", "mean"}, {"mean", r.a[k]}, {"min", r.min[k]}, {"max", r.max[k]}});
+                          : r.kind[k] == 3
+                              ? json{{"rule", "cycle"},
+                                     {"values", std::vector<int64_t>(r.cycle.begin() + static_cast<long>(k * r.period),
+                                                                     r.cycle.begin() + static_cast<long>((k + 1) * r.period))}}
+                              : json{{"rule", "mean"}, {"mean", r.a[k]}, {"min", r.min[k]}, {"max", r.max[k]}});
           rules.push_back({{"param", skt::param_name(r.param)}, {"per_rank", per}});
         }
         if (!n.rules.empty()) j["count_rules"] = rules;

@@ -20,10 +20,29 @@ bool tag_like(Param p) { return p == Param::tag || p == Param::tag2; }
 constexpr Param kRuleParams[] = {Param::count, Param::count2, Param::bytes, Param::bytes2, Param::tag, Param::tag2};
 constexpr int kNumRuleParams = 6;
 // A value left out of the coarse key: counts always (their kind is kept), tags when
-// one value for all ranks (MPI_ANY_TAG, -1, stays in the key).
-bool coarse_free(Param p, const ParamDesc& d) {
-  return count_like(p) || (tag_like(p) && d.kind == ParamKind::kConst && d.a >= 0);
+// no rank's is MPI_ANY_TAG (-1, stays in the key), whether one value for all ranks
+// or one per rank (NPB BT's stage tags, WEST + the cell's coordinates).
+bool coarse_free(Param p, const MergedEvent& e, const ParamDesc& d) {
+  if (count_like(p)) return true;
+  if (!tag_like(p)) return false;
+  switch (d.kind) {
+    case ParamKind::kConst: return d.a >= 0;
+    case ParamKind::kLinear:  // a + b * rank
+      for (uint32_t r : e.ranks)
+        if (d.a + d.b * r < 0) return false;
+      return true;
+    case ParamKind::kTable:
+      for (size_t q = 0; q < e.ranks.size(); ++q)
+        if (e.tables[static_cast<size_t>(d.a) + q] < 0) return false;
+      return true;
+    default: return false;
+  }
 }
+// A cycle rule (CountRule kind 3): the value at iteration k of the innermost
+// loop around the call is cycle[k mod period], period at most this: NPB BT's
+// stage tags over the cells, stages a loop of their own or flattened into a
+// longer one by the merge's order.
+constexpr int64_t kMaxCyclePeriod = 64;
 // One parameter (kRuleParams index q) of one coarse symbol, refined.
 int64_t refinement(int64_t coarse, int q) { return coarse * kNumRuleParams + q; }
 
@@ -45,8 +64,11 @@ class SymbolTable {
     for (uint32_t r : e.ranks) put(r);
     for (size_t p = 0; p < kNumParams; ++p) {
       const ParamDesc& d = e.params[p];
-      put(static_cast<int64_t>(d.kind));
-      if (coarse_free(static_cast<Param>(p), d)) continue;  // left out of the coarse key; refined below
+      bool free = coarse_free(static_cast<Param>(p), e, d);
+      // a free tag's kind is left out too: one value for all ranks in one
+      // iteration, a table in the next (BT: 6000 + rank, then a permutation)
+      if (!free || !tag_like(static_cast<Param>(p))) put(static_cast<int64_t>(d.kind));
+      if (free) continue;  // left out of the coarse key; refined below
       if (d.kind == ParamKind::kTable) {
         for (size_t q = 0; q < e.ranks.size(); ++q) put(e.tables[static_cast<size_t>(d.a) + q]);
       } else {
@@ -68,7 +90,7 @@ class SymbolTable {
     for (int q = 0; q < kNumRuleParams; ++q) {
       size_t p = static_cast<size_t>(kRuleParams[q]);
       const ParamDesc& d = e.params[p];
-      if (!coarse_free(kRuleParams[q], d) || !refined_.count(refinement(coarse, q))) continue;
+      if (!coarse_free(kRuleParams[q], e, d) || !refined_.count(refinement(coarse, q))) continue;
       if (tag_like(static_cast<Param>(p)) || !(d.kind == ParamKind::kConst && d.a > 0)) {  // exact
         put(static_cast<int64_t>(p));
         if (d.kind == ParamKind::kTable)
@@ -177,7 +199,27 @@ struct CountAcc {  // one count-like parameter of one rank over a node's instanc
   int64_t first = 0, step = 0;
   bool linear = true, varies = false, in_band = true;
   double sum = 0, min = 0, max = 0;
-  void add(int64_t v, double band) {
+  // cycle: the value depends only on k mod p, k the iteration of the innermost
+  // loop around the node, for some p <= kMaxCyclePeriod. Checked online for
+  // every p at once once the value varies: bit p-1 of `periods` says p still
+  // holds, seen[j] is the value at k = j (k < 64; every k before a later one
+  // is seen first, as the loop counts up), so p holds while v == seen[k mod p].
+  bool in_loop = true;
+  int64_t max_k = -1;
+  uint64_t periods = ~0ull;
+  std::vector<int64_t> seen;
+  void add(int64_t v, double band, int64_t k) {
+    if (k < 0) in_loop = false;
+    if (in_loop) {
+      if (n && v != first && !varies)  // the first change: all values so far were `first`
+        seen.assign(static_cast<size_t>(std::min<int64_t>(max_k + 1, kMaxCyclePeriod)), first);
+      if (n && (varies || v != first)) {
+        if (k < kMaxCyclePeriod && k >= static_cast<int64_t>(seen.size())) seen.push_back(v);
+        for (int64_t p = 1; p <= kMaxCyclePeriod && periods; ++p)
+          if ((periods >> (p - 1) & 1) && seen[static_cast<size_t>(k % p)] != v) periods &= ~(1ull << (p - 1));
+      }
+      max_k = std::max(max_k, k);
+    }
     if (n && std::fabs(static_cast<double>(v - first)) > band * std::fabs(static_cast<double>(first))) in_band = false;
     if (n == 0) first = v;
     else if (n == 1) step = v - first;
@@ -226,6 +268,7 @@ struct Builder {
   // rank's first call in an iteration need not be the body's first call
   // (NPB LU: rank 0 sends first, rank 1's first call is the receive).
   std::vector<int64_t> pending;
+  int64_t iteration = -1;  // of the innermost loop being walked (-1: none)
   void walk(const std::vector<uint32_t>& items) {
     for (uint32_t id : items) {
       FoldedNode& node = out.nodes[id];
@@ -234,12 +277,15 @@ struct Builder {
         std::vector<uint32_t> claimed;
         for (uint32_t r = 0; r < pending.size(); ++r)
           if (pending[r] < 0) pending[r] = id, claimed.push_back(r);
+        int64_t outer_iteration = iteration;
         for (uint64_t k = 0; k < node.count; ++k) {
+          iteration = static_cast<int64_t>(k);
           walk(node.body);
           if (k == 0)  // a rank with no call in the first iteration: its later gaps are its own
             for (uint32_t r : claimed)
               if (pending[r] == static_cast<int64_t>(id)) pending[r] = -1;
         }
+        iteration = outer_iteration;
         continue;
       }
       const MergedEvent& e = m.events.at(pos);
@@ -254,7 +300,7 @@ struct Builder {
         dur[id][r].add(static_cast<double>(m.ranks[r].durations[c]));
         for (int q = 0; q < kNumRuleParams; ++q)
           if (e.params[static_cast<size_t>(kRuleParams[q])].kind != ParamKind::kAbsent)
-            counts[id][q][r].add(m.value(e, kRuleParams[q], r), band);
+            counts[id][q][r].add(m.value(e, kRuleParams[q], r), band, iteration);
       }
     }
   }
@@ -328,13 +374,25 @@ std::set<int64_t> attempt(const MergedTrace& m, const std::vector<ListDesc>& bac
       // A rule where the value changes between the node's instances, or where
       // it stays but differs from the symbol's (the first instance of another
       // node of the same symbol: e.g. two calls with tags 0 and 1).
-      bool varies = false, exact = tag_like(kRuleParams[q]);
+      // The rule, in order of preference: every rank's value linear (a + b*i;
+      // constant included); else a cycle over the innermost loop's iterations
+      // that every rank's values keep (exact); else, for counts, every rank's
+      // within the band (its mean). Otherwise the call is an offender:
+      // refined (tags exact, counts banded) and folded again.
+      bool varies = false, linear = true, banded = !tag_like(kRuleParams[q]);
+      uint64_t periods = ~0ull;  // the cycle lengths every rank's values keep
       for (size_t r = 0; r < P; ++r) {
         const CountAcc& c = b.counts[i][q][r];
-        varies |= c.varies || (c.n && c.first != m.value(rep, kRuleParams[q], static_cast<uint32_t>(r)));
-        if (c.varies && !c.linear && (exact || !c.in_band))
-          offenders.insert(refinement(coarse_of[static_cast<size_t>(n.symbol)], q));
+        if (!c.n) continue;
+        varies |= c.varies || c.first != m.value(rep, kRuleParams[q], static_cast<uint32_t>(r));
+        linear &= !c.varies || c.linear;
+        banded &= !c.varies || c.linear || c.in_band;
+        if (!c.in_loop) periods = 0;
+        else if (c.varies) periods &= c.periods;
       }
+      uint64_t period = periods ? static_cast<uint64_t>(__builtin_ctzll(periods)) + 1 : 0;
+      bool cyclic = !linear && period;
+      if (!linear && !cyclic && !banded) offenders.insert(refinement(coarse_of[static_cast<size_t>(n.symbol)], q));
       if (!varies) continue;
       CountRule rule;
       rule.param = kRuleParams[q];
@@ -346,6 +404,17 @@ std::set<int64_t> attempt(const MergedTrace& m, const std::vector<ListDesc>& bac
       for (size_t r = 0; r < P; ++r) {
         const CountAcc& c = b.counts[i][q][r];
         if (!c.n) continue;
+        if (cyclic) {
+          rule.kind[r] = 3;
+          rule.period = period;
+          rule.cycle.resize(P * period);
+          for (uint64_t k = 0; k < period; ++k)
+            rule.cycle[r * period + k] = c.varies ? c.seen.at(k) : c.first;
+          rule.a[r] = c.sum / static_cast<double>(c.n);
+          rule.min[r] = c.min;
+          rule.max[r] = c.max;
+          continue;
+        }
         rule.kind[r] = c.linear ? 1 : 2;
         rule.a[r] = c.linear ? static_cast<double>(c.first) : c.sum / static_cast<double>(c.n);
         rule.b[r] = c.linear ? static_cast<double>(c.step) : 0;

@@ -5,7 +5,7 @@
 // rate promised, for the median rate (what the tracer records) and for the
 // fastest run's rate (what it recorded before). 1.00 = exact; above 1 the
 // skeleton computes too long.
-//   calibration [SECONDS [PIECE_MS]]   (libtrace/bench/calibration.sh runs it)
+//   calibration [SECONDS [PIECE_MS [CALIBRATION_MS]]]   (libtrace/bench/calibration.sh runs it)
 #include <cstdio>
 #include <cstdlib>
 
@@ -19,12 +19,13 @@ static int64_t monotonic_ns() {
 
 int main(int argc, char** argv) {
   double seconds = argc > 1 ? std::atof(argv[1]) : 0.24, piece = (argc > 2 ? std::atof(argv[2]) : 0.24) * 1e-3;
-  if (seconds <= 0 || piece <= 0 || piece > seconds) {
-    std::fprintf(stderr, "usage: calibration [SECONDS > 0 [PIECE_MS > 0]]\n");
+  int cal_ms = argc > 3 ? std::atoi(argv[3]) : 20;
+  if (seconds <= 0 || piece <= 0 || piece > seconds || cal_ms <= 0) {
+    std::fprintf(stderr, "usage: calibration [SECONDS > 0 [PIECE_MS > 0 [CALIBRATION_MS > 0]]]\n");
     return 2;
   }
   double cal_s = 0, best = 0;
-  double median = skt::tracer::calibrate(20, cal_s, monotonic_ns, &best);
+  double median = skt::tracer::calibrate(cal_ms, cal_s, monotonic_ns, &best);
   auto units = static_cast<unsigned long long>(piece * median);
   long pieces = static_cast<long>(seconds / piece);
   volatile double sink = 0;

@@ -66,6 +66,13 @@ class Emitter {
   std::ostringstream tables_, body_;
   std::set<std::string> notes_;
   std::set<uint32_t> counted_;              // nodes whose counts follow their instance number
+  // The loops being emitted, innermost last: their variable and iterations in
+  // the skeleton (cycle rules index by the innermost).
+  struct OpenLoop {
+    std::string var;
+    uint64_t iters;
+  };
+  std::vector<OpenLoop> open_loops_;
   std::map<uint32_t, std::vector<uint32_t>> ranks_in_;  // ranks_in() memo
   int64_t buf_bytes_ = 64, bsend_bytes_ = 0;
   size_t max_reqs_ = 1;
@@ -287,13 +294,33 @@ std::string Emitter::param(uint32_t n, Param pm, bool) {
 }
 
 // Counts and tags: the node's own rule where the value changed between
-// instances (tags only ever get linear rules: compress keeps others exact).
+// instances (tags only ever get linear or cycle rules: compress keeps others
+// exact). A cycle rule is a table over the innermost loop's iteration k mod
+// its period; a cut loop replays the application's first iterations' order,
+// on every rank alike, so sends and receives still agree.
 std::string Emitter::count(uint32_t n, Param pm) {
   const FoldedNode& node = p_.nodes[n];
   const MergedEvent& e = event(n);
   if (e.params[static_cast<size_t>(pm)].kind == ParamKind::kAbsent) return "0";
   for (const CountRule& rule : node.rules) {
     if (rule.param != pm) continue;
+    if (std::find(rule.kind.begin(), rule.kind.end(), 3) != rule.kind.end()) {
+      if (open_loops_.empty())
+        throw TraceError("generate: node " + std::to_string(n) + "'s " + param_name(pm) +
+                         " follows its loop's iterations, but it is not in a loop");
+      const OpenLoop& l = open_loops_.back();
+      std::string name = "n" + std::to_string(n) + "_" + param_name(pm) + "_cycle";
+      tables_ << "/* " << param_name(pm) << " of n" << n << " at each iteration of its loop */\n";
+      tables_ << "static const int " << name << "[SKEL_WORLD_SIZE][" << rule.period << "] = {";
+      for (uint32_t r = 0; r < P_; ++r) {
+        tables_ << "\n  {";
+        for (uint64_t k = 0; k < rule.period; ++k)
+          tables_ << (k ? ", " : "") << (r < rule.kind.size() && rule.kind[r] == 3 ? rule.cycle[r * rule.period + k] : 0);
+        tables_ << "}" << (r + 1 < P_ ? "," : "");
+      }
+      tables_ << "\n};\n";
+      return name + "[skel_rank][" + l.var + (rule.period < l.iters ? " % " + std::to_string(rule.period) : "") + "]";
+    }
     std::vector<std::string> a, b;
     bool linear = false;
     for (uint32_t r : e.ranks) {
@@ -967,7 +994,9 @@ void Emitter::emit_loop(uint32_t n, int depth, const std::string& loop_var, doub
   if (c >= 0) body_ << in << "skel_loop_begin(" << c << ");\n";
   body_ << in << "for (long " << var << " = 0; " << var << " < " << iters << "; ++" << var << ") {\n";
   double inner = c >= 0 ? stride * static_cast<double>(node.count) / static_cast<double>(iters) : stride;
+  open_loops_.push_back({var, iters});
   emit_items(node.body, depth + 1, var, inner);
+  open_loops_.pop_back();
   if (c >= 0 && iters >= 2) body_ << in << "  if (" << var << " == 0) skel_loop_first(" << c << ");\n";
   body_ << in << "}\n";
   if (c >= 0) body_ << in << "skel_loop_end(" << c << ");\n";

@@ -350,17 +350,26 @@ TEST(Compress, EachRanksFirstCallInALoopGivesItsEntryGapToTheLoop) {
   }
 }
 
+// 64 or 70, with no cycle of at most 64 iterations in 100 (checked below).
+constexpr int kBandIterations = 100;
+bool wobble(int it) { return (static_cast<uint32_t>(it) * 2654435761u >> 7) % 3 == 0; }
+
 TEST(Compress, CountsInABandFoldWithARuleAndOthersDoNot) {
+  for (int p = 1; p <= 64; ++p) {
+    bool cycle = true;
+    for (int it = p; it < kBandIterations && cycle; ++it) cycle = wobble(it) == wobble(it % p);
+    ASSERT_FALSE(cycle) << "the wobble repeats every " << p;
+  }
   auto m = merged_from(2, [&](uint32_t r) {
     std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0, 0, 10)};
-    for (int it = 0; it < 12; ++it) {
-      v.push_back(call(skt::kFunc_MPI_Bcast, 1, 100, 10, 1000 + 10 * it));        // linear, within 25 %
-      v.push_back(call(skt::kFunc_MPI_Allreduce, 2, 100, 10, it % 2 ? 64 : 70));  // wobbles
+    for (int it = 0; it < kBandIterations; ++it) {
+      v.push_back(call(skt::kFunc_MPI_Bcast, 1, 100, 10, 1000 + 10 * it));           // linear, within 25 %
+      v.push_back(call(skt::kFunc_MPI_Allreduce, 2, 100, 10, wobble(it) ? 64 : 70));  // wobbles, no cycle
     }
     return v;
   });
   skt::FoldedProgram p = compress(m, {});
-  EXPECT_EQ(p.to_string(), "S0 ( S1 S2 )^12");
+  EXPECT_EQ(p.to_string(), "S0 ( S1 S2 )^" + std::to_string(kBandIterations));
   EXPECT_TRUE(verify(p, m).empty());
   bool linear = false, mean = false;
   for (const auto& n : p.nodes)
@@ -375,8 +384,13 @@ TEST(Compress, CountsInABandFoldWithARuleAndOthersDoNot) {
   skt::fold::CompressOptions exact;
   exact.count_band = 0;
   skt::FoldedProgram p0 = compress(m, exact);
-  EXPECT_EQ(p0.to_string(), "S0 ( S1 S2 S1 S3 )^6");
   EXPECT_TRUE(verify(p0, m).empty());
+  size_t allreduces = 0;
+  for (const auto& e : p0.symbols.events) allreduces += p0.symbols.identities.at(e.identity).func == skt::kFunc_MPI_Allreduce;
+  EXPECT_EQ(allreduces, 2u) << p0.to_string();
+  for (const auto& n : p0.nodes)
+    for (const auto& rule : n.rules)
+      for (uint8_t k : rule.kind) EXPECT_NE(k, 2) << "a mean with no band";
 }
 
 TEST(Compress, CountsFollowingTheIterationFoldFarBeyondTheBand) {
@@ -411,8 +425,9 @@ TEST(Compress, CountsFollowingTheIterationFoldFarBeyondTheBand) {
 
 TEST(Compress, TagsFollowingTheIterationFoldExactlyOthersStay) {
   // Sends with tag = iteration fold into one loop with a linear tag rule;
-  // tags that jump stay exact (one symbol per value): a skeleton must send
-  // the application's tags, never a mean.
+  // tags that alternate fold with a cycle (a table over the iterations);
+  // tags that jump with no cycle of at most 64 stay exact (one symbol per
+  // value): a skeleton must send the application's tags, never a mean.
   auto m = merged_from(2, [&](uint32_t r) {
     std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0, 0, 10)};
     for (int it = 0; it < 30; ++it) {
@@ -424,26 +439,85 @@ TEST(Compress, TagsFollowingTheIterationFoldExactlyOthersStay) {
     for (int it = 0; it < 6; ++it) {
       skt::testing::Syn s = call(skt::kFunc_MPI_Send, 2, 100, 10, 8);
       s.peer = 1 - r;
-      s.tag = it % 2 ? 100 : 7;  // alternates: no rule
+      s.tag = it % 2 ? 100 : 7;  // alternates: a cycle of 2
+      v.push_back(s);
+    }
+    for (int it = 0; it < kBandIterations; ++it) {
+      skt::testing::Syn s = call(skt::kFunc_MPI_Send, 3, 100, 10, 8);
+      s.peer = 1 - r;
+      s.tag = wobble(it) ? 200 : 9;  // jumps: no rule
       v.push_back(s);
     }
     return v;
   });
   skt::FoldedProgram p = compress(m, {});
   EXPECT_TRUE(verify(p, m).empty());
-  EXPECT_EQ(p.to_string(), "S0 ( S1 )^30 ( S2 S3 )^3");
-  bool rule = false;
+  EXPECT_EQ(p.to_string().rfind("S0 ( S1 )^30 ( S2 )^6 ", 0), 0u) << p.to_string();
+  bool rule = false, cycle = false;
   for (const auto& n : p.nodes)
     for (const auto& ru : n.rules)
       if (ru.param == skt::Param::tag) {
-        EXPECT_EQ(ru.kind[0], 1) << "tags get linear rules only";
-        if (ru.a[0] == 5 && ru.b[0] == 2 && ru.a[1] == 5 && ru.b[1] == 2) rule = true;
+        if (ru.kind[0] == 1 && ru.a[0] == 5 && ru.b[0] == 2 && ru.a[1] == 5 && ru.b[1] == 2) rule = true;
+        if (ru.kind[0] == 3 && ru.kind[1] == 3 && ru.cycle == std::vector<int64_t>{7, 100, 7, 100}) cycle = true;
+        EXPECT_NE(ru.kind[0], 2) << "a mean tag";
       }
   EXPECT_TRUE(rule) << "tags 5, 7, 9, ... as 5 + 2*i";
-  std::multiset<int64_t> tags;  // of the Send symbols: the loop's first (5), then the two exact ones
+  EXPECT_TRUE(cycle) << "tags 7, 100, 7, ... as a cycle of 2";
+  std::multiset<int64_t> tags;  // of the call site 3 symbols: the two exact ones
   for (const auto& e : p.symbols.events)
-    if (p.symbols.identities.at(e.identity).func == skt::kFunc_MPI_Send) tags.insert(p.symbols.value(e, skt::Param::tag, 0));
-  EXPECT_EQ(tags, (std::multiset<int64_t>{5, 7, 100}));
+    if (p.symbols.identities.at(e.identity).callsite == p.symbols.identities.at(p.symbols.events.back().identity).callsite)
+      tags.insert(p.symbols.value(e, skt::Param::tag, 0));
+  EXPECT_EQ(tags, (std::multiset<int64_t>{9, 200}));
+}
+
+// NPB BT's stages: at stage s of every iteration a rank sends about cell
+// (2 * rank + s) mod 5 and receives what its predecessor sent a stage before.
+// The tags wrap modulo the cell count; whether the stages are a loop of
+// their own (between other calls) or flattened into the iterations' loop,
+// they fold with a cycle rule holding exactly the program's tags.
+TEST(Compress, StageTagsThatWrapFoldWithACycle) {
+  for (bool nested : {true, false}) {
+    constexpr int kStages = 4, kCells = 5;
+    auto cell = [](uint32_t r, int s) { return static_cast<int64_t>((2 * r + static_cast<uint32_t>(s)) % kCells); };
+    auto m = merged_from(2, [&](uint32_t r) {
+      std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0, 0, 10)};
+      for (int it = 0; it < 20; ++it) {
+        for (int s = 0; s < kStages; ++s) {
+          skt::testing::Syn send = call(skt::kFunc_MPI_Send, 1, 100, 10, 8);
+          send.peer = 1 - r;
+          send.tag = 100 + cell(r, s);
+          v.push_back(send);
+          skt::testing::Syn recv = call(skt::kFunc_MPI_Recv, 2, 100, 10, 8);
+          recv.peer = 1 - r;
+          recv.tag = 100 + cell(1 - r, s);
+          v.push_back(recv);
+        }
+        if (nested) v.push_back(call(skt::kFunc_MPI_Barrier, 3, 100, 10));
+      }
+      return v;
+    });
+    std::string dir = skt::testing::temp_dir("fold-cycle");
+    skt::write_folded(dir + "/p.skf", compress(m, {}));  // the cycle survives the file
+    skt::FoldedProgram p = skt::read_folded(dir + "/p.skf");
+    EXPECT_TRUE(verify(p, m).empty());
+    EXPECT_EQ(p.to_string(), nested ? "S0 ( ( S1 S2 )^4 S3 )^20" : "S0 ( S1 S2 )^80") << p.to_string();
+    int cycles = 0;
+    for (const auto& n : p.nodes)
+      for (const auto& ru : n.rules) {
+        ASSERT_EQ(ru.param, skt::Param::tag);
+        ASSERT_EQ(ru.period, static_cast<uint64_t>(kStages));
+        uint32_t f = p.symbols.identities.at(p.symbols.events.at(static_cast<size_t>(n.symbol)).identity).func;
+        for (uint32_t r = 0; r < 2; ++r)
+          for (int s = 0; s < kStages; ++s) {
+            EXPECT_EQ(ru.kind[r], 3);
+            EXPECT_EQ(ru.cycle[r * kStages + static_cast<uint32_t>(s)],
+                      100 + cell(f == skt::kFunc_MPI_Send ? r : 1 - r, s))
+                << "rank " << r << " stage " << s;
+          }
+        ++cycles;
+      }
+    EXPECT_EQ(cycles, 2) << "the send's tags and the receive's";
+  }
 }
 
 TEST(Compress, DamagedFoldedFilesAreRejectedWithTheirName) {

@@ -143,6 +143,9 @@ void write_folded(const std::string& path, const FoldedProgram& p) {
           o.f64(r.b[k]);
           o.f64(r.min[k]);
           o.f64(r.max[k]);
+          if (r.kind[k] != 3) continue;
+          o.u(r.period);
+          for (uint64_t i = 0; i < r.period; ++i) o.s(r.cycle[k * r.period + i]);
         }
       }
     }
@@ -204,10 +207,16 @@ FoldedProgram read_folded(const std::string& path) {
             for (size_t q = 0; q < k; ++q) {
               r.kind[q] = static_cast<uint8_t>(in.u());
               if (!r.kind[q]) continue;
+              if (r.kind[q] > 3) in.bad("rule kind");
               r.a[q] = in.f64();
               r.b[q] = in.f64();
               r.min[q] = in.f64();
               r.max[q] = in.f64();
+              if (r.kind[q] != 3) continue;
+              uint64_t period = in.u();
+              if (period == 0 || period > (1u << 20) || (r.period && period != r.period)) in.bad("rule period");
+              if (!r.period) r.period = period, r.cycle.assign(k * period, 0);
+              for (uint64_t i = 0; i < period; ++i) r.cycle[q * period + i] = in.s();
             }
           }
         }

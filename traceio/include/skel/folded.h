@@ -27,13 +27,19 @@ struct RankStat {
   double min = 0, max = 0;
 };
 
-// A count-like parameter (count, count2, bytes, bytes2) or a tag (tag, tag2; linear only) whose value changed
-// between the instances of one event node: per rank, the rule it follows
-// over the instances i = 0, 1, ...
+// A count-like parameter (count, count2, bytes, bytes2) or a tag (tag, tag2;
+// linear or cycle only) whose value changed between the instances of one event
+// node: per rank, the rule it follows over the instances i = 0, 1, ...
+// Kind 3 (cycle, format 1.3) is all ranks' or none: the value at the
+// iteration k of the innermost loop around the node is
+// cycle[r * period + k mod period], in every run of that loop (NPB BT's stage
+// tags); a is then the mean.
 struct CountRule {
   Param param = Param::count;
-  std::vector<uint8_t> kind;   // per world rank: 0 not taking part, 1 linear a + b*i, 2 mean (a) in [min, max]
+  std::vector<uint8_t> kind;   // per world rank: 0 not taking part, 1 linear a + b*i, 2 mean (a) in [min, max], 3 cycle
   std::vector<double> a, b, min, max;
+  uint64_t period = 0;          // kind 3: the cycle's length (at most 64)
+  std::vector<int64_t> cycle;   // kind 3: per world rank, `period` values (rank-major)
 };
 
 struct FoldedNode {

@@ -243,7 +243,7 @@ enum class MergedSection : uint32_t {
 // symbol) and the loop tree with timing. docs/trace-format.md.
 inline constexpr char kFoldedMagic[8] = {'S', 'K', 'E', 'L', 'F', 'L', 'D', '\0'};
 inline constexpr uint16_t kFoldedVersionMajor = 1;
-inline constexpr uint16_t kFoldedVersionMinor = 2;  // 1.1: kWork; 1.2: list field reqback
+inline constexpr uint16_t kFoldedVersionMinor = 3;  // 1.1: kWork; 1.2: list field reqback; 1.3: rule kind 3 (cycle)
 enum class FoldedSection : uint32_t {
   kInfo = 1,     // source, merged events folded
   kSymbols = 2,  // an embedded merged body (no times): events = symbols
