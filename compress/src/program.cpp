@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <map>
 #include <set>
 #include <unordered_map>
 
@@ -43,6 +44,11 @@ bool coarse_free(Param p, const MergedEvent& e, const ParamDesc& d) {
 // stage tags over the cells, stages a loop of their own or flattened into a
 // longer one by the merge's order.
 constexpr int64_t kMaxCyclePeriod = 64;
+// ... and where the computation before the call is the same in every phase:
+// the phases' shortest gaps within 25 % of the node's mean (the count band;
+// or 50 us) of each other, on every rank, so that timing noise does not split
+// a loop.
+constexpr double kPhaseGapTolerance = 0.25, kPhaseGapFloorNs = 50000;
 // One parameter (kRuleParams index q) of one coarse symbol, refined.
 int64_t refinement(int64_t coarse, int q) { return coarse * kNumRuleParams + q; }
 
@@ -215,8 +221,10 @@ struct CountAcc {  // one count-like parameter of one rank over a node's instanc
         seen.assign(static_cast<size_t>(std::min<int64_t>(max_k + 1, kMaxCyclePeriod)), first);
       if (n && (varies || v != first)) {
         if (k < kMaxCyclePeriod && k >= static_cast<int64_t>(seen.size())) seen.push_back(v);
-        for (int64_t p = 1; p <= kMaxCyclePeriod && periods; ++p)
-          if ((periods >> (p - 1) & 1) && seen[static_cast<size_t>(k % p)] != v) periods &= ~(1ull << (p - 1));
+        for (uint64_t left = periods; left; left &= left - 1) {  // the periods still holding
+          int64_t p = __builtin_ctzll(left) + 1;
+          if (seen[static_cast<size_t>(k % p)] != v) periods &= ~(1ull << (p - 1));
+        }
       }
       max_k = std::max(max_k, k);
     }
@@ -244,6 +252,9 @@ struct Builder {
   size_t pos = 0;                                // next merged event
   double band = 0;
   std::vector<std::vector<Acc>> work;             // per node, per world rank (ranks with works only)
+  // per node with a cycle: its period, and its own gaps per rank and phase (k mod period)
+  std::map<uint32_t, uint64_t> phase_period;
+  std::map<uint32_t, std::vector<std::vector<Acc>>> phase_gap;
 
   std::vector<uint32_t> build(const std::vector<Item>& items) {
     std::vector<uint32_t> ids;
@@ -296,9 +307,20 @@ struct Builder {
         size_t target = pending[r] >= 0 ? static_cast<size_t>(pending[r]) : id;
         pending[r] = -1;
         gap[target][r].add(static_cast<double>(m.ranks[r].gaps[c]));
+        if (target == id && !phase_period.empty()) {
+          auto ph = phase_period.find(id);
+          if (ph != phase_period.end() && iteration >= 0) {
+            auto& g = phase_gap[id];
+            if (g.empty()) g.assign(m.world_size, std::vector<Acc>(ph->second));
+            // the CPU time where the trace has it: steadier than the wall gap on shared cores
+            const MergedRank& mr = m.ranks[r];
+            g[r][static_cast<size_t>(iteration) % ph->second].add(
+                static_cast<double>(mr.works.empty() ? mr.gaps[c] : mr.works[c]));
+          }
+        }
         if (!m.ranks[r].works.empty()) work[target][r].add(static_cast<double>(m.ranks[r].works[c]));
         dur[id][r].add(static_cast<double>(m.ranks[r].durations[c]));
-        for (int q = 0; q < kNumRuleParams; ++q)
+        for (int q = 0; q < kNumRuleParams && phase_period.empty(); ++q)  // not again in the phase walk
           if (e.params[static_cast<size_t>(kRuleParams[q])].kind != ParamKind::kAbsent)
             counts[id][q][r].add(m.value(e, kRuleParams[q], r), band, iteration);
       }
@@ -345,7 +367,7 @@ std::set<int64_t> attempt(const MergedTrace& m, const std::vector<ListDesc>& bac
   // 2. fold
   Folded folded = fold(str);
   // 3. the loop tree (children before parents) and 4. the timing walk
-  Builder b{m, seq, out, folded, {}, {}, {}, std::vector<size_t>(m.world_size, 0), 0, 0.0, {}, {}};
+  Builder b{m, seq, out, folded, {}, {}, {}, std::vector<size_t>(m.world_size, 0), 0, 0.0, {}, {}, {}, {}, {}};
   b.band = opt.count_band;
   out.top = b.build(folded.items);
   size_t N = out.nodes.size(), P = m.world_size;
@@ -356,8 +378,11 @@ std::set<int64_t> attempt(const MergedTrace& m, const std::vector<ListDesc>& bac
   for (const MergedRank& r : m.ranks) any_work |= !r.works.empty();
   b.counts.assign(N, std::vector<std::vector<CountAcc>>(kNumRuleParams, std::vector<CountAcc>(P)));
   b.pending.assign(P, -1);
+  FoldedProgram before_walk = out;  // for the phase walk below
   b.walk(out.top);
   std::set<int64_t> offenders;
+  std::map<uint32_t, uint64_t> cycles;            // node -> period of its cycle rules
+  std::map<uint32_t, std::vector<int64_t>> cycle_refinements;  // node -> its cycle rules' refinements
   for (size_t i = 0; i < N; ++i) {
     FoldedNode& n = out.nodes[i];
     n.gap.resize(P);
@@ -394,6 +419,10 @@ std::set<int64_t> attempt(const MergedTrace& m, const std::vector<ListDesc>& bac
       bool cyclic = !linear && period;
       if (!linear && !cyclic && !banded) offenders.insert(refinement(coarse_of[static_cast<size_t>(n.symbol)], q));
       if (!varies) continue;
+      if (cyclic) {
+        cycles[static_cast<uint32_t>(i)] = std::max<uint64_t>(cycles[static_cast<uint32_t>(i)], period);
+        cycle_refinements[static_cast<uint32_t>(i)].push_back(refinement(coarse_of[static_cast<size_t>(n.symbol)], q));
+      }
       CountRule rule;
       rule.param = kRuleParams[q];
       rule.kind.assign(P, 0);
@@ -422,6 +451,40 @@ std::set<int64_t> attempt(const MergedTrace& m, const std::vector<ListDesc>& bac
         rule.max[r] = c.max;
       }
       n.rules.push_back(std::move(rule));
+    }
+  }
+  // A cycle keeps the values exact, but the node's computation is one mean
+  // over all its instances. Where the computation before it differs by phase
+  // (a pipeline whose stages work on cells of different sizes), the mean
+  // would even out the waits between the ranks: such nodes keep their
+  // values in the symbol instead (one node per phase, each with its own gap).
+  // Compared by CPU time where the trace measured it (ranks sharing cores).
+  if (!cycles.empty()) {
+    Builder pb{m, seq, before_walk, folded, {}, {}, {}, std::vector<size_t>(m.world_size, 0), 0, 0.0, {}, {}, {}, {}, {}};
+    pb.gap.assign(N, std::vector<Acc>(P));
+    pb.dur.assign(N, std::vector<Acc>(P));
+    pb.work.assign(N, std::vector<Acc>(P));
+    pb.pending.assign(P, -1);
+    pb.phase_period = cycles;
+    pb.walk(before_walk.top);
+    for (const auto& [node, phases] : pb.phase_gap) {
+      bool even = true;
+      for (size_t r = 0; r < P && even; ++r) {
+        const FoldedNode& fn = out.nodes[node];
+        double mean = m.ranks[r].works.empty() ? fn.gap[r].mean : fn.work[r].mean;
+        // each phase's shortest gap: a rank descheduled once in a phase
+        // (a long gap) must not make the phases look uneven
+        double lo = 0, hi = 0;
+        bool any = false;
+        for (const Acc& a : phases[r]) {
+          if (!a.n) continue;
+          lo = any ? std::min(lo, a.min) : a.min;
+          hi = any ? std::max(hi, a.min) : a.min;
+          any = true;
+        }
+        if (hi - lo > std::max(kPhaseGapTolerance * mean, kPhaseGapFloorNs)) even = false;
+      }
+      if (!even) offenders.insert(cycle_refinements[node].begin(), cycle_refinements[node].end());
     }
   }
   return offenders;

@@ -10,7 +10,7 @@ apps=$build/tests/apps-mpich
 rows=()
 for cmd in "$build/examples/jacobi2d 400 1000" "$apps/ring 10000" "$apps/halo2d 200" "$apps/persistent 20000" \
   "$apps/cxx_vector 60000" "$apps/collectives 1000" "$apps/misc 1000" "$apps/master_worker 1000" \
-  "$apps/callsites 1000" "$apps/fortran_mix 1000" "$apps/pair_exchange 10000"; do
+  "$apps/callsites 1000" "$apps/fortran_mix 1000" "$apps/pair_exchange 10000" "$apps/stages 300"; do
   # shellcheck disable=SC2086
   out=$("$here/predict.sh" "$build" "$reps" mpiexec.mpich -n 2 -- $cmd)
   echo "$out" | grep -v '^|' >&2

@@ -520,6 +520,45 @@ TEST(Compress, StageTagsThatWrapFoldWithACycle) {
   }
 }
 
+// The same stages, but each stage computes as long as its cell is large
+// (100-500 us): one mean gap over the stages would even out the pipeline's
+// waits, so the tags stay exact and every stage keeps its own node and gap.
+TEST(Compress, StagesThatComputeUnevenlyKeepTheirTagsAndGaps) {
+  constexpr int kStages = 4, kCells = 5;
+  auto cell = [](uint32_t r, int s) { return static_cast<int64_t>((2 * r + static_cast<uint32_t>(s)) % kCells); };
+  auto m = merged_from(2, [&](uint32_t r) {
+    std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0, 0, 10)};
+    for (int it = 0; it < 20; ++it)
+      for (int s = 0; s < kStages; ++s) {
+        skt::testing::Syn send = call(skt::kFunc_MPI_Send, 1, 100000 * (1 + cell(r, s)), 10, 8);
+        send.peer = 1 - r;
+        send.tag = 100 + cell(r, s);
+        v.push_back(send);
+        skt::testing::Syn recv = call(skt::kFunc_MPI_Recv, 2, 100, 10, 8);
+        recv.peer = 1 - r;
+        recv.tag = 100 + cell(1 - r, s);
+        v.push_back(recv);
+      }
+    return v;
+  });
+  skt::FoldedProgram p = compress(m, {});
+  EXPECT_TRUE(verify(p, m).empty());
+  std::set<int64_t> send_symbols;
+  for (const auto& n : p.nodes) {
+    for (const auto& ru : n.rules) EXPECT_NE(ru.kind[0], 3) << "a cycle over uneven stages";
+    if (n.is_loop() || p.symbols.identities.at(p.symbols.events.at(static_cast<size_t>(n.symbol)).identity).func !=
+                           skt::kFunc_MPI_Send)
+      continue;
+    send_symbols.insert(n.symbol);
+    for (uint32_t r = 0; r < 2; ++r) {  // each stage's own gap: the program's, exactly
+      int64_t tag = p.symbols.value(p.symbols.events.at(static_cast<size_t>(n.symbol)), skt::Param::tag, r);
+      EXPECT_EQ(n.gap[r].sd, 0) << "rank " << r << " tag " << tag;
+      EXPECT_DOUBLE_EQ(n.gap[r].mean, 100000.0 * static_cast<double>(tag - 100 + 1)) << "rank " << r;
+    }
+  }
+  EXPECT_EQ(send_symbols.size(), static_cast<size_t>(kStages)) << p.to_string();
+}
+
 TEST(Compress, DamagedFoldedFilesAreRejectedWithTheirName) {
   auto m = merged_from(2, [&](uint32_t) {
     std::vector<skt::testing::Syn> v;
