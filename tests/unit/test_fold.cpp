@@ -470,6 +470,31 @@ TEST(Compress, TagsFollowingTheIterationFoldExactlyOthersStay) {
   EXPECT_EQ(tags, (std::multiset<int64_t>{9, 200}));
 }
 
+constexpr int kStages = 4, kCells = 5;
+int64_t stage_cell(uint32_t r, int s) { return static_cast<int64_t>((2 * r + static_cast<uint32_t>(s)) % kCells); }
+// 20 iterations of kStages stages on 2 ranks: each sends about its cell and
+// receives about the other's; `nested`: a Barrier ends each iteration;
+// `uneven`: the computation before a send is 100 us per cell size unit.
+skt::MergedTrace stage_program(bool nested, bool uneven) {
+  return merged_from(2, [&](uint32_t r) {
+    std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0, 0, 10)};
+    for (int it = 0; it < 20; ++it) {
+      for (int s = 0; s < kStages; ++s) {
+        skt::testing::Syn send = call(skt::kFunc_MPI_Send, 1, uneven ? 100000 * (1 + stage_cell(r, s)) : 100, 10, 8);
+        send.peer = 1 - r;
+        send.tag = 100 + stage_cell(r, s);
+        v.push_back(send);
+        skt::testing::Syn recv = call(skt::kFunc_MPI_Recv, 2, 100, 10, 8);
+        recv.peer = 1 - r;
+        recv.tag = 100 + stage_cell(1 - r, s);
+        v.push_back(recv);
+      }
+      if (nested) v.push_back(call(skt::kFunc_MPI_Barrier, 3, 100, 10));
+    }
+    return v;
+  });
+}
+
 // NPB BT's stages: at stage s of every iteration a rank sends about cell
 // (2 * rank + s) mod 5 and receives what its predecessor sent a stage before.
 // The tags wrap modulo the cell count; whether the stages are a loop of
@@ -477,25 +502,7 @@ TEST(Compress, TagsFollowingTheIterationFoldExactlyOthersStay) {
 // they fold with a cycle rule holding exactly the program's tags.
 TEST(Compress, StageTagsThatWrapFoldWithACycle) {
   for (bool nested : {true, false}) {
-    constexpr int kStages = 4, kCells = 5;
-    auto cell = [](uint32_t r, int s) { return static_cast<int64_t>((2 * r + static_cast<uint32_t>(s)) % kCells); };
-    auto m = merged_from(2, [&](uint32_t r) {
-      std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0, 0, 10)};
-      for (int it = 0; it < 20; ++it) {
-        for (int s = 0; s < kStages; ++s) {
-          skt::testing::Syn send = call(skt::kFunc_MPI_Send, 1, 100, 10, 8);
-          send.peer = 1 - r;
-          send.tag = 100 + cell(r, s);
-          v.push_back(send);
-          skt::testing::Syn recv = call(skt::kFunc_MPI_Recv, 2, 100, 10, 8);
-          recv.peer = 1 - r;
-          recv.tag = 100 + cell(1 - r, s);
-          v.push_back(recv);
-        }
-        if (nested) v.push_back(call(skt::kFunc_MPI_Barrier, 3, 100, 10));
-      }
-      return v;
-    });
+    skt::MergedTrace m = stage_program(nested, false);
     std::string dir = skt::testing::temp_dir("fold-cycle");
     skt::write_folded(dir + "/p.skf", compress(m, {}));  // the cycle survives the file
     skt::FoldedProgram p = skt::read_folded(dir + "/p.skf");
@@ -511,7 +518,7 @@ TEST(Compress, StageTagsThatWrapFoldWithACycle) {
           for (int s = 0; s < kStages; ++s) {
             EXPECT_EQ(ru.kind[r], 3);
             EXPECT_EQ(ru.cycle[r * kStages + static_cast<uint32_t>(s)],
-                      100 + cell(f == skt::kFunc_MPI_Send ? r : 1 - r, s))
+                      100 + stage_cell(f == skt::kFunc_MPI_Send ? r : 1 - r, s))
                 << "rank " << r << " stage " << s;
           }
         ++cycles;
@@ -524,23 +531,7 @@ TEST(Compress, StageTagsThatWrapFoldWithACycle) {
 // (100-500 us): one mean gap over the stages would even out the pipeline's
 // waits, so the tags stay exact and every stage keeps its own node and gap.
 TEST(Compress, StagesThatComputeUnevenlyKeepTheirTagsAndGaps) {
-  constexpr int kStages = 4, kCells = 5;
-  auto cell = [](uint32_t r, int s) { return static_cast<int64_t>((2 * r + static_cast<uint32_t>(s)) % kCells); };
-  auto m = merged_from(2, [&](uint32_t r) {
-    std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0, 0, 10)};
-    for (int it = 0; it < 20; ++it)
-      for (int s = 0; s < kStages; ++s) {
-        skt::testing::Syn send = call(skt::kFunc_MPI_Send, 1, 100000 * (1 + cell(r, s)), 10, 8);
-        send.peer = 1 - r;
-        send.tag = 100 + cell(r, s);
-        v.push_back(send);
-        skt::testing::Syn recv = call(skt::kFunc_MPI_Recv, 2, 100, 10, 8);
-        recv.peer = 1 - r;
-        recv.tag = 100 + cell(1 - r, s);
-        v.push_back(recv);
-      }
-    return v;
-  });
+  skt::MergedTrace m = stage_program(false, true);
   skt::FoldedProgram p = compress(m, {});
   EXPECT_TRUE(verify(p, m).empty());
   std::set<int64_t> send_symbols;
