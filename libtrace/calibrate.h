@@ -12,6 +12,15 @@
 
 namespace skt::tracer {
 
+// Nanoseconds of clock Id (CLOCK_MONOTONIC, CLOCK_THREAD_CPUTIME_ID ...); a
+// function, so that calibrate() can take it as its clock.
+template <clockid_t Id>
+inline int64_t clock_ns() {
+  timespec ts;
+  clock_gettime(Id, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
+}
+
 // Kernel units per second of `clock` (monotonic or thread CPU ns), for `ms`
 // of that clock: per CPU second when ranks share cores, so that a contended
 // start-up does not understate the node's speed. `seconds`: the wall time it
@@ -24,11 +33,7 @@ namespace skt::tracer {
 // and the best of several runs overstated the rate by 4 % on average here
 // (libtrace/bench/calibration.sh), so skeletons computed too long.
 inline double calibrate(int ms, double& seconds, int64_t (*clock)(), double* best = nullptr) {
-  auto wall_ns = [] {
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
-  };
+  auto wall_ns = clock_ns<CLOCK_MONOTONIC>;
   if (best) *best = 0;
   if (ms <= 0) {
     seconds = 0;

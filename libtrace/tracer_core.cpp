@@ -87,11 +87,7 @@ thread_local int t_depth = 0;
 thread_local int64_t t_cpu_entry = 0;
 thread_local int64_t t_cpu_last = 0;
 
-int64_t thread_cpu_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
-}
+constexpr auto thread_cpu_ns = clock_ns<CLOCK_THREAD_CPUTIME_ID>;
 
 template <typename H>
 uint64_t handle_bits(H h) {
@@ -377,11 +373,7 @@ bool make_dir(const std::string& dir) {
 
 // ---------------------------------------------------------------- public
 
-int64_t now_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
-}
+int64_t now_ns() { return clock_ns<CLOCK_MONOTONIC>(); }
 
 bool recording() { return st().enabled; }
 

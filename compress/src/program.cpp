@@ -241,7 +241,15 @@ struct CountAcc {  // one count-like parameter of one rank over a node's instanc
   }
 };
 
+// Builds the loop tree (build) and walks the expanded program over it (walk):
+// the timing walk fills every node's statistics and value rules; a phase
+// walk (phase_period set, after the timing walk) only gathers the gaps of the
+// nodes with a cycle, per phase.
 struct Builder {
+  Builder(const MergedTrace& trace, const std::vector<int64_t>& symbols, FoldedProgram& program,
+          const Folded& fold_result, double count_band)
+      : m(trace), seq(symbols), out(program), folded(fold_result), cursor(trace.world_size, 0),
+        band(count_band), pending(trace.world_size, -1) {}
   const MergedTrace& m;
   const std::vector<int64_t>& seq;  // symbol of each merged event
   FoldedProgram& out;
@@ -255,6 +263,15 @@ struct Builder {
   // per node with a cycle: its period, and its own gaps per rank and phase (k mod period)
   std::map<uint32_t, uint64_t> phase_period;
   std::map<uint32_t, std::vector<std::vector<Acc>>> phase_gap;
+
+  // The timing walk's accumulators, one per node built.
+  void size_accumulators() {
+    size_t N = out.nodes.size(), P = m.world_size;
+    gap.assign(N, std::vector<Acc>(P));
+    dur.assign(N, std::vector<Acc>(P));
+    work.assign(N, std::vector<Acc>(P));
+    counts.assign(N, std::vector<std::vector<CountAcc>>(kNumRuleParams, std::vector<CountAcc>(P)));
+  }
 
   std::vector<uint32_t> build(const std::vector<Item>& items) {
     std::vector<uint32_t> ids;
@@ -281,9 +298,10 @@ struct Builder {
   std::vector<int64_t> pending;
   int64_t iteration = -1;  // of the innermost loop being walked (-1: none)
   void walk(const std::vector<uint32_t>& items) {
+    const bool phase_walk = !phase_period.empty();
     for (uint32_t id : items) {
       FoldedNode& node = out.nodes[id];
-      ++node.instances;
+      if (!phase_walk) ++node.instances;
       if (node.is_loop()) {
         std::vector<uint32_t> claimed;
         for (uint32_t r = 0; r < pending.size(); ++r)
@@ -306,21 +324,21 @@ struct Builder {
         size_t c = cursor[r]++;
         size_t target = pending[r] >= 0 ? static_cast<size_t>(pending[r]) : id;
         pending[r] = -1;
-        gap[target][r].add(static_cast<double>(m.ranks[r].gaps[c]));
-        if (target == id && !phase_period.empty()) {
+        if (phase_walk) {
           auto ph = phase_period.find(id);
-          if (ph != phase_period.end() && iteration >= 0) {
-            auto& g = phase_gap[id];
-            if (g.empty()) g.assign(m.world_size, std::vector<Acc>(ph->second));
-            // the CPU time where the trace has it: steadier than the wall gap on shared cores
-            const MergedRank& mr = m.ranks[r];
-            g[r][static_cast<size_t>(iteration) % ph->second].add(
-                static_cast<double>(mr.works.empty() ? mr.gaps[c] : mr.works[c]));
-          }
+          if (target != id || ph == phase_period.end() || iteration < 0) continue;
+          auto& g = phase_gap[id];
+          if (g.empty()) g.assign(m.world_size, std::vector<Acc>(ph->second));
+          // the CPU time where the trace has it: steadier than the wall gap on shared cores
+          const MergedRank& mr = m.ranks[r];
+          g[r][static_cast<size_t>(iteration) % ph->second].add(
+              static_cast<double>(mr.works.empty() ? mr.gaps[c] : mr.works[c]));
+          continue;
         }
+        gap[target][r].add(static_cast<double>(m.ranks[r].gaps[c]));
         if (!m.ranks[r].works.empty()) work[target][r].add(static_cast<double>(m.ranks[r].works[c]));
         dur[id][r].add(static_cast<double>(m.ranks[r].durations[c]));
-        for (int q = 0; q < kNumRuleParams && phase_period.empty(); ++q)  // not again in the phase walk
+        for (int q = 0; q < kNumRuleParams; ++q)
           if (e.params[static_cast<size_t>(kRuleParams[q])].kind != ParamKind::kAbsent)
             counts[id][q][r].add(m.value(e, kRuleParams[q], r), band, iteration);
       }
@@ -367,18 +385,12 @@ std::set<int64_t> attempt(const MergedTrace& m, const std::vector<ListDesc>& bac
   // 2. fold
   Folded folded = fold(str);
   // 3. the loop tree (children before parents) and 4. the timing walk
-  Builder b{m, seq, out, folded, {}, {}, {}, std::vector<size_t>(m.world_size, 0), 0, 0.0, {}, {}, {}, {}, {}};
-  b.band = opt.count_band;
+  Builder b(m, seq, out, folded, opt.count_band);
   out.top = b.build(folded.items);
   size_t N = out.nodes.size(), P = m.world_size;
-  b.gap.assign(N, std::vector<Acc>(P));
-  b.dur.assign(N, std::vector<Acc>(P));
-  b.work.assign(N, std::vector<Acc>(P));
+  b.size_accumulators();
   bool any_work = false;
   for (const MergedRank& r : m.ranks) any_work |= !r.works.empty();
-  b.counts.assign(N, std::vector<std::vector<CountAcc>>(kNumRuleParams, std::vector<CountAcc>(P)));
-  b.pending.assign(P, -1);
-  FoldedProgram before_walk = out;  // for the phase walk below
   b.walk(out.top);
   std::set<int64_t> offenders;
   std::map<uint32_t, uint64_t> cycles;            // node -> period of its cycle rules
@@ -430,13 +442,15 @@ std::set<int64_t> attempt(const MergedTrace& m, const std::vector<ListDesc>& bac
       rule.b.assign(P, 0);
       rule.min.assign(P, 0);
       rule.max.assign(P, 0);
+      if (cyclic) {
+        rule.period = period;
+        rule.cycle.assign(P * period, 0);
+      }
       for (size_t r = 0; r < P; ++r) {
         const CountAcc& c = b.counts[i][q][r];
         if (!c.n) continue;
         if (cyclic) {
           rule.kind[r] = 3;
-          rule.period = period;
-          rule.cycle.resize(P * period);
           for (uint64_t k = 0; k < period; ++k)
             rule.cycle[r * period + k] = c.varies ? c.seen.at(k) : c.first;
           rule.a[r] = c.sum / static_cast<double>(c.n);
@@ -460,13 +474,9 @@ std::set<int64_t> attempt(const MergedTrace& m, const std::vector<ListDesc>& bac
   // values in the symbol instead (one node per phase, each with its own gap).
   // Compared by CPU time where the trace measured it (ranks sharing cores).
   if (!cycles.empty()) {
-    Builder pb{m, seq, before_walk, folded, {}, {}, {}, std::vector<size_t>(m.world_size, 0), 0, 0.0, {}, {}, {}, {}, {}};
-    pb.gap.assign(N, std::vector<Acc>(P));
-    pb.dur.assign(N, std::vector<Acc>(P));
-    pb.work.assign(N, std::vector<Acc>(P));
-    pb.pending.assign(P, -1);
+    Builder pb(m, seq, out, folded, opt.count_band);
     pb.phase_period = cycles;
-    pb.walk(before_walk.top);
+    pb.walk(out.top);
     for (const auto& [node, phases] : pb.phase_gap) {
       bool even = true;
       for (size_t r = 0; r < P && even; ++r) {

@@ -11,11 +11,7 @@
 
 #include "calibrate.h"
 
-static int64_t monotonic_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
-}
+constexpr auto monotonic_ns = skt::tracer::clock_ns<CLOCK_MONOTONIC>;
 
 int main(int argc, char** argv) {
   double seconds = argc > 1 ? std::atof(argv[1]) : 0.24, piece = (argc > 2 ? std::atof(argv[2]) : 0.24) * 1e-3;
