@@ -585,4 +585,16 @@ TEST(Compress, DamagedFoldedFilesAreRejectedWithTheirName) {
   std::string merged_path = dir + "/m.skm";
   skt::write_merged(merged_path, m);
   expect_error(skt::testing::read_file(merged_path), "this is a merged trace, not a folded program");
+  // a rule of an unknown kind, and a cycle of no length (written as such, read back)
+  skt::FoldedProgram cyc = compress(stage_program(true, false), {});
+  auto with_rules = [&](auto change) {
+    skt::FoldedProgram q = cyc;
+    for (auto& n : q.nodes)
+      for (auto& ru : n.rules) change(ru);
+    std::string path = dir + "/rules.skf";
+    write_folded(path, q);
+    return skt::testing::read_file(path);
+  };
+  expect_error(with_rules([](skt::CountRule& ru) { ru.kind.assign(ru.kind.size(), 9); }), "corrupt folded program (rule kind)");
+  expect_error(with_rules([](skt::CountRule& ru) { ru.period = 0; }), "corrupt folded program (rule period)");
 }

@@ -197,3 +197,45 @@ TEST(Generate, PersistentRequestsStartedInALoopFoldAndKeepTheirSlots) {
     EXPECT_EQ(next, want.size());
   }
 }
+
+TEST(Generate, ACycleRuleOutsideALoopIsRejected) {
+  // A cycle indexes by the loop around the call; a damaged or hand-made
+  // program with one on a call outside any loop gets a clear error.
+  skt::FoldedProgram p = folded_from(2, [&](uint32_t r) {
+    skt::testing::Syn s = call(skt::kFunc_MPI_Send, 1);
+    s.peer = 1 - r;
+    s.tag = 5;
+    s.count = 8;
+    skt::testing::Syn rv = call(skt::kFunc_MPI_Recv, 2);
+    rv.peer = 1 - r;
+    rv.tag = 5;
+    rv.count = 8;
+    return std::vector<skt::testing::Syn>{call(skt::kFunc_MPI_Init, 0), r == 0 ? s : rv, r == 0 ? rv : s,
+                                          call(skt::kFunc_MPI_Finalize, 3)};
+  });
+  skt::FoldedNode* send = nullptr;
+  for (uint32_t id : p.top)
+    if (!p.nodes[id].is_loop() &&
+        p.symbols.identities.at(p.symbols.events.at(static_cast<size_t>(p.nodes[id].symbol)).identity).func ==
+            skt::kFunc_MPI_Send)
+      send = &p.nodes[id];
+  ASSERT_NE(send, nullptr) << p.to_string();
+  skt::CountRule rule;
+  rule.param = skt::Param::tag;
+  rule.kind.assign(2, 3);
+  rule.a.assign(2, 5);
+  rule.b.assign(2, 0);
+  rule.min.assign(2, 5);
+  rule.max.assign(2, 6);
+  rule.period = 2;
+  rule.cycle = {5, 6, 5, 6};
+  send->rules.push_back(rule);
+  skt::gen::GenerateOptions opt;
+  try {
+    skt::gen::generate(p, opt);
+    ADD_FAILURE() << "accepted a cycle outside a loop";
+  } catch (const skt::TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("follows its loop's iterations, but it is not in a loop"), std::string::npos)
+        << e.what();
+  }
+}
