@@ -111,7 +111,9 @@ def report_md(rows, meta):
            f"Date: {meta['date']}; skelgen {meta['revision']}; machine: {meta['machine']}  ",
            f"Original runtime: {truth}. Prediction: the K = {meta['scale']} skeleton, "
            f"{'simulated on the same platform and hosts' if simgrid else 'run here'}, median of {meta['reps']} "
-           f"runs (`skelgen predict`). Times are the slowest rank's MPI_Init to MPI_Finalize.", "",
+           f"runs (`skelgen predict`). Times are the slowest rank's MPI_Init to MPI_Finalize."
+           + (" Folded with call sites joined (`skelgen compress --join-call-sites`)." if meta.get("join_call_sites")
+              else ""), "",
            "| benchmark | verification (original / traced) | calls per rank (min–max) | merged length | merge s | "
            "folded length | main loop | compression | fold s | original s | skeleton s | predicted s | error |",
            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -208,6 +210,7 @@ def experiment_meta(args, command):
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     return {"cls": args.cls, "np": args.np, "mpi": args.mpi, "reps": args.reps, "scale": args.scale,
             "simgrid": args.simgrid, "hostfile": args.hostfile, "npb_dir": args.npb_dir, "title": args.title,
+            "join_call_sites": args.join_call_sites,
             "command": command, "machine": machine_line(), "revision": skelgen_revision(root),
             "date": datetime.date.today().isoformat()}
 

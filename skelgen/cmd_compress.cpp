@@ -64,6 +64,9 @@ void setup_compress(CLI::App& app, CompressOptions& opt) {
   app.add_option("-o,--output", opt.output, "Folded program file (default: MERGED with .skf)");
   app.add_option("--band", opt.band, "Counts within this relative band may share a symbol (0 = exact)")
       ->check(CLI::Range(0.0, 10.0));
+  app.add_flag("--join-call-sites", opt.join_callsites,
+               "Calls of one function from different call sites may share a symbol; their peers, tags and counts are "
+               "kept exactly per instance (shorter programs, e.g. NPB BT; docs/compress.md)");
   app.add_flag("--verify", opt.verify,
                "Check that the program expands to the merged trace's calls and keeps every rank's total "
                "computation and communication time within 0.1 %");
@@ -82,6 +85,7 @@ static int run_compress_merged(const CompressOptions& opt) {
   auto t1 = clock::now();
   skt::fold::CompressOptions co;
   co.count_band = opt.band;
+  co.join_callsites = opt.join_callsites;
   if (!opt.quiet && m.events.size() >= 1000000)
     co.progress = [](const std::string& s) { std::fprintf(stderr, "skelgen compress: %s\n", s.c_str()); };
   skt::FoldedProgram p = skt::fold::compress(m, co);
@@ -137,6 +141,7 @@ static int run_compress_merged(const CompressOptions& opt) {
                         {"fold_s", secs(t1, t2)},
                         {"bytes", static_cast<long long>(sb.st_size)},
                         {"verified", opt.verify},
+                        {"call_sites_joined", p.callsites_joined},
                         {"program", p.to_string()}};
     std::printf("%s\n", j.dump().c_str());
   }

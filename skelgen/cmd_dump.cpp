@@ -356,8 +356,8 @@ int dump_folded(const std::string& path, const DumpOptions& opt) {
           for (size_t k = 0; k < r.kind.size(); ++k)
             per.push_back(r.kind[k] == 0 ? json(nullptr)
                           : r.kind[k] == 1 ? json{{"rule", "linear"}, {"a", r.a[k]}, {"b", r.b[k]}}
-                          : r.kind[k] == 3
-                              ? json{{"rule", "cycle"},
+                          : r.kind[k] >= 3
+                              ? json{{"rule", r.kind[k] == 3 ? "cycle" : "instance_cycle"},
                                      {"values", std::vector<int64_t>(r.cycle.begin() + static_cast<long>(k * r.period),
                                                                      r.cycle.begin() + static_cast<long>((k + 1) * r.period))}}
                               : json{{"rule", "mean"}, {"mean", r.a[k]}, {"min", r.min[k]}, {"max", r.max[k]}});
@@ -369,9 +369,9 @@ int dump_folded(const std::string& path, const DumpOptions& opt) {
     }
     return 0;
   }
-  std::printf("# folded program of %u ranks from %s: %llu merged events, %zu symbols, length %llu\n", m.world_size,
+  std::printf("# folded program of %u ranks from %s: %llu merged events, %zu symbols, length %llu%s\n", m.world_size,
               p.source.c_str(), static_cast<unsigned long long>(p.merged_events), m.events.size(),
-              static_cast<unsigned long long>(p.length()));
+              static_cast<unsigned long long>(p.length()), p.callsites_joined ? ", call sites joined" : "");
   std::printf("%s\n", p.to_string().c_str());
   std::printf("# symbols\n");
   for (size_t i = 0; i < m.events.size(); ++i)

@@ -105,10 +105,13 @@ skt::FoldedProgram load_program(const std::string& input, const GenerateOptions&
     say("folding " + std::to_string(m.events.size()) + " merged events");
     skt::fold::CompressOptions co;
     co.progress = say;
+    co.join_callsites = opt.join_callsites;
     return skt::fold::compress(m, co);
   }
   if (skt::is_folded_file(input)) {
     skt::FoldedProgram p = skt::read_folded(input);
+    if (opt.join_callsites && !p.callsites_joined)
+      say("note: " + input + " was folded without --join-call-sites; fold it again (skelgen compress) to join them");
     for (const auto& r : p.symbols.ranks)
       if (r.end != skt::TraceEnd::kFinalized)
         throw std::runtime_error(input + ": folded from a trace whose ranks end early; generate from the trace "
@@ -125,6 +128,7 @@ skt::FoldedProgram load_program(const std::string& input, const GenerateOptions&
     say("folding " + std::to_string(m.events.size()) + " merged events");
     skt::fold::CompressOptions co;
     co.progress = say;
+    co.join_callsites = opt.join_callsites;
     return skt::fold::compress(m, co);
   }
   throw std::runtime_error(input + ": not a trace directory, merged trace (.skm) or folded program (.skf)");
@@ -169,6 +173,8 @@ void setup_generate(CLI::App& app, GenerateOptions& opt) {
       ->check(CLI::Range(1u, 1000000u));
   app.add_option("--min-share", opt.min_share, "A loop is cut only if it holds at least this share of the time")
       ->check(CLI::Range(0.0, 1.0));
+  app.add_flag("--join-call-sites", opt.join_callsites,
+               "When folding here (INPUT a trace or merged trace): as skelgen compress --join-call-sites");
   app.add_flag("--allow-partial", opt.allow_partial, "Accept a trace whose ranks ended early (see skelgen merge)");
   app.add_flag("--build", opt.build, "Also compile it (as skelgen build)");
   app.add_option("--mpi", opt.mpi, "With --build: mpich, openmpi or simgrid (default: the MPI it was traced with)")

@@ -54,6 +54,7 @@ int run_merge(const MergeOptions& opt);
 struct CompressOptions {
   std::string input, output, symbols;
   double band = 0.25;
+  bool join_callsites = false;
   bool verify = false;
   bool quiet = false;
   bool json = false;
@@ -65,6 +66,7 @@ struct GenerateOptions {
   std::string input, output;
   uint32_t scale = 10;
   double min_share = 0.01;
+  bool join_callsites = false;
   bool allow_partial = false;
   bool build = false;
   std::string mpi, exe;

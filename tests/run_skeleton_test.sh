@@ -3,18 +3,21 @@
 # -Werror, runs it under a timeout (a deadlock fails the test), checks its
 # result line, then traces the skeleton itself and checks the round trip
 # (tests/check_roundtrip.py).
-#   run_skeleton_test.sh SKELGEN FLAVOR NP TRACE_DIR|MERGED.skm WORK K [--allow-partial]
+#   run_skeleton_test.sh SKELGEN FLAVOR NP TRACE_DIR|MERGED.skm WORK K [--allow-partial] [--no-roundtrip] [--join-call-sites]
 set -euo pipefail
 skelgen=$1 flavor=$2 np=$3 trace=$4 work=$5 K=$6
 shift 6
 # --no-roundtrip: run only (threaded programs: their threads' calls come in another order each run);
-# --allow-partial: passed on; a partial trace is cut where its first rank stopped, so no round trip either
+# --allow-partial: passed on; a partial trace is cut where its first rank stopped, so no round trip either;
+# --join-call-sites: passed on, and the round trip folds both programs so too
 extra=()
+fold=()
 roundtrip=1
 for a in "$@"; do
   case "$a" in
     --no-roundtrip) roundtrip=0 ;;
     --allow-partial) roundtrip=0; extra+=("$a") ;;
+    --join-call-sites) fold+=("$a"); extra+=("$a") ;;
     *) extra+=("$a") ;;
   esac
 done
@@ -48,10 +51,10 @@ if [ -d "$trace" ]; then
 else
   cp "$trace" "$work/app.skm"
 fi
-"$skelgen" compress "$work/app.skm" -o "$work/app.skf" -q
+"$skelgen" compress "$work/app.skm" -o "$work/app.skf" -q ${fold[@]+"${fold[@]}"}
 # round trip: the skeleton under our tracer, merged and folded
 "$skelgen" trace -q --force -o "$work/skel.trace" -- "${launch[@]}" "$work/skel" > /dev/null
 "$skelgen" merge "$work/skel.trace" -o "$work/skel.skm" -q
-"$skelgen" compress "$work/skel.skm" -o "$work/skel.skf" -q
+"$skelgen" compress "$work/skel.skm" -o "$work/skel.skf" -q ${fold[@]+"${fold[@]}"}
 python3 "$here/check_roundtrip.py" "$skelgen" "$work/app.skm" "$work/app.skf" "$work/skel.c" "$work/skel.skm" \
   "$work/skel.skf"

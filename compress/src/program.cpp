@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -15,16 +16,23 @@ namespace {
 
 bool count_like(Param p) { return p == Param::count || p == Param::count2 || p == Param::bytes || p == Param::bytes2; }
 bool tag_like(Param p) { return p == Param::tag || p == Param::tag2; }
+bool peer_like(Param p) { return p == Param::peer || p == Param::peer2; }
 // Parameters that may change from one instance of a call to the next and
-// still fold: counts (a + b*i, or within a band) and tags (a + b*i exactly,
-// e.g. a tag that is the iteration number). Their order in CountRule / Builder::counts.
-constexpr Param kRuleParams[] = {Param::count, Param::count2, Param::bytes, Param::bytes2, Param::tag, Param::tag2};
-constexpr int kNumRuleParams = 6;
+// still fold: counts (a + b*i, a cycle, or within a band), tags (a + b*i or a
+// cycle, exactly: a tag that is the iteration number, or the stage's cell) and,
+// with call sites joined only, peers (a cycle, exactly). Their order in
+// CountRule / Builder::counts; the peers last, so that without joined call
+// sites only the first kNumRuleParamsUnjoined are looked at.
+constexpr Param kRuleParams[] = {Param::count, Param::count2, Param::bytes, Param::bytes2,
+                                 Param::tag,   Param::tag2,   Param::peer,  Param::peer2};
+constexpr int kNumRuleParams = 8, kNumRuleParamsUnjoined = 6;
 // A value left out of the coarse key: counts always (their kind is kept), tags when
 // no rank's is MPI_ANY_TAG (-1, stays in the key), whether one value for all ranks
-// or one per rank (NPB BT's stage tags, WEST + the cell's coordinates).
-bool coarse_free(Param p, const MergedEvent& e, const ParamDesc& d) {
+// or one per rank (NPB BT's stage tags, WEST + the cell's coordinates); with
+// call sites joined, the peers of a call to given ranks (not MPI_ANY_SOURCE).
+bool coarse_free(Param p, const MergedEvent& e, const ParamDesc& d, const Identity& id, bool join) {
   if (count_like(p)) return true;
+  if (peer_like(p)) return join && id.peer_class == 1 && d.kind != ParamKind::kAbsent;
   if (!tag_like(p)) return false;
   switch (d.kind) {
     case ParamKind::kConst: return d.a >= 0;
@@ -60,20 +68,32 @@ int64_t refinement(int64_t coarse, int q) { return coarse * kNumRuleParams + q; 
 // within +-band of it join it, others start a centre of their own.
 class SymbolTable {
  public:
-  SymbolTable(double band, const std::set<int64_t>& refined) : band_(band), refined_(refined) {}
+  SymbolTable(const MergedTrace& m, double band, bool join, const std::set<int64_t>& refined)
+      : m_(m), band_(band), join_(join), refined_(refined) {}
 
   // The symbol of e; `fresh` says it is new; `coarse` is its coarse symbol.
   int64_t symbol(const MergedEvent& e, bool& fresh, int64_t& coarse) {
     key_.clear();
-    put(e.identity);
+    const Identity& id = m_.identities.at(e.identity);
+    if (join_) {  // the identity but its call site
+      put(id.func);
+      put(id.comm);
+      put(id.dtype);
+      put(id.dtype2);
+      put(id.op);
+      put(id.root);
+      put(id.peer_class);
+    } else {
+      put(e.identity);
+    }
     put(static_cast<int64_t>(e.ranks.size()));
     for (uint32_t r : e.ranks) put(r);
     for (size_t p = 0; p < kNumParams; ++p) {
       const ParamDesc& d = e.params[p];
-      bool free = coarse_free(static_cast<Param>(p), e, d);
-      // a free tag's kind is left out too: one value for all ranks in one
+      bool free = coarse_free(static_cast<Param>(p), e, d, id, join_);
+      // a free tag's or peer's kind is left out too: one value for all ranks in one
       // iteration, a table in the next (BT: 6000 + rank, then a permutation)
-      if (!free || !tag_like(static_cast<Param>(p))) put(static_cast<int64_t>(d.kind));
+      if (!free || count_like(static_cast<Param>(p))) put(static_cast<int64_t>(d.kind));
       if (free) continue;  // left out of the coarse key; refined below
       if (d.kind == ParamKind::kTable) {
         for (size_t q = 0; q < e.ranks.size(); ++q) put(e.tables[static_cast<size_t>(d.a) + q]);
@@ -96,8 +116,8 @@ class SymbolTable {
     for (int q = 0; q < kNumRuleParams; ++q) {
       size_t p = static_cast<size_t>(kRuleParams[q]);
       const ParamDesc& d = e.params[p];
-      if (!coarse_free(kRuleParams[q], e, d) || !refined_.count(refinement(coarse, q))) continue;
-      if (tag_like(static_cast<Param>(p)) || !(d.kind == ParamKind::kConst && d.a > 0)) {  // exact
+      if (!coarse_free(kRuleParams[q], e, d, id, join_) || !refined_.count(refinement(coarse, q))) continue;
+      if (!count_like(static_cast<Param>(p)) || !(d.kind == ParamKind::kConst && d.a > 0)) {  // exact
         put(static_cast<int64_t>(p));
         if (d.kind == ParamKind::kTable)
           for (size_t q = 0; q < e.ranks.size(); ++q) put(e.tables[static_cast<size_t>(d.a) + q]);
@@ -128,7 +148,9 @@ class SymbolTable {
     uint8_t* end = codec::put_varint(tmp, codec::zigzag(v));
     key_.append(reinterpret_cast<char*>(tmp), static_cast<size_t>(end - tmp));
   }
+  const MergedTrace& m_;
   double band_;
+  bool join_;
   const std::set<int64_t>& refined_;
   std::unordered_map<std::string, int64_t> coarse_;
   std::string key_;
@@ -200,34 +222,45 @@ struct Acc {  // running statistics of one rank at one node
   }
 };
 
+// Whether a value depends only on k mod p, for some p <= kMaxCyclePeriod,
+// where k is an index that counts up from 0 (and may start again from 0):
+// the innermost loop's iteration, or the node's instance. Checked online for
+// every p at once once the value varies: bit p-1 of `periods` says p still
+// holds, seen[j] is the value at k = j (k < 64; every k before a later one is
+// seen first, as k counts up), so p holds while v == seen[k mod p].
+struct Periodic {
+  int64_t max_k = -1;
+  uint64_t periods = ~0ull;
+  std::vector<int64_t> seen;
+  // v at index k; `first` is the first value of all (is_first: this is it),
+  // `varied` whether any value before this one differed from it.
+  void add(int64_t v, int64_t k, bool is_first, int64_t first, bool varied) {
+    if (!is_first && v != first && !varied)  // the first change: all values so far were `first`
+      seen.assign(static_cast<size_t>(std::min<int64_t>(max_k + 1, kMaxCyclePeriod)), first);
+    if (!is_first && (varied || v != first)) {
+      if (k < kMaxCyclePeriod && k >= static_cast<int64_t>(seen.size())) seen.push_back(v);
+      for (uint64_t left = periods; left; left &= left - 1) {  // the periods still holding
+        int64_t p = __builtin_ctzll(left) + 1;
+        if (seen[static_cast<size_t>(k % p)] != v) periods &= ~(1ull << (p - 1));
+      }
+    }
+    max_k = std::max(max_k, k);
+  }
+};
+
 struct CountAcc {  // one count-like parameter of one rank over a node's instances
   uint64_t n = 0;
   int64_t first = 0, step = 0;
   bool linear = true, varies = false, in_band = true;
   double sum = 0, min = 0, max = 0;
-  // cycle: the value depends only on k mod p, k the iteration of the innermost
-  // loop around the node, for some p <= kMaxCyclePeriod. Checked online for
-  // every p at once once the value varies: bit p-1 of `periods` says p still
-  // holds, seen[j] is the value at k = j (k < 64; every k before a later one
-  // is seen first, as the loop counts up), so p holds while v == seen[k mod p].
+  // cycles over the innermost loop's iteration k (while every instance is in
+  // a loop) and over the instance n
   bool in_loop = true;
-  int64_t max_k = -1;
-  uint64_t periods = ~0ull;
-  std::vector<int64_t> seen;
+  Periodic by_k, by_instance;
   void add(int64_t v, double band, int64_t k) {
     if (k < 0) in_loop = false;
-    if (in_loop) {
-      if (n && v != first && !varies)  // the first change: all values so far were `first`
-        seen.assign(static_cast<size_t>(std::min<int64_t>(max_k + 1, kMaxCyclePeriod)), first);
-      if (n && (varies || v != first)) {
-        if (k < kMaxCyclePeriod && k >= static_cast<int64_t>(seen.size())) seen.push_back(v);
-        for (uint64_t left = periods; left; left &= left - 1) {  // the periods still holding
-          int64_t p = __builtin_ctzll(left) + 1;
-          if (seen[static_cast<size_t>(k % p)] != v) periods &= ~(1ull << (p - 1));
-        }
-      }
-      max_k = std::max(max_k, k);
-    }
+    if (in_loop) by_k.add(v, k, n == 0, first, varies);
+    by_instance.add(v, static_cast<int64_t>(n), n == 0, first, varies);
     if (n && std::fabs(static_cast<double>(v - first)) > band * std::fabs(static_cast<double>(first))) in_band = false;
     if (n == 0) first = v;
     else if (n == 1) step = v - first;
@@ -247,9 +280,9 @@ struct CountAcc {  // one count-like parameter of one rank over a node's instanc
 // nodes with a cycle, per phase.
 struct Builder {
   Builder(const MergedTrace& trace, const std::vector<int64_t>& symbols, FoldedProgram& program,
-          const Folded& fold_result, double count_band)
+          const Folded& fold_result, double count_band, int rule_params)
       : m(trace), seq(symbols), out(program), folded(fold_result), cursor(trace.world_size, 0),
-        band(count_band), pending(trace.world_size, -1) {}
+        band(count_band), params(rule_params), pending(trace.world_size, -1) {}
   const MergedTrace& m;
   const std::vector<int64_t>& seq;  // symbol of each merged event
   FoldedProgram& out;
@@ -259,10 +292,14 @@ struct Builder {
   std::vector<size_t> cursor;                    // per rank: next time index
   size_t pos = 0;                                // next merged event
   double band = 0;
+  int params = kNumRuleParams;                    // the first `params` of kRuleParams get rules
   std::vector<std::vector<Acc>> work;             // per node, per world rank (ranks with works only)
-  // per node with a cycle: its period, and its own gaps per rank and phase (k mod period)
-  std::map<uint32_t, uint64_t> phase_period;
-  std::map<uint32_t, std::vector<std::vector<Acc>>> phase_gap;
+  // per node with a cycle: its period, over [0] the loop's iteration k, [1]
+  // the instance i (0: none), and its own gaps per rank and phase (k or i mod period)
+  using Periods = std::array<uint64_t, 2>;
+  std::map<uint32_t, Periods> phase_period;
+  std::map<uint32_t, std::array<std::vector<std::vector<Acc>>, 2>> phase_gap;
+  std::map<uint32_t, uint64_t> phase_instance;    // the node's instances walked so far
 
   // The timing walk's accumulators, one per node built.
   void size_accumulators() {
@@ -326,39 +363,121 @@ struct Builder {
         pending[r] = -1;
         if (phase_walk) {
           auto ph = phase_period.find(id);
-          if (target != id || ph == phase_period.end() || iteration < 0) continue;
-          auto& g = phase_gap[id];
-          if (g.empty()) g.assign(m.world_size, std::vector<Acc>(ph->second));
+          if (target != id || ph == phase_period.end()) continue;
           // the CPU time where the trace has it: steadier than the wall gap on shared cores
           const MergedRank& mr = m.ranks[r];
-          g[r][static_cast<size_t>(iteration) % ph->second].add(
-              static_cast<double>(mr.works.empty() ? mr.gaps[c] : mr.works[c]));
+          double v = static_cast<double>(mr.works.empty() ? mr.gaps[c] : mr.works[c]);
+          const int64_t index[2] = {iteration, static_cast<int64_t>(phase_instance[id])};
+          for (int by = 0; by < 2; ++by) {
+            uint64_t period = ph->second[static_cast<size_t>(by)];
+            if (!period || index[by] < 0) continue;
+            auto& g = phase_gap[id][static_cast<size_t>(by)];
+            if (g.empty()) g.assign(m.world_size, std::vector<Acc>(period));
+            g[r][static_cast<size_t>(index[by]) % period].add(v);
+          }
           continue;
         }
         gap[target][r].add(static_cast<double>(m.ranks[r].gaps[c]));
         if (!m.ranks[r].works.empty()) work[target][r].add(static_cast<double>(m.ranks[r].works[c]));
         dur[id][r].add(static_cast<double>(m.ranks[r].durations[c]));
-        for (int q = 0; q < kNumRuleParams; ++q)
+        for (int q = 0; q < params; ++q)
           if (e.params[static_cast<size_t>(kRuleParams[q])].kind != ParamKind::kAbsent)
             counts[id][q][r].add(m.value(e, kRuleParams[q], r), band, iteration);
       }
+      if (phase_walk) ++phase_instance[id];
     }
   }
 };
 
 
+// Whether the phases of a node's cycle (its gaps per rank and phase)
+// compute alike enough for the node's one mean gap. Each phase's shortest
+// gap stands for it (a rank descheduled once in a phase must not make the
+// phases look uneven), by CPU time where the trace measured it. Alike: on
+// every rank the phases lie within the tolerance of each other, or they
+// differ by phase the same way on every rank (every rank computes more
+// before a sweep's first direction than before the next): the mean then
+// moves every rank's computation alike, and the waits between ranks stay.
+// The tolerance: 25 % of the node's mean gap or of a phase's time (the
+// loop's iteration, `phase_ns`: what a difference would shift the waits
+// against), at least 50 us.
+bool phases_alike(const std::vector<std::vector<Acc>>& phases, const FoldedNode& fn, const MergedTrace& m,
+                  double phase_ns) {
+  const size_t R = phases.size(), K = R ? phases[0].size() : 0;
+  std::vector<std::vector<double>> dev(R, std::vector<double>(K, std::nan("")));  // shortest gap - the rank's centre
+  bool each_even = true;
+  double means = 0;
+  size_t ranks = 0;
+  for (size_t r = 0; r < R; ++r) {
+    double mean = m.ranks[r].works.empty() ? fn.gap[r].mean : fn.work[r].mean;
+    double lo = 0, hi = 0, sum = 0;
+    size_t n = 0;
+    for (const Acc& a : phases[r]) {
+      if (!a.n) continue;
+      lo = n ? std::min(lo, a.min) : a.min;
+      hi = n ? std::max(hi, a.min) : a.min;
+      sum += a.min;
+      ++n;
+    }
+    if (!n) continue;
+    means += mean;
+    ++ranks;
+    if (hi - lo > std::max(kPhaseGapTolerance * std::max(mean, phase_ns), kPhaseGapFloorNs)) each_even = false;
+    for (size_t k = 0; k < K; ++k)
+      if (phases[r][k].n) dev[r][k] = phases[r][k].min - sum / static_cast<double>(n);
+  }
+  if (each_even) return true;
+  const double tolerance = std::max(
+      kPhaseGapTolerance * std::max(means / static_cast<double>(std::max<size_t>(ranks, 1)), phase_ns), kPhaseGapFloorNs);
+  for (size_t k = 0; k < K; ++k) {
+    double lo = 0, hi = 0;
+    bool any = false;
+    for (size_t r = 0; r < R; ++r) {
+      if (std::isnan(dev[r][k])) continue;
+      lo = any ? std::min(lo, dev[r][k]) : dev[r][k];
+      hi = any ? std::max(hi, dev[r][k]) : dev[r][k];
+      any = true;
+    }
+    if (hi - lo > tolerance) return false;
+  }
+  return true;
+}
+
+// A loop's time per iteration, mean over the ranks: its body's gaps and
+// call durations, nested loops counted by their iterations (the timing
+// walk's means, so that the first iteration's gap, which is the loop's own,
+// is left out).
+double iteration_ns(const FoldedProgram& p, uint32_t loop) {
+  std::function<double(uint32_t, size_t)> one = [&](uint32_t id, size_t r) {
+    const FoldedNode& n = p.nodes[id];
+    double t = 0;
+    for (uint32_t c : n.body) {
+      const FoldedNode& cn = p.nodes[c];
+      t += r < cn.gap.size() ? cn.gap[r].mean : 0;
+      t += cn.is_loop() ? static_cast<double>(cn.count) * one(c, r) : (r < cn.dur.size() ? cn.dur[r].mean : 0);
+    }
+    return t;
+  };
+  size_t P = p.symbols.world_size;
+  double sum = 0;
+  for (size_t r = 0; r < P; ++r) sum += one(loop, r);
+  return P ? sum / static_cast<double>(P) : 0;
+}
+
 // One attempt: symbols (with the given symbols refined), fold, tree, timing.
 // Returns the refinements (coarse symbol, parameter) of nodes whose counts
-// neither follow a + b*i nor stay within the band, or whose tags do not
-// follow a + b*i (empty: the program is accepted).
+// follow no rule (linear, a cycle, the band), or whose tags or peers follow
+// no exact one (empty: the program is accepted).
 std::set<int64_t> attempt(const MergedTrace& m, const std::vector<ListDesc>& backs, const CompressOptions& opt,
                           const std::set<int64_t>& refined, FoldedProgram& out) {
   out = FoldedProgram();
   out.source = m.source;
   out.merged_events = m.events.size();
+  out.callsites_joined = opt.join_callsites;
   out.symbols = m.tables();
+  const int params = opt.join_callsites ? kNumRuleParams : kNumRuleParamsUnjoined;
   // 1. merged events -> symbols
-  SymbolTable symbols(opt.count_band, refined);
+  SymbolTable symbols(m, opt.count_band, opt.join_callsites, refined);
   std::vector<int64_t> seq, coarse_of;  // coarse_of: per symbol
   std::vector<int32_t> str;
   seq.reserve(m.events.size());
@@ -385,7 +504,7 @@ std::set<int64_t> attempt(const MergedTrace& m, const std::vector<ListDesc>& bac
   // 2. fold
   Folded folded = fold(str);
   // 3. the loop tree (children before parents) and 4. the timing walk
-  Builder b(m, seq, out, folded, opt.count_band);
+  Builder b(m, seq, out, folded, opt.count_band, params);
   out.top = b.build(folded.items);
   size_t N = out.nodes.size(), P = m.world_size;
   b.size_accumulators();
@@ -393,8 +512,8 @@ std::set<int64_t> attempt(const MergedTrace& m, const std::vector<ListDesc>& bac
   for (const MergedRank& r : m.ranks) any_work |= !r.works.empty();
   b.walk(out.top);
   std::set<int64_t> offenders;
-  std::map<uint32_t, uint64_t> cycles;            // node -> period of its cycle rules
-  std::map<uint32_t, std::vector<int64_t>> cycle_refinements;  // node -> its cycle rules' refinements
+  std::map<uint32_t, Builder::Periods> cycles;  // node -> the periods of its cycle rules (by k, by instance)
+  std::map<uint32_t, std::array<std::vector<int64_t>, 2>> cycle_refinements;  // node -> its cycle rules' refinements
   for (size_t i = 0; i < N; ++i) {
     FoldedNode& n = out.nodes[i];
     n.gap.resize(P);
@@ -407,36 +526,45 @@ std::set<int64_t> attempt(const MergedTrace& m, const std::vector<ListDesc>& bac
     n.dur.resize(P);
     for (size_t r = 0; r < P; ++r) n.dur[r] = b.dur[i][r].stat();
     const MergedEvent& rep = out.symbols.events.at(static_cast<size_t>(n.symbol));
-    for (int q = 0; q < kNumRuleParams; ++q) {
+    for (int q = 0; q < params; ++q) {
       // A rule where the value changes between the node's instances, or where
       // it stays but differs from the symbol's (the first instance of another
       // node of the same symbol: e.g. two calls with tags 0 and 1).
       // The rule, in order of preference: every rank's value linear (a + b*i;
-      // constant included); else a cycle over the innermost loop's iterations
-      // that every rank's values keep (exact); else, for counts, every rank's
-      // within the band (its mean). Otherwise the call is an offender:
-      // refined (tags exact, counts banded) and folded again.
-      bool varies = false, linear = true, banded = !tag_like(kRuleParams[q]);
-      uint64_t periods = ~0ull;  // the cycle lengths every rank's values keep
+      // constant included; peers only constant); else a cycle over the
+      // innermost loop's iterations that every rank's values keep (exact);
+      // else (call sites joined) a cycle over the node's instances; else, for counts, every
+      // rank's within the band (its mean). Otherwise the call is an offender:
+      // refined (tags and peers exact, counts banded) and folded again.
+      const Param pm = kRuleParams[q];
+      bool varies = false, linear = true, banded = count_like(pm);
+      uint64_t periods_k = ~0ull, periods_i = ~0ull;  // the cycle lengths every rank's values keep
       for (size_t r = 0; r < P; ++r) {
         const CountAcc& c = b.counts[i][q][r];
         if (!c.n) continue;
-        varies |= c.varies || c.first != m.value(rep, kRuleParams[q], static_cast<uint32_t>(r));
-        linear &= !c.varies || c.linear;
+        varies |= c.varies || c.first != m.value(rep, pm, static_cast<uint32_t>(r));
+        linear &= !c.varies || (c.linear && !peer_like(pm));
         banded &= !c.varies || c.linear || c.in_band;
-        if (!c.in_loop) periods = 0;
-        else if (c.varies) periods &= c.periods;
+        if (!c.in_loop) periods_k = 0;
+        else if (c.varies) periods_k &= c.by_k.periods;
+        if (c.varies) periods_i &= c.by_instance.periods;
       }
-      uint64_t period = periods ? static_cast<uint64_t>(__builtin_ctzll(periods)) + 1 : 0;
-      bool cyclic = !linear && period;
+      auto smallest = [](uint64_t periods) { return periods ? static_cast<uint64_t>(__builtin_ctzll(periods)) + 1 : 0; };
+      uint64_t period = 0;
+      int by = -1;  // the cycle's index: 0 the loop's iteration, 1 the instance
+      if (!linear && smallest(periods_k)) period = smallest(periods_k), by = 0;
+      else if (!linear && opt.join_callsites && smallest(periods_i)) period = smallest(periods_i), by = 1;
+      const bool cyclic = by >= 0;
       if (!linear && !cyclic && !banded) offenders.insert(refinement(coarse_of[static_cast<size_t>(n.symbol)], q));
       if (!varies) continue;
       if (cyclic) {
-        cycles[static_cast<uint32_t>(i)] = std::max<uint64_t>(cycles[static_cast<uint32_t>(i)], period);
-        cycle_refinements[static_cast<uint32_t>(i)].push_back(refinement(coarse_of[static_cast<size_t>(n.symbol)], q));
+        uint64_t& held = cycles[static_cast<uint32_t>(i)][static_cast<size_t>(by)];
+        held = std::max(held, period);
+        cycle_refinements[static_cast<uint32_t>(i)][static_cast<size_t>(by)].push_back(
+            refinement(coarse_of[static_cast<size_t>(n.symbol)], q));
       }
       CountRule rule;
-      rule.param = kRuleParams[q];
+      rule.param = pm;
       rule.kind.assign(P, 0);
       rule.a.assign(P, 0);
       rule.b.assign(P, 0);
@@ -450,9 +578,9 @@ std::set<int64_t> attempt(const MergedTrace& m, const std::vector<ListDesc>& bac
         const CountAcc& c = b.counts[i][q][r];
         if (!c.n) continue;
         if (cyclic) {
-          rule.kind[r] = 3;
-          for (uint64_t k = 0; k < period; ++k)
-            rule.cycle[r * period + k] = c.varies ? c.seen.at(k) : c.first;
+          rule.kind[r] = by == 0 ? 3 : 4;
+          const Periodic& pc = by == 0 ? c.by_k : c.by_instance;
+          for (uint64_t k = 0; k < period; ++k) rule.cycle[r * period + k] = c.varies ? pc.seen.at(k) : c.first;
           rule.a[r] = c.sum / static_cast<double>(c.n);
           rule.min[r] = c.min;
           rule.max[r] = c.max;
@@ -469,32 +597,57 @@ std::set<int64_t> attempt(const MergedTrace& m, const std::vector<ListDesc>& bac
   }
   // A cycle keeps the values exact, but the node's computation is one mean
   // over all its instances. Where the computation before it differs by phase
-  // (a pipeline whose stages work on cells of different sizes), the mean
-  // would even out the waits between the ranks: such nodes keep their
-  // values in the symbol instead (one node per phase, each with its own gap).
-  // Compared by CPU time where the trace measured it (ranks sharing cores).
+  // (a pipeline whose stages work on cells of different sizes; calls from
+  // different call sites), the mean would even out the waits between the
+  // ranks: such nodes keep their values in the symbol instead (one node per
+  // phase, each with its own gap). Compared by CPU time where the trace
+  // measured it (ranks sharing cores).
   if (!cycles.empty()) {
-    Builder pb(m, seq, out, folded, opt.count_band);
-    pb.phase_period = cycles;
-    pb.walk(out.top);
-    for (const auto& [node, phases] : pb.phase_gap) {
-      bool even = true;
-      for (size_t r = 0; r < P && even; ++r) {
-        const FoldedNode& fn = out.nodes[node];
-        double mean = m.ranks[r].works.empty() ? fn.gap[r].mean : fn.work[r].mean;
-        // each phase's shortest gap: a rank descheduled once in a phase
-        // (a long gap) must not make the phases look uneven
-        double lo = 0, hi = 0;
-        bool any = false;
-        for (const Acc& a : phases[r]) {
-          if (!a.n) continue;
-          lo = any ? std::min(lo, a.min) : a.min;
-          hi = any ? std::max(hi, a.min) : a.min;
-          any = true;
+    // The calls beside a cycled one in its loop's body fold with it, so
+    // their computation is checked by the same phases (NPB BT's sweeps
+    // compute before their Waits): each event node checked, with the cycled
+    // nodes it answers for.
+    std::vector<int64_t> parent(N, -1);
+    for (size_t i = 0; i < N; ++i)
+      for (uint32_t c : out.nodes[i].body) parent[c] = static_cast<int64_t>(i);
+    std::map<uint32_t, Builder::Periods> checked;
+    std::map<uint32_t, std::array<std::vector<uint32_t>, 2>> answers_for;
+    std::map<uint32_t, double> phase_ns;  // checked node -> its loop's time per iteration (mean over ranks)
+    for (const auto& [node, periods] : cycles) {
+      std::vector<uint32_t> beside{node};
+      if (parent[node] >= 0)
+        for (uint32_t c : out.nodes[static_cast<size_t>(parent[node])].body)
+          if (c != node && !out.nodes[c].is_loop()) beside.push_back(c);
+      double iteration = parent[node] >= 0 ? iteration_ns(out, static_cast<uint32_t>(parent[node])) : 0;
+      for (uint32_t c : beside)
+        for (size_t by = 0; by < 2; ++by) {
+          phase_ns[c] = std::max(phase_ns[c], iteration);
+          if (!periods[by]) continue;
+          checked[c][by] = std::max(checked[c][by], periods[by]);
+          answers_for[c][by].push_back(node);
         }
-        if (hi - lo > std::max(kPhaseGapTolerance * mean, kPhaseGapFloorNs)) even = false;
+    }
+    Builder pb(m, seq, out, folded, opt.count_band, params);
+    pb.phase_period = checked;
+    pb.walk(out.top);
+    for (const auto& [node, by_phases] : pb.phase_gap) {
+      for (size_t by = 0; by < 2; ++by) {
+        bool even = phases_alike(by_phases[by], out.nodes[node], m, phase_ns[node]);
+        if (even) continue;
+        // Refine one kind of parameter at a time, the one most likely to
+        // tell the phases apart and to cost the least folding: the counts
+        // (banded: NPB BT's forward and backward stages) before the peers
+        // (the sweeps' directions) before the tags (the cells).
+        for (uint32_t cycled : answers_for[node][by]) {
+          const auto& refs = cycle_refinements[cycled][by];
+          for (auto kind : {count_like, peer_like, tag_like}) {
+            size_t before = offenders.size();
+            for (int64_t ref : refs)
+              if (kind(kRuleParams[ref % kNumRuleParams])) offenders.insert(ref);
+            if (offenders.size() > before) break;
+          }
+        }
       }
-      if (!even) offenders.insert(cycle_refinements[node].begin(), cycle_refinements[node].end());
     }
   }
   return offenders;
@@ -536,7 +689,13 @@ std::vector<std::string> verify(const FoldedProgram& p, const MergedTrace& m, do
   for (size_t i = 0; i < seq.size(); ++i) {
     const MergedEvent& want = m.events[i];
     const MergedEvent& got = p.symbols.events.at(static_cast<size_t>(seq[i]));
-    if (got.identity != want.identity || got.ranks != want.ranks)
+    bool same_call = got.identity == want.identity;
+    if (!same_call && p.callsites_joined) {  // the same call but its call site
+      Identity a = m.identities.at(got.identity), b = m.identities.at(want.identity);
+      a.callsite = b.callsite;
+      same_call = a == b;
+    }
+    if (!same_call || got.ranks != want.ranks)
       report("call " + std::to_string(i) + ": the program has another call there");
   }
   for (uint32_t r = 0; r < m.world_size; ++r) {

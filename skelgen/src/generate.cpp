@@ -70,7 +70,8 @@ class Emitter {
   // the skeleton (cycle rules index by the innermost).
   struct OpenLoop {
     std::string var;
-    uint64_t iters;
+    uint64_t iters;  // in the skeleton
+    uint64_t count;  // in the application
   };
   std::vector<OpenLoop> open_loops_;
   std::map<uint32_t, std::vector<uint32_t>> ranks_in_;  // ranks_in() memo
@@ -90,6 +91,7 @@ class Emitter {
   bool has_cut_candidate(const std::vector<uint32_t>& items, double program) const;
   bool cuttable(uint32_t loop, double program) const;
   bool closed(uint32_t loop) const;
+  std::vector<std::pair<int64_t, double>> peers(uint32_t n, Param pm, uint32_t r) const;
   double share(uint32_t n, double program) const;
 
   // Per-rank C values -> a literal when all participants agree, else a
@@ -99,7 +101,10 @@ class Emitter {
                        const std::string& fill = "0");
   std::string param(uint32_t n, Param pm, bool peer_side);
   std::string count(uint32_t n, Param pm);
+  std::string cycle(uint32_t n, const CountRule& rule, const std::function<std::string(uint32_t, int64_t)>& cell);
+  std::string instance_index(uint64_t period) const;
   std::string peer(uint32_t n, Param pm, bool any_source);
+  std::string peer_in_comm(uint32_t n, uint32_t r, int64_t world) const;
   std::string root(uint32_t n);
   std::string comm(uint32_t n) const;
   std::string comm_of_symbol(int64_t c) const;
@@ -165,6 +170,20 @@ constexpr uint64_t kMinCutIterations = 2;
 // calls outside it (e.g. the workers' sends of every round with the master's
 // receives of the first), and cutting those would leave receives unmatched.
 // Persistent requests (Start*) are not counted.
+// Rank r's peers at node n (world ranks), each with the share of the node's
+// instances that has it: one, or (call sites joined) a cycle's values.
+std::vector<std::pair<int64_t, double>> Emitter::peers(uint32_t n, Param pm, uint32_t r) const {
+  for (const CountRule& rule : p_.nodes[n].rules) {
+    if (rule.param != pm || r >= rule.kind.size() || !rule.kind[r]) continue;
+    if (!rule.is_cycle()) return {{std::llround(rule.a[r]), 1.0}};
+    std::vector<std::pair<int64_t, double>> out;
+    for (uint64_t k = 0; k < rule.period; ++k)
+      out.push_back({rule.cycle[r * rule.period + k], 1.0 / static_cast<double>(rule.period)});
+    return out;
+  }
+  return {{m_.value(event(n), pm, r), 1.0}};
+}
+
 bool Emitter::closed(uint32_t loop) const {
   using Key = std::tuple<int64_t, int64_t, int64_t>;  // sender, receiver (world), communicator
   std::map<Key, double> sent, received;
@@ -182,20 +201,18 @@ bool Emitter::closed(uint32_t loop) const {
       const MessageRole role = message_role(idn.func);
       bool send = role == MessageRole::kSend, both = role == MessageRole::kSendRecv, recv = role == MessageRole::kRecv;
       for (uint32_t r : e.ranks) {
-        if (send || both) {
-          int64_t to = m_.value(e, Param::peer, r);
-          if (to >= 0) {
-            sent[{r, to, idn.comm}] += times;
-            into[{to, idn.comm}] += times;
+        if (send || both)
+          for (const auto& [to, share] : peers(id, Param::peer, r))
+            if (to >= 0) {
+              sent[{r, to, idn.comm}] += times * share;
+              into[{to, idn.comm}] += times * share;
+            }
+        if (recv || both)
+          for (const auto& [from, share] : peers(id, both ? Param::peer2 : Param::peer, r)) {
+            if (idn.peer_class != 2 && from < 0) continue;  // MPI_PROC_NULL
+            if (idn.peer_class != 2) received[{from, r, idn.comm}] += times * share;
+            taken[{r, idn.comm}] += times * share;
           }
-        }
-        if (recv || both) {
-          Param pm = both ? Param::peer2 : Param::peer;
-          int64_t from = m_.value(e, pm, r);
-          if (idn.peer_class != 2 && from < 0) continue;  // MPI_PROC_NULL
-          if (idn.peer_class != 2) received[{from, r, idn.comm}] += times;
-          taken[{r, idn.comm}] += times;
-        }
       }
     }
   };
@@ -293,34 +310,57 @@ std::string Emitter::param(uint32_t n, Param pm, bool) {
   return per_rank(n, param_name(pm), e.ranks, vals);
 }
 
+// The application's instance number of the node being emitted, mod period:
+// the open loops' variables, each weighed by the application's iterations of
+// the loops inside it. A cut loop replays the application's first
+// iterations, so every rank's call at the same place agrees, as in the
+// application.
+std::string Emitter::instance_index(uint64_t period) const {
+  std::string expr;
+  uint64_t inner = 1 % period;  // iterations of the loops inside the one looked at, mod period
+  for (size_t j = open_loops_.size(); j-- > 0;) {
+    if (inner) expr = (expr.empty() ? "" : expr + " + ") + (inner == 1 ? "" : std::to_string(inner) + " * ") + open_loops_[j].var;
+    inner = inner * (open_loops_[j].count % period) % period;
+  }
+  return expr.empty() ? "0" : "(" + expr + ") % " + std::to_string(period);
+}
+
+// A cycle rule: a table per rank over the innermost loop's iteration k mod
+// its period (kind 3) or over the node's instance (kind 4); `cell` gives
+// rank r's value v as C.
+std::string Emitter::cycle(uint32_t n, const CountRule& rule, const std::function<std::string(uint32_t, int64_t)>& cell) {
+  const char* what = param_name(rule.param);
+  if (open_loops_.empty())
+    throw TraceError("generate: node " + std::to_string(n) + "'s " + what +
+                     " follows its loop's iterations, but it is not in a loop");
+  const bool by_instance = rule.by_instance();
+  std::string name = "n" + std::to_string(n) + "_" + what + "_cycle";
+  tables_ << "/* " << what << " of n" << n << (by_instance ? " at each of its instances" : " at each iteration of its loop")
+          << " */\n";
+  tables_ << "static const int " << name << "[SKEL_WORLD_SIZE][" << rule.period << "] = {";
+  for (uint32_t r = 0; r < P_; ++r) {
+    tables_ << "\n  {";
+    for (uint64_t k = 0; k < rule.period; ++k)
+      tables_ << (k ? ", " : "") << (r < rule.kind.size() && rule.kind[r] >= 3 ? cell(r, rule.cycle[r * rule.period + k]) : "0");
+    tables_ << "}" << (r + 1 < P_ ? "," : "");
+  }
+  tables_ << "\n};\n";
+  if (by_instance) return name + "[skel_rank][" + instance_index(rule.period) + "]";
+  const OpenLoop& l = open_loops_.back();
+  return name + "[skel_rank][" + l.var + (rule.period < l.iters ? " % " + std::to_string(rule.period) : "") + "]";
+}
+
 // Counts and tags: the node's own rule where the value changed between
 // instances (tags only ever get linear or cycle rules: compress keeps others
-// exact). A cycle rule is a table over the innermost loop's iteration k mod
-// its period; a cut loop replays the application's first iterations' order,
-// on every rank alike, so sends and receives still agree.
+// exact); a cut loop replays the application's first iterations' order, on
+// every rank alike, so sends and receives still agree.
 std::string Emitter::count(uint32_t n, Param pm) {
   const FoldedNode& node = p_.nodes[n];
   const MergedEvent& e = event(n);
   if (e.params[static_cast<size_t>(pm)].kind == ParamKind::kAbsent) return "0";
   for (const CountRule& rule : node.rules) {
     if (rule.param != pm) continue;
-    if (std::find(rule.kind.begin(), rule.kind.end(), 3) != rule.kind.end()) {
-      if (open_loops_.empty())
-        throw TraceError("generate: node " + std::to_string(n) + "'s " + param_name(pm) +
-                         " follows its loop's iterations, but it is not in a loop");
-      const OpenLoop& l = open_loops_.back();
-      std::string name = "n" + std::to_string(n) + "_" + param_name(pm) + "_cycle";
-      tables_ << "/* " << param_name(pm) << " of n" << n << " at each iteration of its loop */\n";
-      tables_ << "static const int " << name << "[SKEL_WORLD_SIZE][" << rule.period << "] = {";
-      for (uint32_t r = 0; r < P_; ++r) {
-        tables_ << "\n  {";
-        for (uint64_t k = 0; k < rule.period; ++k)
-          tables_ << (k ? ", " : "") << (r < rule.kind.size() && rule.kind[r] == 3 ? rule.cycle[r * rule.period + k] : 0);
-        tables_ << "}" << (r + 1 < P_ ? "," : "");
-      }
-      tables_ << "\n};\n";
-      return name + "[skel_rank][" + l.var + (rule.period < l.iters ? " % " + std::to_string(rule.period) : "") + "]";
-    }
+    if (rule.is_cycle()) return cycle(n, rule, [](uint32_t, int64_t v) { return std::to_string(v); });
     std::vector<std::string> a, b;
     bool linear = false;
     for (uint32_t r : e.ranks) {
@@ -339,12 +379,32 @@ std::string Emitter::count(uint32_t n, Param pm) {
   return param(n, pm, false);
 }
 
-// Peers: world ranks in the trace, ranks of the call's communicator here.
+// World rank w as rank r's peer in node n's communicator.
+std::string Emitter::peer_in_comm(uint32_t n, uint32_t r, int64_t w) const {
+  if (w == kProcNull || w < 0) return "MPI_PROC_NULL";
+  int64_t c = identity(n).comm;
+  const std::vector<int64_t>& members = c >= 0 ? m_.comms.at(static_cast<size_t>(c)).members(r)
+                                               : std::vector<int64_t>{};
+  auto it = std::find(members.begin(), members.end(), w);
+  return it == members.end() ? std::to_string(w) : std::to_string(it - members.begin());
+}
+
+// Peers: world ranks in the trace, ranks of the call's communicator here;
+// the node's own rule where they vary (call sites joined: a cycle, or
+// another constant per rank than the symbol's).
 std::string Emitter::peer(uint32_t n, Param pm, bool any_source) {
   const MergedEvent& e = event(n);
   const ParamDesc& d = e.params[static_cast<size_t>(pm)];
   if (any_source) return "MPI_ANY_SOURCE";
   if (d.kind == ParamKind::kAbsent) return "MPI_PROC_NULL";
+  auto cell = [&](uint32_t r, int64_t w) { return peer_in_comm(n, r, w); };
+  for (const CountRule& rule : p_.nodes[n].rules) {
+    if (rule.param != pm) continue;
+    if (rule.is_cycle()) return cycle(n, rule, cell);
+    std::vector<std::string> vals;
+    for (uint32_t r : e.ranks) vals.push_back(cell(r, r < rule.a.size() ? std::llround(rule.a[r]) : kProcNull));
+    return per_rank(n, param_name(pm), e.ranks, vals, "int", "MPI_PROC_NULL");
+  }
   int64_t c = identity(n).comm;
   if (c == 0) {  // MPI_COMM_WORLD: the rule itself
     int64_t P = P_;
@@ -359,17 +419,7 @@ std::string Emitter::peer(uint32_t n, Param pm, bool any_source) {
     }
   }
   std::vector<std::string> vals;
-  for (uint32_t r : e.ranks) {
-    int64_t w = m_.value(e, pm, r);
-    if (w == kProcNull || w < 0) {
-      vals.push_back("MPI_PROC_NULL");
-      continue;
-    }
-    const std::vector<int64_t>& members = c >= 0 ? m_.comms.at(static_cast<size_t>(c)).members(r)
-                                                 : std::vector<int64_t>{};
-    auto it = std::find(members.begin(), members.end(), w);
-    vals.push_back(it == members.end() ? std::to_string(w) : std::to_string(it - members.begin()));
-  }
+  for (uint32_t r : e.ranks) vals.push_back(cell(r, m_.value(e, pm, r)));
   return per_rank(n, param_name(pm), e.ranks, vals, "int", "MPI_PROC_NULL");
 }
 
@@ -962,7 +1012,8 @@ void Emitter::emit_event(uint32_t n, int depth, const std::string& loop_var, dou
   std::string w = work(n, e.ranks);
   std::string g = guard(n);
   std::string in = indent(depth);
-  body_ << in << "/* n" << n << ": " << func_name(func(n)) << " at " << m_.callsite_name(identity(n).callsite);
+  body_ << in << "/* n" << n << ": " << func_name(func(n)) << " at " << m_.callsite_name(identity(n).callsite)
+        << (p_.callsites_joined ? " (call sites joined)" : "");
   if (!g.empty()) body_ << ", ranks " << rank_list(e.ranks);
   body_ << " */\n";
   if (!g.empty()) {
@@ -994,7 +1045,7 @@ void Emitter::emit_loop(uint32_t n, int depth, const std::string& loop_var, doub
   if (c >= 0) body_ << in << "skel_loop_begin(" << c << ");\n";
   body_ << in << "for (long " << var << " = 0; " << var << " < " << iters << "; ++" << var << ") {\n";
   double inner = c >= 0 ? stride * static_cast<double>(node.count) / static_cast<double>(iters) : stride;
-  open_loops_.push_back({var, iters});
+  open_loops_.push_back({var, iters, node.count});
   emit_items(node.body, depth + 1, var, inner);
   open_loops_.pop_back();
   if (c >= 0 && iters >= 2) body_ << in << "  if (" << var << " == 0) skel_loop_first(" << c << ");\n";

@@ -105,6 +105,10 @@ SafeOrder simulated_order(const FoldedProgram& p, const RequestSlots& slots, con
   std::vector<std::map<std::pair<int32_t, int64_t>, int64_t>> made_end(P);
   std::vector<std::map<int32_t, int64_t>> made(P);  // per rank, per ring: requests made in this run
   for (uint32_t n : run) {
+    // peers that change between the node's instances (call sites joined):
+    // the symbol's are not this run's
+    for (const CountRule& rule : p.nodes[n].rules)
+      if (rule.param == Param::peer || rule.param == Param::peer2) return out;
     const MergedEvent& e = m.events[static_cast<size_t>(p.nodes[n].symbol)];
     const Identity& id = m.identities[e.identity];
     const uint32_t f = id.func;
@@ -231,7 +235,7 @@ SafeOrder simulated_order(const FoldedProgram& p, const RequestSlots& slots, con
 
 // A run the simulation cannot model (a wildcard receive posted with
 // MPI_Irecv, whose source only its completion knows; requests from before
-// the run; messages that cross its ends): each rank posts its non-blocking
+// the run; messages that cross its ends; peers that change per instance): each rank posts its non-blocking
 // receives first (those not behind a completion of their own ring), then
 // does the rest in order. Posting a receive earlier
 // never makes a program block where it did not.

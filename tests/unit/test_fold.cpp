@@ -598,3 +598,197 @@ TEST(Compress, DamagedFoldedFilesAreRejectedWithTheirName) {
   expect_error(with_rules([](skt::CountRule& ru) { ru.kind.assign(ru.kind.size(), 9); }), "corrupt folded program (rule kind)");
   expect_error(with_rules([](skt::CountRule& ru) { ru.period = 0; }), "corrupt folded program (rule period)");
 }
+
+namespace {
+// NPB BT's shape on a 2 x 2 torus (tests/apps/sweeps.c): every iteration
+// exchanges faces (each of 4 receives and 4 sends from a call site of its
+// own, then a Waitall), then sweeps along x and along y, each sweep's calls
+// from call sites of its own: kSweepStages forward stages and one backward
+// stage (smaller messages, and longer computation before it, longer on rank
+// r + 1 than on rank r, as BT's back substitution on unequal cells). The
+// peers, tags and counts are this function's: the oracle the folded rules
+// must reproduce.
+constexpr uint32_t kTorusRanks = 4;
+constexpr int kSweepStages = 3, kSweepIterations = 12;
+int64_t torus_neighbour(uint32_t r, int side) {  // 0 east, 1 west, 2 north, 3 south
+  uint32_t x = r % 2, y = r / 2;
+  switch (side) {
+    case 0: case 1: return y * 2 + (x + 1) % 2;
+    default: return ((y + 1) % 2) * 2 + x;
+  }
+}
+struct SweepCall {
+  uint32_t func;
+  int64_t peer, tag, count, gap;
+};
+// Rank r's point-to-point calls of one iteration, in order (Waits and the Waitall as peer -1).
+std::vector<SweepCall> sweep_iteration(uint32_t r) {
+  std::vector<SweepCall> v;
+  for (int d = 0; d < 4; ++d) v.push_back({skt::kFunc_MPI_Irecv, torus_neighbour(r, d), 1000 + d, 64, 20000});
+  for (int d = 0; d < 4; ++d) v.push_back({skt::kFunc_MPI_Isend, torus_neighbour(r, d ^ 1), 1000 + d, 64, 20000});
+  v.push_back({skt::kFunc_MPI_Waitall, -1, -1, -1, 20000});
+  for (int dir = 0; dir < 2; ++dir)
+    for (int s = 0; s <= kSweepStages; ++s) {
+      int64_t pred = torus_neighbour(r, 2 * dir + 1), succ = torus_neighbour(r, 2 * dir);
+      bool back = s == kSweepStages;
+      int64_t count = back ? 32 : 64, gap = back ? 200000 * (1 + r) : 20000;
+      v.push_back({skt::kFunc_MPI_Irecv, pred, 100 + 10 * dir + (pred + s) % kSweepStages, count, gap});
+      v.push_back({skt::kFunc_MPI_Isend, succ, 100 + 10 * dir + (r + s) % kSweepStages, count, 20000});
+      v.push_back({skt::kFunc_MPI_Wait, -1, -1, -1, 20000});
+      v.push_back({skt::kFunc_MPI_Wait, -1, -1, -1, 20000});
+    }
+  return v;
+}
+// The call site of the i-th call of an iteration: one per statement of the program.
+uint32_t sweep_site(size_t i) {
+  if (i < 9) return static_cast<uint32_t>(1 + i);  // the faces
+  size_t k = i - 9, dir = k / (4 * (kSweepStages + 1)), stage = k / 4 % (kSweepStages + 1);
+  return static_cast<uint32_t>(10 + 8 * dir + 4 * (stage == kSweepStages) + k % 4);
+}
+skt::MergedTrace sweep_program() {
+  return merged_from(kTorusRanks, [&](uint32_t r) {
+    std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0, 0, 10)};
+    int64_t req = 1;
+    std::vector<int64_t> open;
+    for (int it = 0; it < kSweepIterations; ++it) {
+      std::vector<SweepCall> calls = sweep_iteration(r);
+      for (size_t i = 0; i < calls.size(); ++i) {
+        skt::testing::Syn s = call(calls[i].func, sweep_site(i), calls[i].gap, 10, calls[i].count);
+        if (calls[i].peer >= 0) {
+          s.peer = calls[i].peer;
+          s.tag = calls[i].tag;
+          s.reqs = {req};
+          open.push_back(req++);
+        } else {  // completes the oldest open request (a Wait) or all (the Waitall)
+          s.tag = skt::kNone;
+          size_t n = calls[i].func == skt::kFunc_MPI_Waitall ? open.size() : 1;
+          s.reqs.assign(open.begin(), open.begin() + static_cast<long>(n));
+          open.erase(open.begin(), open.begin() + static_cast<long>(n));
+        }
+        v.push_back(s);
+      }
+      v.push_back(call(skt::kFunc_MPI_Barrier, 30, 20000, 10));
+    }
+    v.push_back(call(skt::kFunc_MPI_Finalize, 31, 0, 10));
+    return v;
+  });
+}
+}  // namespace
+
+// Per call site, the faces and the sweeps are 8 + 1 + 2 x 8 symbols; with
+// the call sites joined, the faces fold into a loop of receives and one of
+// sends (peers and tags a cycle over its iterations) and the sweeps into one
+// loop over the directions (the forward stages' peers and tags a cycle over
+// their instances; the backward stage, whose computation before it differs
+// from theirs by rank, apart by its count).
+// Expanding every rule gives back each rank's peers and tags, exactly.
+TEST(Compress, JoinedCallSitesFoldFacesAndSweepsWithExactPeersAndTags) {
+  skt::MergedTrace m = sweep_program();
+  skt::FoldedProgram apart = compress(m, {});
+  CompressOptions join;
+  join.join_callsites = true;
+  std::string dir = skt::testing::temp_dir("fold-join");
+  skt::write_folded(dir + "/p.skf", compress(m, join));  // the rules survive the file
+  skt::FoldedProgram p = skt::read_folded(dir + "/p.skf");
+  EXPECT_TRUE(p.callsites_joined);
+  EXPECT_FALSE(apart.callsites_joined);
+  EXPECT_TRUE(verify(p, m).empty());
+  EXPECT_EQ(p.to_string(), "S0 ( ( S1 )^4 ( S2 )^4 S3 ( ( S1 S2 S4 S5 )^3 S6 S7 S4 S5 )^2 S8 )^12 S9") << p.to_string();
+  EXPECT_GE(apart.length(), 2 + 8 + 1 + 8 + 1u) << apart.to_string();
+  // Walk the expanded program with every node's instance and loop iteration,
+  // evaluating each rule as the generator does, against the oracle.
+  std::vector<uint64_t> instance(p.nodes.size(), 0);
+  std::vector<std::vector<size_t>> next(kTorusRanks);  // per rank: index into its iteration's calls
+  std::vector<std::vector<SweepCall>> want(kTorusRanks);
+  for (uint32_t r = 0; r < kTorusRanks; ++r) want[r] = sweep_iteration(r);
+  size_t at = 0, checked = 0;  // the call within the iteration
+  std::function<void(const std::vector<uint32_t>&, int64_t)> walk = [&](const std::vector<uint32_t>& items, int64_t k) {
+    for (uint32_t id : items) {
+      const skt::FoldedNode& n = p.nodes[id];
+      if (n.is_loop()) {
+        for (uint64_t i = 0; i < n.count; ++i) walk(n.body, static_cast<int64_t>(i));
+        continue;
+      }
+      const skt::MergedEvent& e = p.symbols.events.at(static_cast<size_t>(n.symbol));
+      uint32_t f = p.symbols.identities.at(e.identity).func;
+      uint64_t i = instance[id]++;
+      if (f == skt::kFunc_MPI_Barrier) at = 0;
+      if (f != skt::kFunc_MPI_Irecv && f != skt::kFunc_MPI_Isend && f != skt::kFunc_MPI_Wait &&
+          f != skt::kFunc_MPI_Waitall)
+        continue;
+      for (uint32_t r = 0; r < kTorusRanks; ++r) {
+        const SweepCall& w = want[r].at(at);
+        ASSERT_EQ(f, w.func) << "call " << at;
+        if (w.peer < 0) continue;
+        for (skt::Param pm : {skt::Param::peer, skt::Param::tag, skt::Param::count}) {
+          int64_t got = p.symbols.value(e, pm, r);
+          for (const auto& ru : n.rules) {
+            if (ru.param != pm) continue;
+            if (ru.kind[r] == 1) got = std::llround(ru.a[r] + ru.b[r] * static_cast<double>(i));
+            else if (ru.kind[r] == 3) got = ru.cycle[r * ru.period + static_cast<uint64_t>(k) % ru.period];
+            else if (ru.kind[r] == 4) got = ru.cycle[r * ru.period + i % ru.period];
+            else ADD_FAILURE() << "a rule of kind " << int(ru.kind[r]) << " on " << skt::param_name(pm);
+          }
+          EXPECT_EQ(got, pm == skt::Param::peer ? w.peer : pm == skt::Param::tag ? w.tag : w.count)
+              << skt::param_name(pm) << ", rank " << r << ", call " << at << " of the iteration";
+          ++checked;
+        }
+      }
+      ++at;
+    }
+  };
+  walk(p.top, -1);
+  EXPECT_EQ(checked, 3u * kTorusRanks * kSweepIterations * (8 + 2 * 2 * (kSweepStages + 1)));
+  bool by_iteration = false, by_instance = false;
+  for (const auto& n : p.nodes)
+    for (const auto& ru : n.rules) {
+      by_iteration |= ru.kind[0] == 3 && ru.param == skt::Param::peer;
+      by_instance |= ru.kind[0] == 4 && ru.param == skt::Param::peer;
+    }
+  EXPECT_TRUE(by_iteration) << "the faces' peers: a cycle over the loop's iterations";
+  EXPECT_TRUE(by_instance) << "the sweeps' peers: a cycle over the instances";
+}
+
+// Joined call sites whose computation differs by direction on one rank
+// only: a cycle would even out that rank's work between the directions, so
+// the calls stay apart. The same unevenness on every rank folds: the mean
+// moves every rank's work alike. (The first direction's computation is the
+// loop's own, kept apart from the mean in any case.)
+skt::MergedTrace direction_program(bool every_rank) {
+  return merged_from(2, [&](uint32_t r) {
+    std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0, 0, 10)};
+    for (int it = 0; it < 10; ++it)
+      for (uint32_t dir = 0; dir < 3; ++dir) {
+        // 2 ms before the last direction (on rank 1 only, or on both), 0.1 ms otherwise
+        bool longer = dir == 2 && (every_rank || r == 1);
+        skt::testing::Syn s = call(skt::kFunc_MPI_Send, 1 + dir, longer ? 2000000 : 100000, 10, 8);
+        s.peer = 1 - r;
+        s.tag = static_cast<int64_t>(dir);
+        v.push_back(s);
+        skt::testing::Syn rv = call(skt::kFunc_MPI_Recv, 4 + dir, 100, 10, 8);
+        rv.peer = 1 - r;
+        rv.tag = static_cast<int64_t>(dir);
+        v.push_back(rv);
+      }
+    return v;
+  });
+}
+
+TEST(Compress, JoinedCallSitesKeepApartWhatComputesUnevenlyPerRank) {
+  CompressOptions join;
+  join.join_callsites = true;
+  skt::MergedTrace m = direction_program(false);
+  skt::FoldedProgram p = compress(m, join);
+  EXPECT_TRUE(verify(p, m).empty());
+  EXPECT_EQ(p.to_string(), "S0 ( ( S1 )^3 S2 S3 S4 )^10") << p.to_string();
+  skt::MergedTrace alike = direction_program(true);
+  skt::FoldedProgram q = compress(alike, join);
+  EXPECT_TRUE(verify(q, alike).empty());
+  EXPECT_EQ(q.to_string(), "S0 ( ( S1 )^3 ( S2 )^3 )^10") << q.to_string();
+  // apart, one call keeps rank 1's 2 ms exactly (the merge's canonical
+  // order, sends first, put that computation before a receive)
+  int exact = 0;
+  for (const auto& n : p.nodes)
+    exact += !n.is_loop() && n.gap[1].n == 10 && n.gap[1].mean == 2000000.0 && n.gap[0].mean == 100000.0;
+  EXPECT_EQ(exact, 1) << p.to_string();
+}

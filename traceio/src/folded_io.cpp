@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 
@@ -68,6 +69,8 @@ std::vector<RankStat> get_stats(In& in) {
 
 }  // namespace
 
+bool CountRule::by_instance() const { return std::find(kind.begin(), kind.end(), 4) != kind.end(); }
+
 std::string FoldedProgram::to_string() const {
   std::string out;
   items_to_string(*this, top, out);
@@ -114,6 +117,7 @@ void write_folded(const std::string& path, const FoldedProgram& p) {
     Out o;
     o.str(p.source);
     o.u(p.merged_events);
+    o.u(p.callsites_joined ? 1 : 0);
     body.section(FoldedSection::kInfo, o);
   }
   {
@@ -143,7 +147,7 @@ void write_folded(const std::string& path, const FoldedProgram& p) {
           o.f64(r.b[k]);
           o.f64(r.min[k]);
           o.f64(r.max[k]);
-          if (r.kind[k] != 3) continue;
+          if (r.kind[k] != 3 && r.kind[k] != 4) continue;
           o.u(r.period);
           for (uint64_t i = 0; i < r.period; ++i) o.s(r.cycle[k * r.period + i]);
         }
@@ -178,6 +182,7 @@ FoldedProgram read_folded(const std::string& path) {
       case FoldedSection::kInfo:
         p.source = in.str();
         p.merged_events = in.u();
+        if (!in.c.at_end()) p.callsites_joined = (in.u() & 1) != 0;  // 1.4
         break;
       case FoldedSection::kSymbols:
         p.symbols = decode_merged_body(d, len, path, false);
@@ -207,17 +212,19 @@ FoldedProgram read_folded(const std::string& path) {
             for (size_t q = 0; q < k; ++q) {
               r.kind[q] = static_cast<uint8_t>(in.u());
               if (!r.kind[q]) continue;
-              if (r.kind[q] > 3) in.bad("rule kind");
+              if (r.kind[q] > 4) in.bad("rule kind");
               r.a[q] = in.f64();
               r.b[q] = in.f64();
               r.min[q] = in.f64();
               r.max[q] = in.f64();
-              if (r.kind[q] != 3) continue;
+              if (r.kind[q] != 3 && r.kind[q] != 4) continue;
               uint64_t period = in.u();
               if (period == 0 || period > (1u << 20) || (r.period && period != r.period)) in.bad("rule period");
               if (!r.period) r.period = period, r.cycle.assign(k * period, 0);
               for (uint64_t i = 0; i < period; ++i) r.cycle[q * period + i] = in.s();
             }
+            if (r.by_instance() && std::find(r.kind.begin(), r.kind.end(), 3) != r.kind.end())
+              in.bad("rule kind");  // one cycle, over the loop's iterations or over the instances
           }
         }
         have_nodes = true;

@@ -8,8 +8,10 @@
 // message sizes wobble a little still fold, and a tag may change by a fixed
 // step from one instance to the next (a tag that is the iteration number).
 // The exact values are kept: where they vary between a node's instances, its
-// CountRule says how (linear in the instance, or, for counts only, the mean
-// with its range).
+// CountRule says how (linear in the instance, a cycle over the loop's
+// iterations or over the instances, or, for counts only, the mean with its
+// range). With join_callsites, the call site is left out of the symbol and
+// the peers are kept like tags.
 #pragma once
 
 #include <functional>
@@ -22,6 +24,11 @@ namespace skt::fold {
 
 struct CompressOptions {
   double count_band = 0.25;  // counts within +-25 % of a centre share a symbol (0: exact)
+  // Calls of one function from different call sites may share a symbol, and
+  // their peers (like tags) may then vary between a node's instances, kept
+  // exactly by cycle rules (NPB BT's six face exchanges become one loop).
+  // Off: a symbol is one call site (the published method).
+  bool join_callsites = false;
   std::function<void(const std::string&)> progress;
 };
 

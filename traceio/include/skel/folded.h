@@ -33,13 +33,21 @@ struct RankStat {
 // Kind 3 (cycle, format 1.3) is all ranks' or none: the value at the
 // iteration k of the innermost loop around the node is
 // cycle[r * period + k mod period], in every run of that loop (NPB BT's stage
-// tags); a is then the mean.
+// tags); a is then the mean. Kind 4 (instance cycle, format 1.4), also all
+// ranks' or none: the value at the node's i-th instance in the whole program
+// is cycle[r * period + i mod period] (a call made once per direction of a
+// sweep, the directions a loop around it). Peers (peer, peer2; world ranks,
+// -2 MPI_PROC_NULL) get rules only in programs folded with call sites
+// joined, and then only kind 1 with b = 0, 3 or 4.
 struct CountRule {
   Param param = Param::count;
-  std::vector<uint8_t> kind;   // per world rank: 0 not taking part, 1 linear a + b*i, 2 mean (a) in [min, max], 3 cycle
+  std::vector<uint8_t> kind;   // per world rank: 0 not taking part, 1 linear a + b*i, 2 mean (a) in [min, max],
+                                // 3 cycle over the innermost loop's iteration, 4 cycle over the instance
   std::vector<double> a, b, min, max;
-  uint64_t period = 0;          // kind 3: the cycle's length (at most 64)
-  std::vector<int64_t> cycle;   // kind 3: per world rank, `period` values (rank-major)
+  uint64_t period = 0;          // kinds 3, 4: the cycle's length (at most 64)
+  std::vector<int64_t> cycle;   // kinds 3, 4: per world rank, `period` values (rank-major)
+  bool is_cycle() const { return period > 0; }
+  bool by_instance() const;     // kind 4
 };
 
 struct FoldedNode {
@@ -57,6 +65,11 @@ struct FoldedNode {
 struct FoldedProgram {
   std::string source;            // merged trace it was folded from
   uint64_t merged_events = 0;    // events in that merged trace
+  // Folded with call sites joined (compress --join-call-sites, 1.4): a
+  // symbol's calls may come from several call sites of one function, and its
+  // representative's call site is the first seen; peers may then vary between
+  // a node's instances (CountRule on peer, peer2).
+  bool callsites_joined = false;
   MergedTrace symbols;           // tables; events[i] = the representative call of symbol i (no times)
   std::vector<FoldedNode> nodes;
   std::vector<uint32_t> top;     // top-level node indices

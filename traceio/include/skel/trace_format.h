@@ -243,9 +243,11 @@ enum class MergedSection : uint32_t {
 // symbol) and the loop tree with timing. docs/trace-format.md.
 inline constexpr char kFoldedMagic[8] = {'S', 'K', 'E', 'L', 'F', 'L', 'D', '\0'};
 inline constexpr uint16_t kFoldedVersionMajor = 1;
-inline constexpr uint16_t kFoldedVersionMinor = 3;  // 1.1: kWork; 1.2: list field reqback; 1.3: rule kind 3 (cycle)
+// 1.1: kWork; 1.2: list field reqback; 1.3: rule kind 3 (cycle); 1.4: rule kind 4 (instance cycle),
+// peer rules, kInfo's flags (bit 0: call sites joined)
+inline constexpr uint16_t kFoldedVersionMinor = 4;
 enum class FoldedSection : uint32_t {
-  kInfo = 1,     // source, merged events folded
+  kInfo = 1,     // source, merged events folded, flags (1.4; absent: 0)
   kSymbols = 2,  // an embedded merged body (no times): events = symbols
   kNodes = 3,    // the loop tree: nodes with counts, children, timing, count rules
   kTop = 4,      // node indices of the top level
