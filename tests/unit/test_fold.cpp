@@ -597,6 +597,20 @@ TEST(Compress, DamagedFoldedFilesAreRejectedWithTheirName) {
   };
   expect_error(with_rules([](skt::CountRule& ru) { ru.kind.assign(ru.kind.size(), 9); }), "corrupt folded program (rule kind)");
   expect_error(with_rules([](skt::CountRule& ru) { ru.period = 0; }), "corrupt folded program (rule period)");
+  // one cycle over the loop's iterations on one rank and over the instances on the other
+  expect_error(with_rules([](skt::CountRule& ru) { ru.kind.back() = 4; }), "corrupt folded program (rule kind)");
+  // kind 4 alone reads back, with the call sites joined flag
+  skt::FoldedProgram q = cyc;
+  q.callsites_joined = true;
+  for (auto& n : q.nodes)
+    for (auto& ru : n.rules) ru.kind.assign(ru.kind.size(), 4);
+  write_folded(dir + "/k4.skf", q);
+  skt::FoldedProgram back4 = skt::read_folded(dir + "/k4.skf");
+  EXPECT_TRUE(back4.callsites_joined);
+  int by_instance = 0;
+  for (const auto& n : back4.nodes)
+    for (const auto& ru : n.rules) by_instance += ru.by_instance() && ru.period == static_cast<uint64_t>(kStages);
+  EXPECT_GT(by_instance, 0);
 }
 
 namespace {
