@@ -380,7 +380,7 @@ bool recording() { return st().enabled; }
 bool enter() {
   if (t_depth > 0 || !st().enabled) return false;
   ++t_depth;
-  if (st().cpu_gaps) t_cpu_entry = thread_cpu_ns();
+  mark_entry();
   return true;
 }
 

@@ -86,6 +86,12 @@ expect_error "needs the application's communication share" "$skelgen" place --in
 printf '[a]\nplatform = p.xml\nlauncher = mpiexec.mpich\n' > "$work/bad-candidates.ini"
 if [ -n "${MERGED_TRACE:-}" ]; then
   "$skelgen" generate "$MERGED_TRACE" -o "$work/skel.c" -q > /dev/null
+  # --join-call-sites asked of a program folded without it: generated as folded, with a note saying so
+  "$skelgen" compress "$MERGED_TRACE" -o "$work/apart.skf" -q
+  if ! "$skelgen" generate "$work/apart.skf" --join-call-sites -o "$work/apart.c" > /dev/null 2> "$work/err" ||
+     ! grep -q "apart.skf was folded without --join-call-sites; fold it again" "$work/err"; then
+    echo "FAIL: generate --join-call-sites on a program folded without it: $(cat "$work/err")"; fail=1
+  fi
   expect_error "bad-candidates.ini:1: \[a\]: launcher is for kind = local" "$skelgen" place "$work/skel.c" --candidates "$work/bad-candidates.ini"
   expect_error "generated for 2 ranks, not 3" "$skelgen" predict "$work/skel.c" --np 3
   expect_error "launcher not found: no-such-launcher" "$skelgen" predict "$work/skel.c" --launcher "no-such-launcher -n {np}"

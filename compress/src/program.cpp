@@ -299,7 +299,7 @@ struct Builder {
   using Periods = std::array<uint64_t, 2>;
   std::map<uint32_t, Periods> phase_period;
   std::map<uint32_t, std::array<std::vector<std::vector<Acc>>, 2>> phase_gap;
-  std::map<uint32_t, uint64_t> phase_instance;    // the node's instances walked so far
+  std::vector<uint64_t> phase_instance;           // phase walk, per node: its instances walked so far (sized by the caller)
 
   // The timing walk's accumulators, one per node built.
   void size_accumulators() {
@@ -384,7 +384,7 @@ struct Builder {
           if (e.params[static_cast<size_t>(kRuleParams[q])].kind != ParamKind::kAbsent)
             counts[id][q][r].add(m.value(e, kRuleParams[q], r), band, iteration);
       }
-      if (phase_walk) ++phase_instance[id];
+      if (phase_walk) ++phase_instance[id];  // every rank of the node takes part in each instance
     }
   }
 };
@@ -613,12 +613,18 @@ std::set<int64_t> attempt(const MergedTrace& m, const std::vector<ListDesc>& bac
     std::map<uint32_t, Builder::Periods> checked;
     std::map<uint32_t, std::array<std::vector<uint32_t>, 2>> answers_for;
     std::map<uint32_t, double> phase_ns;  // checked node -> its loop's time per iteration (mean over ranks)
+    std::map<int64_t, double> iteration_of;  // loop -> iteration_ns(loop), once per loop
     for (const auto& [node, periods] : cycles) {
       std::vector<uint32_t> beside{node};
       if (parent[node] >= 0)
         for (uint32_t c : out.nodes[static_cast<size_t>(parent[node])].body)
           if (c != node && !out.nodes[c].is_loop()) beside.push_back(c);
-      double iteration = parent[node] >= 0 ? iteration_ns(out, static_cast<uint32_t>(parent[node])) : 0;
+      double iteration = 0;
+      if (parent[node] >= 0) {
+        auto [it, fresh] = iteration_of.emplace(parent[node], 0.0);
+        if (fresh) it->second = iteration_ns(out, static_cast<uint32_t>(parent[node]));
+        iteration = it->second;
+      }
       for (uint32_t c : beside)
         for (size_t by = 0; by < 2; ++by) {
           phase_ns[c] = std::max(phase_ns[c], iteration);
@@ -629,6 +635,7 @@ std::set<int64_t> attempt(const MergedTrace& m, const std::vector<ListDesc>& bac
     }
     Builder pb(m, seq, out, folded, opt.count_band, params);
     pb.phase_period = checked;
+    pb.phase_instance.assign(N, 0);
     pb.walk(out.top);
     for (const auto& [node, by_phases] : pb.phase_gap) {
       for (size_t by = 0; by < 2; ++by) {

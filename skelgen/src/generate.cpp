@@ -86,6 +86,11 @@ class Emitter {
   uint32_t func(uint32_t n) const { return identity(n).func; }
 
   void note(const std::string& s) { notes_.insert(s); }
+  // "MPI_Isend at app+0x1a2" for the comment above node n's call
+  std::string where(uint32_t n) const {
+    return std::string(func_name(func(n))) + " at " + m_.callsite_name(identity(n).callsite) +
+           (p_.callsites_joined ? " (call sites joined)" : "");
+  }
   void measure();
   void choose_cuts(const std::vector<uint32_t>& items, double program);
   bool has_cut_candidate(const std::vector<uint32_t>& items, double program) const;
@@ -173,15 +178,13 @@ constexpr uint64_t kMinCutIterations = 2;
 // Rank r's peers at node n (world ranks), each with the share of the node's
 // instances that has it: one, or (call sites joined) a cycle's values.
 std::vector<std::pair<int64_t, double>> Emitter::peers(uint32_t n, Param pm, uint32_t r) const {
-  for (const CountRule& rule : p_.nodes[n].rules) {
-    if (rule.param != pm || r >= rule.kind.size() || !rule.kind[r]) continue;
-    if (!rule.is_cycle()) return {{std::llround(rule.a[r]), 1.0}};
-    std::vector<std::pair<int64_t, double>> out;
-    for (uint64_t k = 0; k < rule.period; ++k)
-      out.push_back({rule.cycle[r * rule.period + k], 1.0 / static_cast<double>(rule.period)});
-    return out;
-  }
-  return {{m_.value(event(n), pm, r), 1.0}};
+  const CountRule* rule = p_.nodes[n].rule(pm);
+  if (!rule || r >= rule->kind.size() || !rule->kind[r]) return {{m_.value(event(n), pm, r), 1.0}};
+  if (!rule->is_cycle()) return {{std::llround(rule->a[r]), 1.0}};
+  std::vector<std::pair<int64_t, double>> out;
+  for (uint64_t k = 0; k < rule->period; ++k)
+    out.push_back({rule->cycle[r * rule->period + k], 1.0 / static_cast<double>(rule->period)});
+  return out;
 }
 
 bool Emitter::closed(uint32_t loop) const {
@@ -355,11 +358,10 @@ std::string Emitter::cycle(uint32_t n, const CountRule& rule, const std::functio
 // exact); a cut loop replays the application's first iterations' order, on
 // every rank alike, so sends and receives still agree.
 std::string Emitter::count(uint32_t n, Param pm) {
-  const FoldedNode& node = p_.nodes[n];
   const MergedEvent& e = event(n);
   if (e.params[static_cast<size_t>(pm)].kind == ParamKind::kAbsent) return "0";
-  for (const CountRule& rule : node.rules) {
-    if (rule.param != pm) continue;
+  if (const CountRule* found = p_.nodes[n].rule(pm)) {
+    const CountRule& rule = *found;
     if (rule.is_cycle()) return cycle(n, rule, [](uint32_t, int64_t v) { return std::to_string(v); });
     std::vector<std::string> a, b;
     bool linear = false;
@@ -398,11 +400,10 @@ std::string Emitter::peer(uint32_t n, Param pm, bool any_source) {
   if (any_source) return "MPI_ANY_SOURCE";
   if (d.kind == ParamKind::kAbsent) return "MPI_PROC_NULL";
   auto cell = [&](uint32_t r, int64_t w) { return peer_in_comm(n, r, w); };
-  for (const CountRule& rule : p_.nodes[n].rules) {
-    if (rule.param != pm) continue;
-    if (rule.is_cycle()) return cycle(n, rule, cell);
+  if (const CountRule* rule = p_.nodes[n].rule(pm)) {
+    if (rule->is_cycle()) return cycle(n, *rule, cell);
     std::vector<std::string> vals;
-    for (uint32_t r : e.ranks) vals.push_back(cell(r, r < rule.a.size() ? std::llround(rule.a[r]) : kProcNull));
+    for (uint32_t r : e.ranks) vals.push_back(cell(r, r < rule->a.size() ? std::llround(rule->a[r]) : kProcNull));
     return per_rank(n, param_name(pm), e.ranks, vals, "int", "MPI_PROC_NULL");
   }
   int64_t c = identity(n).comm;
@@ -637,9 +638,8 @@ void Emitter::size_buffers(uint32_t n) {
     int64_t c = 0;
     if (e.params[static_cast<size_t>(pm)].kind == ParamKind::kAbsent) return c;
     for (uint32_t r : e.ranks) c = std::max(c, m_.value(e, pm, r));
-    for (const CountRule& rule : p_.nodes[n].rules)
-      if (rule.param == pm)
-        for (size_t r = 0; r < rule.max.size(); ++r) c = std::max(c, static_cast<int64_t>(std::ceil(rule.max[r])));
+    if (const CountRule* rule = p_.nodes[n].rule(pm))
+      for (double mx : rule->max) c = std::max(c, static_cast<int64_t>(std::ceil(mx)));
     return c;
   };
   int64_t c1 = counts_max(Param::count), c2 = counts_max(Param::count2);
@@ -1012,8 +1012,7 @@ void Emitter::emit_event(uint32_t n, int depth, const std::string& loop_var, dou
   std::string w = work(n, e.ranks);
   std::string g = guard(n);
   std::string in = indent(depth);
-  body_ << in << "/* n" << n << ": " << func_name(func(n)) << " at " << m_.callsite_name(identity(n).callsite)
-        << (p_.callsites_joined ? " (call sites joined)" : "");
+  body_ << in << "/* n" << n << ": " << where(n);
   if (!g.empty()) body_ << ", ranks " << rank_list(e.ranks);
   body_ << " */\n";
   if (!g.empty()) {
@@ -1116,7 +1115,7 @@ void Emitter::emit_reordered(const std::vector<uint32_t>& run, const std::vector
     // participation is in the order table: no guard needed, but keep the compute per rank
     std::vector<std::string> lines = call(n, stride);
     std::string w = work(n, event(n).ranks);
-    body_ << in << "    /* " << func_name(func(n)) << " at " << m_.callsite_name(identity(n).callsite) << " */\n";
+    body_ << in << "    /* " << where(n) << " */\n";
     std::string c = compute(n, w, event(n).ranks, loop_var, first[at]);
     if (!c.empty()) body_ << in << "    " << c << "\n";
     for (const std::string& l : lines)

@@ -107,8 +107,7 @@ SafeOrder simulated_order(const FoldedProgram& p, const RequestSlots& slots, con
   for (uint32_t n : run) {
     // peers that change between the node's instances (call sites joined):
     // the symbol's are not this run's
-    for (const CountRule& rule : p.nodes[n].rules)
-      if (rule.param == Param::peer || rule.param == Param::peer2) return out;
+    if (p.nodes[n].rule(Param::peer) || p.nodes[n].rule(Param::peer2)) return out;
     const MergedEvent& e = m.events[static_cast<size_t>(p.nodes[n].symbol)];
     const Identity& id = m.identities[e.identity];
     const uint32_t f = id.func;

@@ -60,6 +60,11 @@ struct FoldedNode {
   std::vector<RankStat> work;   // per world rank: thread CPU time of the gap (n = 0: not measured, use gap)
   std::vector<CountRule> rules; // count-like parameters that vary between instances
   bool is_loop() const { return symbol < 0; }
+  const CountRule* rule(Param p) const {  // the rule of parameter p, or nullptr (at most one per parameter)
+    for (const CountRule& r : rules)
+      if (r.param == p) return &r;
+    return nullptr;
+  }
 };
 
 struct FoldedProgram {
