@@ -66,10 +66,17 @@ static inline void skel_die(const char* what)
   exit(2);
 }
 
+/* A message buffer, written through like an application's data. Untouched
+ * calloc() pages all map the one zero page, and with them the skeleton of
+ * tests/apps/pair_exchange (256 KiB messages, MPICH) ran 10-15 % longer
+ * than the application: its large sends took 0.16 s where the
+ * application's took 0.125 s. 0x3f bytes read as small normal numbers (a double is
+ * about 2.4e-4, a float 0.75), so reductions on them stay ordinary arithmetic. */
 static inline void* skel_alloc(size_t bytes)
 {
-  void* p = calloc(bytes > 0 ? bytes : 1, 1);
+  void* p = malloc(bytes > 0 ? bytes : 1);
   if (!p) skel_die("out of memory for the message buffers");
+  memset(p, 0x3f, bytes > 0 ? bytes : 1);
   return p;
 }
 
