@@ -10,6 +10,7 @@
 #include "skel/merge.h"
 #include "skel/skel_funcs.h"
 #include "requests.h"
+#include "safe_order.h"
 #include "skel_kernel.h"
 #include "synthetic.h"
 #include "trace_fixtures.h"
@@ -237,5 +238,53 @@ TEST(Generate, ACycleRuleOutsideALoopIsRejected) {
   } catch (const skt::TraceError& e) {
     EXPECT_NE(std::string(e.what()).find("follows its loop's iterations, but it is not in a loop"), std::string::npos)
         << e.what();
+  }
+}
+
+TEST(Generate, ABlockingRoundTripStaysARoundTripWhenTheStepIsReordered) {
+  // Each iteration, rank 0 sends A to rank 1 and waits for its answer B,
+  // then sends C; rank 1 receives A, answers B, receives C: the
+  // application's own order, which never blocks. Normalised (sends first),
+  // the merged order blocks under rendezvous, so safe_order() gives each
+  // rank its own order by one global order of the messages. That order must
+  // be the application's: by (source, tag) alone rank 0 sent C before it
+  // received B, and rank 1 answered B last, after the step's other messages.
+  auto message = [&](uint32_t func, uint32_t site, int64_t peer, int64_t tag) {
+    skt::testing::Syn s = call(func, site);
+    s.peer = peer;
+    s.tag = tag;
+    s.count = 8;
+    return s;
+  };
+  const uint32_t kSend = skt::kFunc_MPI_Send, kRecv = skt::kFunc_MPI_Recv;
+  // the application's order, per rank: (function, tag)
+  const std::vector<std::pair<uint32_t, int64_t>> app[2] = {
+      {{kSend, 0}, {kRecv, 1}, {kSend, 5}},
+      {{kRecv, 0}, {kSend, 1}, {kRecv, 5}}};
+  skt::FoldedProgram p = folded_from(2, [&](uint32_t r) {
+    std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0)};
+    for (int i = 0; i < 20; ++i) {
+      uint32_t site = 1 + 3 * r;
+      for (const auto& [func, tag] : app[r]) v.push_back(message(func, site++, 1 - r, tag));
+    }
+    v.push_back(call(skt::kFunc_MPI_Finalize, 9));
+    return v;
+  });
+  const skt::FoldedNode* loop = nullptr;
+  for (const skt::FoldedNode& n : p.nodes)
+    if (n.is_loop() && n.count == 20) loop = &n;
+  ASSERT_NE(loop, nullptr) << "the 20 iterations fold into one loop";
+  ASSERT_EQ(loop->body.size(), 6u);
+  skt::gen::RequestSlots slots = skt::gen::assign_request_slots(p);
+  skt::gen::SafeOrder o = skt::gen::safe_order(p, slots, loop->body);
+  ASSERT_EQ(o.verdict, skt::gen::SafeOrder::kReordered) << "sends first blocks under rendezvous";
+  for (uint32_t r = 0; r < 2; ++r) {
+    SCOPED_TRACE("rank " + std::to_string(r));
+    std::vector<std::pair<uint32_t, int64_t>> got;
+    for (uint32_t n : o.order[r]) {
+      const skt::MergedEvent& e = p.symbols.events[static_cast<size_t>(p.nodes[n].symbol)];
+      got.emplace_back(p.symbols.identities[e.identity].func, p.symbols.value(e, skt::Param::tag, r));
+    }
+    EXPECT_EQ(got, app[r]);
   }
 }
