@@ -64,4 +64,29 @@ inline double calibrate(int ms, double& seconds, int64_t (*clock)(), double* bes
   return n % 2 ? rates[n / 2] : 0.5 * (rates[n / 2 - 1] + rates[n / 2]);
 }
 
+// One sample of the kernel's rate during the run: `units` units timed on
+// `clock`, in units per second (0 if the clock did not move).
+inline double sample_rate(unsigned long long units, int64_t (*clock)()) {
+  volatile double sink = 0;
+  int64_t a = clock();
+  sink = sink + skel_kernel_run(units, 1.0 + static_cast<double>(units & 7));
+  int64_t b = clock();
+  (void)sink;
+  return b > a ? static_cast<double>(units) / (static_cast<double>(b - a) * 1e-9) : 0;
+}
+
+// The rate a trace keeps for its whole run: the median of the MPI_Init
+// calibration and the samples taken during the run. One calibration at
+// MPI_Init moved by +-8 % from run to run here while the application's own
+// computation moved by 3 % (docs/tracer.md); the samples follow the machine
+// through the run, and the median leaves out one that was descheduled.
+inline double run_rate(double init_rate, std::vector<double> samples) {
+  if (init_rate > 0) samples.push_back(init_rate);
+  samples.erase(std::remove_if(samples.begin(), samples.end(), [](double r) { return !(r > 0); }), samples.end());
+  if (samples.empty()) return 0;
+  std::sort(samples.begin(), samples.end());
+  size_t n = samples.size();
+  return n % 2 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
+}
+
 }  // namespace skt::tracer

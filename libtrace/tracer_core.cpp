@@ -36,6 +36,9 @@ namespace skt::tracer {
 namespace {
 
 constexpr int kMaxStackDepth = 16;
+// One kernel sample during the run (SKELTRACE_CALIBRATE_EVERY_MS): 0.5 ms,
+// 1 % of a rank's time at the default 50 ms interval.
+constexpr double kSampleSeconds = 0.5e-3;
 
 struct CommEntry {
   std::vector<int64_t> members;  // world ranks
@@ -74,6 +77,13 @@ struct State {
   // pass straight through and MPI_Finalize writes the run time to this file.
   std::string time_file;
   int64_t time_start_ns = 0;  // when MPI_Init returned
+  // Kernel samples during the run (SKELTRACE_CALIBRATE_EVERY_MS): every
+  // sample_every_ns of wall time, after a call, sample_units of kernel timed
+  // on the gap clock; MPI_Finalize records their median with MPI_Init's rate.
+  int64_t sample_every_ns = 0, last_sample_ns = 0;
+  unsigned long long sample_units = 0;
+  double init_rate = 0;
+  std::vector<double> samples;
 };
 
 State& st() {
@@ -556,14 +566,20 @@ void record(Rec& r) {
   if (new_cid != kNone) w.put_int(Field::kNewComm, new_cid);
   if (committed != kNone) w.put_int(Field::kDtype, committed);
   if (s.cpu_gaps) w.put_int(Field::kCpuGap, t_cpu_entry > t_cpu_last ? t_cpu_entry - t_cpu_last : 0);
+  if (r.kernel_rate != kNone) w.put_int(Field::kKernelRate, r.kernel_rate);
+  if (r.kernel_samples != kNone) w.put_int(Field::kKernelSamples, r.kernel_samples);
   if (req_id != kNone) w.put_list(Field::kReqs, &req_id, 1);
   if (r.req_ids) w.put_list(Field::kReqs, r.req_ids, static_cast<size_t>(r.nreqs));
   if (r.req_sources) w.put_list(Field::kReqSources, r.req_sources, static_cast<size_t>(r.nreqs));
   w.end_event(rel(r.t0), rel(r.t1));
   if (r.frees_comm && cid >= static_cast<int64_t>(kFirstUserComm)) s.comm_ids.erase(handle_bits(r.comm));
   if (w.failed()) warn_once(w.error());
-  // The tracer's own time after the call (ids, encoding, a chunk flush) is
-  // not application computation: move the time origin past it.
+  if (s.sample_every_ns > 0 && r.t1 - s.last_sample_ns >= s.sample_every_ns) {
+    s.samples.push_back(sample_rate(s.sample_units, s.cpu_gaps ? thread_cpu_ns : now_ns));
+    s.last_sample_ns = now_ns();
+  }
+  // The tracer's own time after the call (ids, encoding, a chunk flush, a
+  // kernel sample) is not application computation: move the time origin past it.
   s.origin_ns += now_ns() - r.t1;
   if (s.cpu_gaps) t_cpu_last = thread_cpu_ns();
 }
@@ -595,6 +611,7 @@ void start(int64_t t0, int64_t t1, uint32_t func, const void* ret, int provided,
   int buffer_kb = env_int("SKELTRACE_BUFFER_KB", 1024, 4, 1 << 20);
   int level = env_int("SKELTRACE_ZSTD_LEVEL", 3, 1, 19);
   int cal_ms = env_int("SKELTRACE_CALIBRATE_MS", 20, 0, 10000);
+  int sample_every_ms = env_int("SKELTRACE_CALIBRATE_EVERY_MS", 50, 0, 3600000);
 
   // One run id for all files of this run: rank 0 draws it and broadcasts it.
   uint64_t run_id = 0;
@@ -652,6 +669,11 @@ void start(int64_t t0, int64_t t1, uint32_t func, const void* ret, int provided,
   s.cpu_gaps = choose_cpu_gaps(s.rank);
   h.gap_clock = s.cpu_gaps ? GapClock::kThreadCpu : GapClock::kWall;
   h.kernel_units_per_s = calibrate(cal_ms, h.calibration_s, s.cpu_gaps ? thread_cpu_ns : now_ns);
+  s.init_rate = h.kernel_units_per_s;
+  if (sample_every_ms > 0 && s.init_rate > 0) {
+    s.sample_every_ns = static_cast<int64_t>(sample_every_ms) * 1000000;
+    s.sample_units = static_cast<unsigned long long>(kSampleSeconds * s.init_rate) + 1;
+  }
 
   register_predefined();
   s.comms.resize(2);
@@ -663,6 +685,7 @@ void start(int64_t t0, int64_t t1, uint32_t func, const void* ret, int provided,
   // PMPI_Init returned (broadcast, calibration, opening the file) is cut out.
   int64_t t2 = now_ns();
   s.origin_ns = t0 + (t2 - t1);
+  s.last_sample_ns = t2;
   timespec rt;
   clock_gettime(CLOCK_REALTIME, &rt);
   h.start_realtime_ns = static_cast<int64_t>(rt.tv_sec) * 1000000000LL + rt.tv_nsec - (t2 - t0);
@@ -717,6 +740,11 @@ void finish(int64_t t0, int64_t t1, const void* ret, bool fortran) {
   r.t0 = t0;
   r.t1 = t1;
   if (fortran) r.flags |= kFlagFortran;
+  if (s.init_rate > 0) {
+    r.kernel_rate = static_cast<int64_t>(run_rate(s.init_rate, s.samples) + 0.5);
+    r.kernel_samples = static_cast<int64_t>(s.samples.size());
+  }
+  s.sample_every_ns = 0;  // no sample after the last call
   record(r);
   uint64_t events = s.writer.events();
   if (!s.writer.close(EndStatus::kFinalized)) warn_once(s.writer.error());

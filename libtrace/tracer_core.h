@@ -73,6 +73,8 @@ struct Rec {
   // Datatype committed by this call (gets a fresh id).
   bool has_commit = false;
   MPI_Datatype committed = MPI_DATATYPE_NULL;
+  // MPI_Finalize: the kernel's rate over the run and its number of samples.
+  int64_t kernel_rate = kNone, kernel_samples = kNone;
 
   void set_comm(MPI_Comm c) {
     comm = c;

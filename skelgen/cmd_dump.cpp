@@ -63,6 +63,8 @@ json event_json(uint32_t rank, const Event& e, const skt::TraceFile& f) {
   j["duration"] = static_cast<double>(e.duration_ns) * 1e-9;
   j["gap"] = static_cast<double>(e.gap_ns) * 1e-9;
   if (e.cpu_gap_ns != kNone) j["cpu_gap"] = static_cast<double>(e.cpu_gap_ns) * 1e-9;
+  if (e.kernel_rate != kNone) j["kernel_rate"] = e.kernel_rate;
+  if (e.kernel_samples != kNone) j["kernel_samples"] = e.kernel_samples;
   if (e.dtype != kNone) {
     j["dtype"] = e.dtype;
     j["dtype_size"] = f.datatype_size(e.dtype);
@@ -139,6 +141,8 @@ std::string event_text(uint32_t rank, const Event& e, const skt::TraceFile& f) {
   list("counts", e.counts);
   list("counts2", e.counts2);
   list("dims", e.dims);
+  kv("kernel_rate", e.kernel_rate);
+  kv("kernel_samples", e.kernel_samples);
   for (const std::string& fl : flag_names(e.flags)) s += " " + fl;
   if (e.cpu_gap_ns != kNone) {
     char cpu[48];

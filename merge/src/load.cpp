@@ -198,6 +198,9 @@ Loaded load(const std::string& dir, const Options& opt) {
     RankMaps maps;
     Event ev;
     while (f->next(ev)) {
+      // A 1.2 trace's MPI_Finalize carries the kernel's rate over the whole
+      // run (MPI_Init's calibration and the samples since): it replaces MPI_Init's.
+      if (ev.kernel_rate != kNone && ev.kernel_rate > 0) mr.kernel_units_per_s = static_cast<double>(ev.kernel_rate);
       RankEvent re;
       re.seq = static_cast<uint32_t>(ev.seq);
       re.gap = ev.gap_ns;

@@ -45,6 +45,10 @@ void write_synthetic(const std::string& dir, uint32_t P, const std::function<std
       if (s.color != kNone) w.put_int(Field::kColor, s.color);
       if (!s.reqs.empty()) w.put_list(Field::kReqs, s.reqs.data(), s.reqs.size());
       if (s.work != kNone) w.put_int(Field::kCpuGap, s.work);
+      if (s.kernel_rate != kNone) {
+        w.put_int(Field::kKernelRate, s.kernel_rate);
+        w.put_int(Field::kKernelSamples, 3);
+      }
       t += s.gap;
       w.end_event(t, t + s.dur);
       t += s.dur;

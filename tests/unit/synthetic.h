@@ -20,6 +20,7 @@ struct Syn {
   std::vector<int64_t> reqs;           // created (one) or completed request ids
   int64_t gap = 1000, dur = 100;       // ns
   int64_t work = kNone;                // thread CPU ns of the gap: a rank with any is traced with GapClock::kThreadCpu
+  int64_t kernel_rate = kNone;         // MPI_Finalize: the kernel's rate over the run (trace 1.2)
 };
 
 // dir/rank-NNNNN.skt for ranks 0..P-1 with the events program(rank) returns.

@@ -144,6 +144,22 @@ TEST(Merge, RingOrderDifferenceIsNormalisedAway) {
   for (uint32_t r = 0; r < P; ++r) EXPECT_EQ(m.ranks[r].gaps[1], 5000) << r;
 }
 
+// A 1.2 trace's MPI_Finalize carries the kernel's rate over the whole run;
+// it replaces the header's (MPI_Init's) rate, rank by rank, and a rank
+// without it keeps its header's.
+TEST(Merge, TheRunsKernelRateAtFinalizeReplacesTheCalibrationAtInit) {
+  const int64_t run_rate = 31000000;
+  auto res = run(2, [&](uint32_t r) {
+    Syn fin = simple(kFunc_MPI_Finalize, 9);
+    if (r == 1) fin.kernel_rate = run_rate;
+    return std::vector<Syn>{simple(kFunc_MPI_Init, 0), simple(kFunc_MPI_Barrier, 1), fin};
+  });
+  const double header_rate = sample_header(0, 2, 7).kernel_units_per_s;
+  ASSERT_NE(header_rate, static_cast<double>(run_rate));
+  EXPECT_DOUBLE_EQ(res.merged.ranks[0].kernel_units_per_s, header_rate);
+  EXPECT_DOUBLE_EQ(res.merged.ranks[1].kernel_units_per_s, static_cast<double>(run_rate));
+}
+
 TEST(Merge, RootOnlyCallsAreTheRootsAlone) {
   const uint32_t P = 4;
   auto res = run(P, [&](uint32_t r) {

@@ -105,6 +105,8 @@ TEST(TraceFormat, RoundTripManyChunks) {
     expect_same(got[i], want[i]);
     EXPECT_EQ(got[i].gap_ns, want[i].gap_ns);
     EXPECT_EQ(got[i].cpu_gap_ns, want[i].cpu_gap_ns);
+    EXPECT_EQ(got[i].kernel_rate, want[i].kernel_rate);
+    EXPECT_EQ(got[i].kernel_samples, want[i].kernel_samples);
     if (::testing::Test::HasFailure()) break;
   }
   EXPECT_EQ(f.end(), TraceEnd::kFinalized);

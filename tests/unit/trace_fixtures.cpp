@@ -51,6 +51,10 @@ std::vector<Event> random_events(size_t n, uint32_t seed) {
     e.gap_ns = pick(0, 3) == 0 ? pick(0, 5000000) : pick(0, 2000);
     e.t_start_ns = t + e.gap_ns;
     if (pick(0, 1)) e.cpu_gap_ns = pick(0, e.gap_ns);
+    if (e.func == kFunc_MPI_Finalize && pick(0, 1)) {
+      e.kernel_rate = pick(1, int64_t{1} << 40);
+      e.kernel_samples = pick(0, 100000);
+    }
     e.duration_ns = pick(0, 1) ? pick(0, 500) : pick(0, 100000000);
     t = e.t_start_ns + e.duration_ns;
     e.seq = i;
@@ -133,6 +137,8 @@ std::vector<Event> write_trace(const std::string& path, const TraceHeader& h, co
     put(Field::kNewComm, e.new_comm);
     put(Field::kBytes, e.bytes);
     put(Field::kCpuGap, e.cpu_gap_ns);
+    put(Field::kKernelRate, e.kernel_rate);
+    put(Field::kKernelSamples, e.kernel_samples);
     list(Field::kReqs, e.reqs);
     list(Field::kReqSources, e.req_sources);
     list(Field::kCounts, e.counts);

@@ -62,6 +62,10 @@ struct Event {
   int64_t duration_ns = 0;
   int64_t gap_ns = 0;      // computation before this call: t_start - end of previous call
   int64_t cpu_gap_ns = kNone;  // the thread's CPU time over that gap (GapClock::kThreadCpu traces only)
+  // MPI_Finalize of a 1.2 trace: the kernel's rate (units per second) for the
+  // whole run, the median of the MPI_Init calibration and the samples taken
+  // during the run, and how many samples (0: the run was too short for one).
+  int64_t kernel_rate = kNone, kernel_samples = kNone;
   int64_t peer = kNone, tag = kNone, count = kNone, dtype = kNone;
   int64_t peer2 = kNone, tag2 = kNone, count2 = kNone, dtype2 = kNone;
   int64_t comm = kNone, root = kNone, op = kNone, new_comm = kNone;

@@ -21,7 +21,7 @@ namespace skt {
 // 16     ...       header body, see docs/trace-format.md (HeaderField order)
 inline constexpr char kFileMagic[8] = {'S', 'K', 'E', 'L', 'T', 'R', 'C', '\0'};
 inline constexpr uint16_t kVersionMajor = 1;
-inline constexpr uint16_t kVersionMinor = 1;  // 1.1: kCpuGap, header gap clock
+inline constexpr uint16_t kVersionMinor = 2;  // 1.1: kCpuGap, header gap clock; 1.2: kKernelRate, kKernelSamples
 inline constexpr uint32_t kFixedHeaderBytes = 16;
 
 // Clock the event times come from.
@@ -110,6 +110,8 @@ enum class FieldType : uint32_t {
   X(kBytes, 22, kInt)      /* total bytes when not count x dtype size (Alltoallw) */ \
   X(kBytes2, 23, kInt)                                                         \
   X(kCpuGap, 24, kInt)     /* thread CPU ns of the gap before the call (GapClock::kThreadCpu) */ \
+  X(kKernelRate, 25, kInt) /* MPI_Finalize: the kernel's rate over the run, units per second of the gap clock */ \
+  X(kKernelSamples, 26, kInt) /* MPI_Finalize: how many samples during the run that rate includes */ \
   X(kId, 32, kInt)         /* definitions: the id being defined */             \
   X(kFrames, 33, kIntList) /* callsite: module id, offset, module id, offset ... */ \
   X(kName, 34, kString)                                                        \
