@@ -21,6 +21,12 @@ inline int64_t clock_ns() {
   return static_cast<int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
 }
 
+// The median of sorted, non-empty rates.
+inline double median_of_sorted(const std::vector<double>& rates) {
+  size_t n = rates.size();
+  return n % 2 ? rates[n / 2] : 0.5 * (rates[n / 2 - 1] + rates[n / 2]);
+}
+
 // Kernel units per second of `clock` (monotonic or thread CPU ns), for `ms`
 // of that clock: per CPU second when ranks share cores, so that a contended
 // start-up does not understate the node's speed. `seconds`: the wall time it
@@ -60,8 +66,7 @@ inline double calibrate(int ms, double& seconds, int64_t (*clock)(), double* bes
   std::sort(rates.begin(), rates.end());
   if (best) *best = rates.back();
   rates.erase(rates.begin(), std::lower_bound(rates.begin(), rates.end(), 0.9 * rates.back()));
-  size_t n = rates.size();
-  return n % 2 ? rates[n / 2] : 0.5 * (rates[n / 2 - 1] + rates[n / 2]);
+  return median_of_sorted(rates);
 }
 
 // One sample of the kernel's rate during the run: `units` units timed on
@@ -85,8 +90,7 @@ inline double run_rate(double init_rate, std::vector<double> samples) {
   samples.erase(std::remove_if(samples.begin(), samples.end(), [](double r) { return !(r > 0); }), samples.end());
   if (samples.empty()) return 0;
   std::sort(samples.begin(), samples.end());
-  size_t n = samples.size();
-  return n % 2 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
+  return median_of_sorted(samples);
 }
 
 }  // namespace skt::tracer
