@@ -401,34 +401,77 @@ struct Builder {
 // The tolerance: 25 % of the node's mean gap or of a phase's time (the
 // loop's iteration, `phase_ns`: what a difference would shift the waits
 // against), at least 50 us.
+//
+// A phase seen once on a rank (a cycle whose loop runs once: its table is
+// the loop's whole pass) has no shortest gap to filter noise with, and noise
+// only adds time: one interrupt or page fault of 60 us in one of 61 phases
+// of 1 us made the test program pair_exchange fold one way or the other
+// from run to run. Such a value, where it stands above the rank's median
+// phase by more than the tolerance, counts only where something else
+// confirms it: another phase of the rank, or the same phase on another rank,
+// within a quarter of that excess (work that differs by phase shows alike
+// in more than one place; spikes of noise differ from each other).
 bool phases_alike(const std::vector<std::vector<Acc>>& phases, const FoldedNode& fn, const MergedTrace& m,
                   double phase_ns) {
   const size_t R = phases.size(), K = R ? phases[0].size() : 0;
-  std::vector<std::vector<double>> dev(R, std::vector<double>(K, std::nan("")));  // shortest gap - the rank's centre
-  bool each_even = true;
+  auto tolerance_of = [&](double mean) {
+    return std::max(kPhaseGapTolerance * std::max(mean, phase_ns), kPhaseGapFloorNs);
+  };
+  std::vector<double> rank_tolerance(R);
   double means = 0;
   size_t ranks = 0;
   for (size_t r = 0; r < R; ++r) {
     double mean = m.ranks[r].works.empty() ? fn.gap[r].mean : fn.work[r].mean;
+    rank_tolerance[r] = tolerance_of(mean);
+    bool any = false;
+    for (const Acc& a : phases[r]) any |= a.n > 0;
+    if (!any) continue;
+    means += mean;
+    ++ranks;
+  }
+  // per rank, the median of its phases' shortest gaps: the level a spike stands above
+  std::vector<double> level(R, 0);
+  for (size_t r = 0; r < R; ++r) {
+    std::vector<double> v;
+    for (const Acc& a : phases[r])
+      if (a.n) v.push_back(a.min);
+    if (v.empty()) continue;
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+    level[r] = v[v.size() / 2];
+  }
+  auto confirmed = [&](size_t r, size_t k) {
+    const Acc& a = phases[r][k];
+    const double excess = a.min - level[r];
+    if (a.n > 1 || excess <= rank_tolerance[r]) return true;
+    const double near = kPhaseGapTolerance * excess;
+    for (size_t j = 0; j < K; ++j)
+      if (j != k && phases[r][j].n && std::fabs(phases[r][j].min - a.min) <= near) return true;
+    for (size_t q = 0; q < R; ++q)
+      if (q != r && phases[q][k].n && std::fabs(phases[q][k].min - a.min) <= near) return true;
+    return false;
+  };
+  std::vector<std::vector<double>> dev(R, std::vector<double>(K, std::nan("")));  // shortest gap - the rank's centre
+  bool each_even = true;
+  for (size_t r = 0; r < R; ++r) {
     double lo = 0, hi = 0, sum = 0;
     size_t n = 0;
-    for (const Acc& a : phases[r]) {
-      if (!a.n) continue;
+    std::vector<bool> kept(K, false);
+    for (size_t k = 0; k < K; ++k) {
+      const Acc& a = phases[r][k];
+      if (!a.n || !confirmed(r, k)) continue;
+      kept[k] = true;
       lo = n ? std::min(lo, a.min) : a.min;
       hi = n ? std::max(hi, a.min) : a.min;
       sum += a.min;
       ++n;
     }
     if (!n) continue;
-    means += mean;
-    ++ranks;
-    if (hi - lo > std::max(kPhaseGapTolerance * std::max(mean, phase_ns), kPhaseGapFloorNs)) each_even = false;
+    if (hi - lo > rank_tolerance[r]) each_even = false;
     for (size_t k = 0; k < K; ++k)
-      if (phases[r][k].n) dev[r][k] = phases[r][k].min - sum / static_cast<double>(n);
+      if (kept[k]) dev[r][k] = phases[r][k].min - sum / static_cast<double>(n);
   }
   if (each_even) return true;
-  const double tolerance = std::max(
-      kPhaseGapTolerance * std::max(means / static_cast<double>(std::max<size_t>(ranks, 1)), phase_ns), kPhaseGapFloorNs);
+  const double tolerance = tolerance_of(means / static_cast<double>(std::max<size_t>(ranks, 1)));
   for (size_t k = 0; k < K; ++k) {
     double lo = 0, hi = 0;
     bool any = false;
