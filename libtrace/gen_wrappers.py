@@ -27,6 +27,8 @@ class Param:
         self.name = m.group(2)
         self.role, self.mod = None, None
         self.persistent = "persistent" in roles[1:]
+        # further roles of the same parameter (Sendrecv_replace's buffer is sent and received)
+        self.more_roles = [r for r in roles[1:] if r != "persistent"]
         if roles:
             self.role, _, self.mod = roles[0].partition(".")
         self.base = self.ctype.replace("const", "").replace("*", "").strip()
@@ -46,7 +48,7 @@ class Param:
 class Func:
     def __init__(self, fid, kind, name, params, where):
         self.id, self.kind, self.name, self.params, self.where = fid, kind, name, params, where
-        self.by_role = {p.role: p for p in params if p.role}
+        self.by_role = {r: p for p in params for r in [p.role] + p.more_roles if r}
 
 
 def parse(path):
@@ -141,6 +143,15 @@ def body(f, fortran):
             post.append(f"r.set_src({src}, {status or 'nullptr'});")
     if "src2" in R:
         post.append(f"r.set_src2({val(R['src2'])}, {status or 'nullptr'});")
+    # a send from the buffer of the thread's last blocking receive (checked
+    # before this call's own receive is noted: Sendrecv_replace forwards what
+    # the call before it received, not what it receives itself)
+    ok = "*ierr == MPI_SUCCESS" if fortran else "rc == MPI_SUCCESS"
+    if "fwd" in R:
+        post.append(f"note_send_buffer(r, {R['fwd'].name}, {val(R['count'])}, {val(R['dtype'])});")
+    for role, cnt, dt in (("recvd", "count", "dtype"), ("recvd2", "count2", "dtype2")):
+        if role in R:
+            post.append(f"if ({ok}) note_received({R[role].name}, {val(R[cnt])}, {val(R[dt])});")
     if "sendbuf" in R and not fortran:
         post.append(f"if ({R['sendbuf'].name} == MPI_IN_PLACE) r.flags |= kFlagInPlace;")
     if "req_out" in R:

@@ -96,6 +96,8 @@ thread_local int t_depth = 0;
 // current MPI call, and when the tracer was done with its previous one.
 thread_local int64_t t_cpu_entry = 0;
 thread_local int64_t t_cpu_last = 0;
+// The bytes [lo, hi) the calling thread's last blocking receive filled (note_received).
+thread_local uintptr_t t_received_lo = 0, t_received_hi = 0;
 
 constexpr auto thread_cpu_ns = clock_ns<CLOCK_THREAD_CPUTIME_ID>;
 
@@ -507,6 +509,30 @@ int64_t world_rank_of(uint32_t cid, int local_rank) {
   std::unique_lock<std::mutex> lock(s.mu, std::defer_lock);
   if (s.multiple) lock.lock();
   return to_world(cid, local_rank);
+}
+
+namespace {
+// The bytes [lo, hi) that `count` `dtype` at `buf` span (lower bound and
+// extent); false for an empty or unknown one.
+bool span_of(const void* buf, int count, MPI_Datatype dtype, uintptr_t& lo, uintptr_t& hi) {
+  MPI_Aint lb = 0, extent = 0;
+  if (!buf || count <= 0 || dtype == MPI_DATATYPE_NULL || PMPI_Type_get_extent(dtype, &lb, &extent) != MPI_SUCCESS ||
+      extent <= 0)
+    return false;
+  lo = reinterpret_cast<uintptr_t>(buf) + static_cast<uintptr_t>(lb);
+  hi = lo + static_cast<uintptr_t>(extent) * static_cast<uintptr_t>(count);
+  return true;
+}
+}  // namespace
+
+void note_received(const void* buf, int count, MPI_Datatype dtype) {
+  uintptr_t lo = 0, hi = 0;
+  if (span_of(buf, count, dtype, lo, hi)) t_received_lo = lo, t_received_hi = hi;
+}
+
+void note_send_buffer(Rec& r, const void* buf, int count, MPI_Datatype dtype) {
+  uintptr_t lo = 0, hi = 0;
+  if (span_of(buf, count, dtype, lo, hi) && lo >= t_received_lo && hi <= t_received_hi) r.flags |= kFlagForwards;
 }
 
 void record(Rec& r) {

@@ -104,6 +104,15 @@ struct Rec {
 
 void record(Rec& r);
 
+// Forwarded sends. note_received: a blocking receive of `count` `dtype`
+// filled `buf` (the thread's last; its extent, lower bound included).
+// note_send_buffer: flags `r` kFlagForwards when the `count` `dtype` at
+// `buf` lie within that range: the application sends what it has just
+// received, from a buffer in its cache, which the skeleton then does too
+// (docs/tracer.md).
+void note_received(const void* buf, int count, MPI_Datatype dtype);
+void note_send_buffer(Rec& r, const void* buf, int count, MPI_Datatype dtype);
+
 // Size of a communicator / this process's rank in it (0 / -1 on error).
 int comm_size(MPI_Comm c);
 int comm_rank(MPI_Comm c);

@@ -33,7 +33,7 @@ std::vector<std::string> flag_names(uint64_t f) {
   static const std::pair<uint64_t, const char*> names[] = {
       {skt::kFlagAnySource, "any_source"}, {skt::kFlagAnyTag, "any_tag"},   {skt::kFlagInPlace, "in_place"},
       {skt::kFlagProcNull, "proc_null"},   {skt::kFlagFortran, "fortran"},  {skt::kFlagTestFailed, "not_completed"},
-      {skt::kFlagPersistent, "persistent"}};
+      {skt::kFlagPersistent, "persistent"}, {skt::kFlagForwards, "forwards"}};
   std::vector<std::string> out;
   for (auto& [bit, n] : names)
     if (f & bit) out.push_back(n);

@@ -13,6 +13,8 @@ gives must agree with the traced event:
   request          label of the request created; completed= / reqs= name
                    labels in order; sources= the matched world ranks
   any_source in_place  the flag is set
+  forwards=1       a send from the buffer the rank's last blocking receive
+                   filled: the flag is set (and on sends without it, not set)
   members          world ranks of the communicator the call created
   compute          seconds of computation the program timed just before this
                    call: the traced gap must hold it (and not much more)
@@ -71,6 +73,10 @@ class Labels:
         return True
 
 
+FORWARDING_SENDS = {"MPI_Send", "MPI_Ssend", "MPI_Bsend", "MPI_Rsend", "MPI_Isend", "MPI_Issend", "MPI_Ibsend",
+                    "MPI_Irsend", "MPI_Sendrecv", "MPI_Sendrecv_replace"}
+
+
 def as_int_or_null(v):
     return None if v == "null" else int(v)
 
@@ -80,6 +86,10 @@ def compare_event(log, ev, comms, reqs, info=None):
     errs = []
     if ev["func"] != func:
         return [f"function {ev['func']} in the trace, {func} in the log"]
+    # a point-to-point send is flagged `forwards` exactly when the program
+    # says it sends from the buffer its last blocking receive filled
+    if func in FORWARDING_SENDS and ("forwards" in ev.get("flags", [])) != (kv.get("forwards") == "1"):
+        errs.append(f"flag forwards: trace {'forwards' in ev.get('flags', [])}, log {kv.get('forwards') == '1'}")
     for k, v in kv.items():
         if k in ("peer", "peer2", "root"):
             if ev.get(k) != as_int_or_null(v):
@@ -128,6 +138,8 @@ def compare_event(log, ev, comms, reqs, info=None):
                 if not (want * 0.999 - 1e-6 <= got <= min(ev["gap"] + 1e-6, want * 1.1 + 0.002)):
                     errs.append(f"cpu_gap before the call: trace {got:.6f} s (gap {ev['gap']:.6f} s), "
                                 f"program's CPU clock {want:.6f} s")
+        elif k == "forwards":
+            pass  # above
         elif k in ("any_source", "in_place"):
             if k not in ev.get("flags", []):
                 errs.append(f"flag {k} missing (flags {ev.get('flags')})")

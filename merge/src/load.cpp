@@ -239,6 +239,7 @@ Loaded load(const std::string& dir, const Options& opt) {
       p[size_t(Param::color)] = ev.color;
       p[size_t(Param::key)] = ev.key;
       p[size_t(Param::new_comm)] = new_comm;
+      p[size_t(Param::forwards)] = forwarding_send(ev.func) ? ((ev.flags & kFlagForwards) ? 1 : 0) : kNone;
       auto [tp, fresh_tuple] = maps.tuples.emplace(p, static_cast<uint32_t>(rd.params.size()));
       if (fresh_tuple) rd.params.push_back(p);
       re.params = tp->second;

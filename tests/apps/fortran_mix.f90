@@ -51,7 +51,9 @@ program fortran_mix
       call MPI_Recv(b, 4, MPI_DOUBLE_PRECISION, prv, it, MPI_COMM_WORLD, MPI_STATUS_IGNORE, ierr)
       call logp('MPI_Recv', prv, it, 4, 32)
       call MPI_Send(b, 4, MPI_DOUBLE_PRECISION, nxt, it, MPI_COMM_WORLD, ierr)
-      call logp('MPI_Send', nxt, it, 4, 32)
+      ! sends what it has just received: a forwarded send
+      if (lu /= 0) write(lu, '(a,i0,a,i0,a)') 'MPI_Send peer=', nxt, ' tag=', it, &
+          ' count=4 bytes=32 comm=world forwards=1'
     end if
     x = x + b(1)
   end do

@@ -1,4 +1,5 @@
-/* Blocking ring: Send/Recv in rank order (rank 0 sends first), Ssend,
+/* Blocking ring: Send/Recv in rank order (rank 0 sends first), Ssend of
+ * what was just received (a forwarded send),
  * Sendrecv, Sendrecv_replace, Probe with MPI_ANY_SOURCE, Iprobe. */
 #include "applog.h"
 
@@ -24,7 +25,7 @@ int main(int argc, char** argv) {
       MPI_Recv(in, n, MPI_INT, prev, it, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       LOG("MPI_Recv peer=%d tag=%d count=%d bytes=%d comm=world", prev, it, n, n * 4);
       MPI_Ssend(in, n, MPI_INT, next, it, MPI_COMM_WORLD);
-      LOG("MPI_Ssend peer=%d tag=%d count=%d bytes=%d comm=world", next, it, n, n * 4);
+      LOG("MPI_Ssend peer=%d tag=%d count=%d bytes=%d comm=world forwards=1", next, it, n, n * 4);
     }
     acc += busy(20000) + in[0];
     MPI_Sendrecv(buf, 4, MPI_DOUBLE, next, 7, in, 4, MPI_DOUBLE, prev, 7, MPI_COMM_WORLD, &st);

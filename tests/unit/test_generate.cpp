@@ -288,3 +288,45 @@ TEST(Generate, ABlockingRoundTripStaysARoundTripWhenTheStepIsReordered) {
     EXPECT_EQ(got, app[r]);
   }
 }
+
+TEST(Generate, AForwardedSendSendsFromTheReceiveBuffer) {
+  // Three Sendrecv call sites on 3 ranks: at the first ranks 1 and 2 send
+  // what their last blocking receive filled (trace flag forwards), at the
+  // second every rank does, at the third none. A forwarding Sendrecv
+  // receives into the send buffer (MPI_Sendrecv's buffers must not overlap).
+  skt::FoldedProgram p = folded_from(3, [&](uint32_t r) {
+    std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0)};
+    for (uint32_t site = 1; site <= 3; ++site) {
+      skt::testing::Syn s = call(skt::kFunc_MPI_Sendrecv, site);
+      s.peer = (r + 1) % 3;
+      s.tag = 5;
+      s.count = 4;
+      bool forwards = site == 2 || (site == 1 && r != 0);
+      if (forwards) s.flags |= skt::kFlagForwards;
+      v.push_back(s);
+    }
+    v.push_back(call(skt::kFunc_MPI_Finalize, 4));
+    return v;
+  });
+  for (uint32_t r = 0; r < 3; ++r) {  // the merged parameter, per rank (the program's own choice)
+    EXPECT_EQ(p.symbols.value(p.symbols.events[1], skt::Param::forwards, r), r != 0 ? 1 : 0);
+    EXPECT_EQ(p.symbols.value(p.symbols.events[2], skt::Param::forwards, r), 1);
+    EXPECT_EQ(p.symbols.value(p.symbols.events[3], skt::Param::forwards, r), 0);
+  }
+  EXPECT_EQ(p.symbols.events[0].params[static_cast<size_t>(skt::Param::forwards)].kind, skt::ParamKind::kAbsent);
+  skt::gen::GenerateOptions opt;
+  const std::string c = skt::gen::generate(p, opt).code;
+  auto call_at = [&](const char* site) {
+    size_t at = c.find(std::string("MPI_Sendrecv at app+") + site);
+    EXPECT_NE(at, std::string::npos) << site << ":\n" << c;
+    size_t s = c.find("MPI_Sendrecv(", at);
+    return c.substr(s, c.find(';', s) - s);
+  };
+  std::string varies = call_at("0x110"), all = call_at("0x120"), none = call_at("0x130");
+  EXPECT_EQ(varies.rfind("MPI_Sendrecv((", 0), 0u) << varies;
+  EXPECT_NE(varies.find("? skel_rbuf : skel_sbuf)"), std::string::npos) << varies;
+  EXPECT_EQ(all.rfind("MPI_Sendrecv(skel_rbuf, ", 0), 0u) << all;
+  EXPECT_NE(all.find(", skel_sbuf, "), std::string::npos) << all;
+  EXPECT_EQ(none.rfind("MPI_Sendrecv(skel_sbuf, ", 0), 0u) << none;
+  EXPECT_NE(none.find(", skel_rbuf, "), std::string::npos) << none;
+}

@@ -643,3 +643,29 @@ TEST(Normalize, TwoMessagesBetweenTheSameRanksKeepTheirOrder) {
   }
   EXPECT_GT(reordered, 0u) << "some steps are still put in the canonical order";
 }
+
+TEST(Merge, TheForwardsFlagOfASendIsAParameterPerRankThroughTheFile) {
+  // Rank 1 sends back what it received (trace flag forwards), rank 0 sends its own data.
+  Result res = run(2, [](uint32_t r) {
+    std::vector<Syn> v;
+    for (int it = 0; it < 3; ++it) {
+      Syn s = send(1, 1 - r), q = recv(2, 1 - r);
+      if (r == 1) s.flags |= kFlagForwards;
+      if (r == 0) v.insert(v.end(), {s, q});
+      else v.insert(v.end(), {q, s});
+    }
+    return v;
+  });
+  const MergedTrace& m = res.merged;
+  int sends = 0;
+  for (const MergedEvent& e : m.events) {
+    const ParamDesc& d = e.params[static_cast<size_t>(Param::forwards)];
+    if (m.identities[e.identity].func == kFunc_MPI_Recv) {
+      EXPECT_EQ(d.kind, ParamKind::kAbsent);
+      continue;
+    }
+    sends += static_cast<int>(e.ranks.size());
+    for (uint32_t r : e.ranks) EXPECT_EQ(m.value(e, Param::forwards, r), r == 1 ? 1 : 0) << "rank " << r;
+  }
+  EXPECT_EQ(sends, 6) << "every send of both ranks";
+}

@@ -136,6 +136,39 @@ namespace {
 using sections::Out;
 
 // Participating ranks as runs: count, then (first, length) pairs.
+// One parameter's description; a table's values follow in rank order.
+void put_param(sections::Out& o, const MergedEvent& e, const ParamDesc& d) {
+  o.u(static_cast<uint64_t>(d.kind));
+  if (d.kind == ParamKind::kConst || d.kind == ParamKind::kRel || d.kind == ParamKind::kRelOpen ||
+      d.kind == ParamKind::kXor)
+    o.s(d.a);
+  if (d.kind == ParamKind::kLinear || d.kind == ParamKind::kCart) {
+    o.s(d.a);
+    o.s(d.b);
+  }
+  if (d.kind == ParamKind::kTable)
+    for (size_t k = 0; k < e.ranks.size(); ++k) o.s(e.tables[static_cast<size_t>(d.a) + k]);
+}
+
+ParamDesc get_param(sections::In& in, MergedEvent& e) {
+  ParamDesc d;
+  uint64_t kind = in.u();
+  if (kind > static_cast<uint64_t>(ParamKind::kXor)) in.bad("parameter kind");
+  d.kind = static_cast<ParamKind>(kind);
+  if (d.kind == ParamKind::kConst || d.kind == ParamKind::kRel || d.kind == ParamKind::kRelOpen ||
+      d.kind == ParamKind::kXor)
+    d.a = in.s();
+  if (d.kind == ParamKind::kLinear || d.kind == ParamKind::kCart) {
+    d.a = in.s();
+    d.b = in.s();
+  }
+  if (d.kind == ParamKind::kTable) {
+    d.a = static_cast<int64_t>(e.tables.size());
+    for (size_t k = 0; k < e.ranks.size(); ++k) e.tables.push_back(in.s("parameter table"));
+  }
+  return d;
+}
+
 void put_ranks(Out& o, const std::vector<uint32_t>& ranks) {
   std::vector<std::pair<uint32_t, uint32_t>> runs;
   for (uint32_t r : ranks) {
@@ -248,18 +281,7 @@ std::string encode_merged_body(const MergedTrace& m, bool with_times) {
     for (const MergedEvent& e : m.events) {
       o.u(e.identity);
       put_ranks(o, e.ranks);
-      for (const ParamDesc& d : e.params) {
-        o.u(static_cast<uint64_t>(d.kind));
-        if (d.kind == ParamKind::kConst || d.kind == ParamKind::kRel || d.kind == ParamKind::kRelOpen ||
-            d.kind == ParamKind::kXor)
-          o.s(d.a);
-        if (d.kind == ParamKind::kLinear || d.kind == ParamKind::kCart) {
-          o.s(d.a);
-          o.s(d.b);
-        }
-        if (d.kind == ParamKind::kTable)
-          for (size_t k = 0; k < e.ranks.size(); ++k) o.s(e.tables[static_cast<size_t>(d.a) + k]);
-      }
+      for (size_t q = 0; q < kNumParams1_1; ++q) put_param(o, e, e.params[q]);
       o.u(e.lists.size());
       for (const ListDesc& l : e.lists) {
         o.u(static_cast<uint64_t>(l.field));
@@ -268,6 +290,14 @@ std::string encode_merged_body(const MergedTrace& m, bool with_times) {
       }
     }
     body.section(MergedSection::kEvents, o);
+  }
+  {
+    // the parameters added after 1.1, every event's in turn (1.2: forwards)
+    Out o;
+    o.u(kNumParams - kNumParams1_1);
+    for (const MergedEvent& e : m.events)
+      for (size_t q = kNumParams1_1; q < kNumParams; ++q) put_param(o, e, e.params[q]);
+    body.section(MergedSection::kMoreParams, o);
   }
   if (with_times) {
     Out o;
@@ -472,22 +502,7 @@ MergedTrace decode_merged_body(const uint8_t* data, size_t size, const std::stri
             if (first + len > m.world_size) in.bad("rank out of range");
             for (uint64_t r = first; r < first + len; ++r) e.ranks.push_back(static_cast<uint32_t>(r));
           }
-          for (ParamDesc& d : e.params) {
-            uint64_t kind = in.u();
-            if (kind > static_cast<uint64_t>(ParamKind::kXor)) in.bad("parameter kind");
-            d.kind = static_cast<ParamKind>(kind);
-            if (d.kind == ParamKind::kConst || d.kind == ParamKind::kRel || d.kind == ParamKind::kRelOpen ||
-                d.kind == ParamKind::kXor)
-              d.a = in.s();
-            if (d.kind == ParamKind::kLinear || d.kind == ParamKind::kCart) {
-              d.a = in.s();
-              d.b = in.s();
-            }
-            if (d.kind == ParamKind::kTable) {
-              d.a = static_cast<int64_t>(e.tables.size());
-              for (size_t k = 0; k < e.ranks.size(); ++k) e.tables.push_back(in.s("parameter table"));
-            }
-          }
+          for (size_t q = 0; q < kNumParams1_1; ++q) e.params[q] = get_param(in, e);
           e.lists.resize(in.count("lists"));
           for (ListDesc& l : e.lists) {
             uint64_t field = in.u();
@@ -512,6 +527,16 @@ MergedTrace decode_merged_body(const uint8_t* data, size_t size, const std::stri
             r.durations[i] = static_cast<int64_t>(in.u());
           }
         }
+        break;
+      }
+      case MergedSection::kMoreParams: {
+        if (!have_events) in.bad("parameters before the events");
+        uint64_t more = in.count("parameters");
+        for (MergedEvent& e : m.events)
+          for (uint64_t j = 0; j < more; ++j) {
+            ParamDesc d = get_param(in, e);  // one of a newer minor version: read past
+            if (kNumParams1_1 + j < kNumParams) e.params[kNumParams1_1 + j] = d;
+          }
         break;
       }
       case MergedSection::kWork: {

@@ -21,7 +21,7 @@ namespace skt {
 // 16     ...       header body, see docs/trace-format.md (HeaderField order)
 inline constexpr char kFileMagic[8] = {'S', 'K', 'E', 'L', 'T', 'R', 'C', '\0'};
 inline constexpr uint16_t kVersionMajor = 1;
-inline constexpr uint16_t kVersionMinor = 2;  // 1.1: kCpuGap, header gap clock; 1.2: kKernelRate, kKernelSamples
+inline constexpr uint16_t kVersionMinor = 3;  // 1.1: kCpuGap, header gap clock; 1.2: kKernelRate, kKernelSamples; 1.3: kFlagForwards
 inline constexpr uint32_t kFixedHeaderBytes = 16;
 
 // Clock the event times come from.
@@ -135,6 +135,7 @@ enum EventFlag : uint32_t {
   kFlagFortran = 1u << 4,    // called through the Fortran binding
   kFlagTestFailed = 1u << 5, // a Test* / Iprobe that found nothing
   kFlagPersistent = 1u << 6, // the request(s) created are persistent
+  kFlagForwards = 1u << 7,   // (1.3) a send whose data lie within the buffer the thread's last blocking receive filled
 };
 
 // Special values. Absent fields are not written; readers see kNone, a value
@@ -223,7 +224,7 @@ inline constexpr uint32_t kFirstUserOp = 64;
 //     sections; a changed meaning bumps the major). docs/trace-format.md.
 inline constexpr char kMergedMagic[8] = {'S', 'K', 'E', 'L', 'M', 'R', 'G', '\0'};
 inline constexpr uint16_t kMergedVersionMajor = 1;
-inline constexpr uint16_t kMergedVersionMinor = 1;  // 1.1: kWork
+inline constexpr uint16_t kMergedVersionMinor = 2;  // 1.1: kWork; 1.2: kMoreParams (forwards)
 enum class MergedSection : uint32_t {
   kRun = 1,         // world size, run id, look-ahead used, source directory
   kRanks = 2,       // per rank: host, MPI library, kernel calibration, executable, end state, events
@@ -236,6 +237,7 @@ enum class MergedSection : uint32_t {
   kEvents = 9,      // merged events: identity, participating ranks, parameter descriptions
   kTimes = 10,      // per rank: gap and duration of each of its events, in merged order
   kWork = 11,       // per rank: thread CPU time of each gap (GapClock::kThreadCpu ranks; 0 values otherwise)
+  kMoreParams = 12, // (1.2) the parameters added after 1.1 (their number, then every event's descriptions)
 };
 
 // ---------------------------------------------------------------- folded programs
@@ -246,8 +248,8 @@ enum class MergedSection : uint32_t {
 inline constexpr char kFoldedMagic[8] = {'S', 'K', 'E', 'L', 'F', 'L', 'D', '\0'};
 inline constexpr uint16_t kFoldedVersionMajor = 1;
 // 1.1: kWork; 1.2: list field reqback; 1.3: rule kind 3 (cycle); 1.4: rule kind 4 (instance cycle),
-// peer rules, kInfo's flags (bit 0: call sites joined)
-inline constexpr uint16_t kFoldedVersionMinor = 4;
+// peer rules, kInfo's flags (bit 0: call sites joined); 1.5: the symbols' kMoreParams (forwards)
+inline constexpr uint16_t kFoldedVersionMinor = 5;
 enum class FoldedSection : uint32_t {
   kInfo = 1,     // source, merged events folded, flags (1.4; absent: 0)
   kSymbols = 2,  // an embedded merged body (no times): events = symbols
