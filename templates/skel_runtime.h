@@ -33,6 +33,15 @@
 SKEL_MAYBE_UNUSED static int skel_rank = 0;       /* rank in MPI_COMM_WORLD */
 SKEL_MAYBE_UNUSED static char* skel_sbuf;         /* send side of every call (SKEL_BUF_BYTES; contents do not matter) */
 SKEL_MAYBE_UNUSED static char* skel_rbuf;         /* receive side of every call */
+/* Forwarded sends (trace flag forwards: the application sent what its last
+ * blocking receive had filled) send from skel_fwd, the buffer the skeleton's
+ * last blocking receive filled: skel_rbuf, or skel_xbuf, where a
+ * Sendrecv_replace that does not forward (and a forwarding Sendrecv, whose
+ * buffers must not overlap) receives, so that no other send reads what a
+ * receive has just filled. */
+SKEL_MAYBE_UNUSED static char* skel_xbuf;
+SKEL_MAYBE_UNUSED static char* skel_fwd;
+SKEL_MAYBE_UNUSED static char* skel_into; /* the receive buffer of the Sendrecv(_replace) being made */
 /* Request slots: ring g is skel_req[skel_ring_base[g] ...] with
  * skel_ring_size[g] slots; skel_made[g] requests were made in it so far. */
 SKEL_MAYBE_UNUSED static MPI_Request skel_req[SKEL_NUM_SLOTS];
@@ -213,6 +222,8 @@ static inline void skel_setup(void)
   }
   skel_sbuf = (char*)skel_alloc(SKEL_BUF_BYTES);
   skel_rbuf = (char*)skel_alloc(SKEL_BUF_BYTES);
+  skel_xbuf = (char*)skel_alloc(SKEL_BUF_BYTES);
+  skel_fwd = skel_rbuf;
   for (i = 0; i < SKEL_NUM_SLOTS; ++i) skel_req[i] = MPI_REQUEST_NULL;
   for (i = 0; i < SKEL_NUM_RINGS; ++i) skel_made[i] = 0;
   skel_null_req = MPI_REQUEST_NULL;

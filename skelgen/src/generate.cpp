@@ -390,8 +390,8 @@ std::string Emitter::count(uint32_t n, Param pm) {
 std::string Emitter::send_buffer(uint32_t n) {
   const ParamDesc& d = event(n).params[static_cast<size_t>(Param::forwards)];
   if (d.kind == ParamKind::kAbsent) return "skel_sbuf";
-  if (d.kind == ParamKind::kConst) return d.a ? "skel_rbuf" : "skel_sbuf";
-  return "(" + param(n, Param::forwards, false) + " ? skel_rbuf : skel_sbuf)";
+  if (d.kind == ParamKind::kConst) return d.a ? "skel_fwd" : "skel_sbuf";
+  return "(" + param(n, Param::forwards, false) + " ? skel_fwd : skel_sbuf)";
 }
 
 // World rank w as rank r's peer in node n's communicator.
@@ -728,20 +728,29 @@ std::vector<std::string> Emitter::call(uint32_t n, double) {
     case kFunc_MPI_Send_init: case kFunc_MPI_Ssend_init: case kFunc_MPI_Bsend_init: case kFunc_MPI_Rsend_init:
       return {withreq({send_buffer(n), N1(), T1(), peer(n, Param::peer, false), tag(), C})};
     case kFunc_MPI_Recv:
-      return {line({"skel_rbuf", N1(), T1(), peer(n, Param::peer, any), rtag(Param::tag), C, "MPI_STATUS_IGNORE"})};
+      return {line({"skel_rbuf", N1(), T1(), peer(n, Param::peer, any), rtag(Param::tag), C, "MPI_STATUS_IGNORE"}),
+              "skel_fwd = skel_rbuf;"};
     case kFunc_MPI_Irecv: case kFunc_MPI_Recv_init:
       return {withreq({"skel_rbuf", N1(), T1(), peer(n, Param::peer, any), rtag(Param::tag), C})};
     case kFunc_MPI_Sendrecv: {
-      // MPI_Sendrecv's buffers must not overlap: a forwarding one receives into the send buffer
-      std::string out = send_buffer(n), in = "(" + out + " == skel_rbuf ? skel_sbuf : skel_rbuf)";
-      if (out == "skel_sbuf") in = "skel_rbuf";
-      if (out == "skel_rbuf") in = "skel_sbuf";
-      return {line({out, N1(), T1(), peer(n, Param::peer, false), tag(), in, N2(), T2(),
-                    peer(n, Param::peer2, any), rtag(Param::tag2), C, "MPI_STATUS_IGNORE"})};
+      // MPI_Sendrecv's buffers must not overlap: a forwarding one receives
+      // into whichever of skel_rbuf and skel_xbuf it does not send from
+      std::string out = send_buffer(n);
+      std::string in = out == "skel_sbuf" ? "skel_rbuf" : "(skel_fwd == skel_rbuf ? skel_xbuf : skel_rbuf)";
+      return {"skel_into = " + in + ";",
+              line({out, N1(), T1(), peer(n, Param::peer, false), tag(), "skel_into", N2(), T2(),
+                    peer(n, Param::peer2, any), rtag(Param::tag2), C, "MPI_STATUS_IGNORE"}),
+              "skel_fwd = skel_into;"};
     }
-    case kFunc_MPI_Sendrecv_replace:
-      return {line({"skel_rbuf", N1(), T1(), peer(n, Param::peer, false), tag(), peer(n, Param::peer2, any),
-                    rtag(Param::tag2), C, "MPI_STATUS_IGNORE"})};
+    case kFunc_MPI_Sendrecv_replace: {  // its one buffer is sent, then received into: skel_xbuf unless it forwards
+      std::string buf = send_buffer(n);
+      if (buf == "skel_sbuf") buf = "skel_xbuf";
+      else if (buf != "skel_fwd") buf = "(" + param(n, Param::forwards, false) + " ? skel_fwd : skel_xbuf)";
+      return {"skel_into = " + buf + ";",
+              line({"skel_into", N1(), T1(), peer(n, Param::peer, false), tag(), peer(n, Param::peer2, any),
+                    rtag(Param::tag2), C, "MPI_STATUS_IGNORE"}),
+              "skel_fwd = skel_into;"};
+    }
     case kFunc_MPI_Probe:
       return {line({peer(n, Param::peer, any), tag(), C, "MPI_STATUS_IGNORE"})};
     case kFunc_MPI_Iprobe:
