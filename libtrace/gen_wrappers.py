@@ -86,6 +86,11 @@ def funcs_header(funcs):
     out.append("inline uint32_t func_id(const char* name) {\n")
     out += [f"  if (std::strcmp(name, \"{f.name}\") == 0) return {f.id};\n" for f in funcs]
     out.append("  return 0;\n}\n\n")
+    out.append("// Point-to-point sends whose buffer the tracer checks against the last blocking\n"
+               "// receive's (role fwd: trace flag kFlagForwards, merged parameter forwards).\n")
+    out.append("inline bool forwarding_send(uint32_t id) {\n  switch (id) {\n")
+    out += [f"    case {f.id}:\n" for f in funcs if "fwd" in f.by_role]
+    out.append("      return true;\n    default:\n      return false;\n  }\n}\n\n")
     out.append("// Every id, in list order.\ninline constexpr uint32_t kAllFuncIds[] = {")
     out.append(", ".join(str(f.id) for f in funcs))
     out.append("};\n\n}  // namespace skt\n")

@@ -106,7 +106,8 @@ class Emitter {
                        const std::string& fill = "0");
   std::string param(uint32_t n, Param pm, bool peer_side);
   std::string count(uint32_t n, Param pm);
-  std::string send_buffer(uint32_t n);
+  // `own`: the buffer a send that does not forward uses
+  std::string send_buffer(uint32_t n, const std::string& own = "skel_sbuf");
   std::string cycle(uint32_t n, const CountRule& rule, const std::function<std::string(uint32_t, int64_t)>& cell);
   std::string instance_index(uint64_t period) const;
   std::string peer(uint32_t n, Param pm, bool any_source);
@@ -387,11 +388,11 @@ std::string Emitter::count(uint32_t n, Param pm) {
 // or a ring passing data on), so that the data is in the cache as it was
 // there (ring's forwarded sends took 4.5 us against 2.8 us from a buffer
 // untouched since), the send buffer otherwise.
-std::string Emitter::send_buffer(uint32_t n) {
+std::string Emitter::send_buffer(uint32_t n, const std::string& own) {
   const ParamDesc& d = event(n).params[static_cast<size_t>(Param::forwards)];
-  if (d.kind == ParamKind::kAbsent) return "skel_sbuf";
-  if (d.kind == ParamKind::kConst) return d.a ? "skel_fwd" : "skel_sbuf";
-  return "(" + param(n, Param::forwards, false) + " ? skel_fwd : skel_sbuf)";
+  if (d.kind == ParamKind::kAbsent) return own;
+  if (d.kind == ParamKind::kConst) return d.a ? "skel_fwd" : own;
+  return "(" + param(n, Param::forwards, false) + " ? skel_fwd : " + own + ")";
 }
 
 // World rank w as rank r's peer in node n's communicator.
@@ -743,10 +744,7 @@ std::vector<std::string> Emitter::call(uint32_t n, double) {
               "skel_fwd = skel_into;"};
     }
     case kFunc_MPI_Sendrecv_replace: {  // its one buffer is sent, then received into: skel_xbuf unless it forwards
-      std::string buf = send_buffer(n);
-      if (buf == "skel_sbuf") buf = "skel_xbuf";
-      else if (buf != "skel_fwd") buf = "(" + param(n, Param::forwards, false) + " ? skel_fwd : skel_xbuf)";
-      return {"skel_into = " + buf + ";",
+      return {"skel_into = " + send_buffer(n, "skel_xbuf") + ";",
               line({"skel_into", N1(), T1(), peer(n, Param::peer, false), tag(), peer(n, Param::peer2, any),
                     rtag(Param::tag2), C, "MPI_STATUS_IGNORE"}),
               "skel_fwd = skel_into;"};

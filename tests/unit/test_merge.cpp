@@ -5,6 +5,7 @@
 #include <map>
 #include <random>
 
+#include "skel/codec.h"
 #include "skel/merge.h"
 #include "skel/skel_funcs.h"
 #include "synthetic.h"
@@ -444,6 +445,65 @@ TEST(MergedFormat, DamagedFilesAreRejectedWithTheirName) {
   flipped[bytes.size() - 5] ^= 0x40;
   expect_error(flipped, "corrupt");
   expect_error(read_file(std::string(SKEL_CORPUS_DIR) + "/text.skt"), "bad magic");
+}
+
+// Section 12 (merged 1.2) holds the parameters added after 1.1. A reader
+// reads past descriptions of parameters newer than it knows, and rejects the
+// section where it comes before the events it describes.
+TEST(MergedFormat, NewerParametersAreReadPastAndParametersBeforeTheEventsRejected) {
+  auto res = run(2, [&](uint32_t r) { return std::vector<Syn>{simple(kFunc_MPI_Init, 0), send(1, 1 - r)}; });
+  const MergedTrace& m = res.merged;
+  std::string body = encode_merged_body(m, true);
+  auto varint = [](std::string& out, uint64_t v) {
+    uint8_t b[10];
+    out.append(reinterpret_cast<char*>(b), static_cast<size_t>(codec::put_varint(b, v) - b));
+  };
+  // the body's sections, section 12 rewritten to hold one parameter more (a constant 5) per event
+  std::string more, others;
+  varint(more, kNumParams - kNumParams1_1 + 1);
+  for (const MergedEvent& e : m.events) {
+    const ParamDesc& d = e.params[static_cast<size_t>(Param::forwards)];
+    ASSERT_TRUE(d.kind == ParamKind::kAbsent || d.kind == ParamKind::kConst);
+    varint(more, static_cast<uint64_t>(d.kind));
+    if (d.kind == ParamKind::kConst) varint(more, codec::zigzag(d.a));
+    varint(more, static_cast<uint64_t>(ParamKind::kConst));
+    varint(more, codec::zigzag(5));
+  }
+  codec::Cursor c(reinterpret_cast<const uint8_t*>(body.data()), body.size());
+  bool found = false;
+  while (!c.at_end()) {
+    uint64_t id = 0, len = 0;
+    const uint8_t* data = nullptr;
+    ASSERT_TRUE(c.varint(id) && c.varint(len) && c.bytes(len, data));
+    if (id == static_cast<uint64_t>(MergedSection::kMoreParams)) {
+      found = true;
+      continue;
+    }
+    varint(others, id);
+    varint(others, len);
+    others.append(reinterpret_cast<const char*>(data), len);
+  }
+  ASSERT_TRUE(found) << "a 1.2 body has section 12";
+  std::string section;
+  varint(section, static_cast<uint64_t>(MergedSection::kMoreParams));
+  varint(section, more.size());
+  section += more;
+
+  std::string newer = others + section;
+  MergedTrace back = decode_merged_body(reinterpret_cast<const uint8_t*>(newer.data()), newer.size(), "newer", true);
+  ASSERT_EQ(back.events.size(), m.events.size());
+  for (size_t i = 0; i < m.events.size(); ++i)
+    for (uint32_t r : m.events[i].ranks)
+      EXPECT_EQ(back.value(back.events[i], Param::forwards, r), m.value(m.events[i], Param::forwards, r));
+
+  std::string misplaced = section + others;
+  try {
+    decode_merged_body(reinterpret_cast<const uint8_t*>(misplaced.data()), misplaced.size(), "misplaced", true);
+    ADD_FAILURE() << "accepted parameters before the events";
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("parameters before the events"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("misplaced"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Normalize, IsAPermutationThatKeepsGapsAndOtherCallsInPlace) {

@@ -23,17 +23,6 @@ bool uses_requests(uint32_t f) {
   }
 }
 
-bool forwarding_send(uint32_t f) {
-  switch (f) {
-    case kFunc_MPI_Send: case kFunc_MPI_Ssend: case kFunc_MPI_Bsend: case kFunc_MPI_Rsend:
-    case kFunc_MPI_Isend: case kFunc_MPI_Issend: case kFunc_MPI_Ibsend: case kFunc_MPI_Irsend:
-    case kFunc_MPI_Sendrecv: case kFunc_MPI_Sendrecv_replace:
-      return true;
-    default:
-      return false;
-  }
-}
-
 bool creates_request(uint32_t f) {
   switch (f) {
     case kFunc_MPI_Isend: case kFunc_MPI_Issend: case kFunc_MPI_Ibsend: case kFunc_MPI_Irsend:

@@ -109,10 +109,6 @@ const char* trace_end_name(TraceEnd e);
 // freed): Wait*, Test*, Start*, Request_free. Any other call with one
 // request creates it.
 bool uses_requests(uint32_t func);
-// Point-to-point sends whose buffer the tracer checks against the last
-// blocking receive's (kFlagForwards): Send, Ssend, Bsend, Rsend, their
-// non-blocking kinds, Sendrecv and Sendrecv_replace.
-bool forwarding_send(uint32_t func);
 // Calls that create one request: Isend and its kinds, Irecv, the persistent
 // *_init calls and the non-blocking collectives.
 bool creates_request(uint32_t func);
