@@ -348,6 +348,11 @@ int dump_folded(const std::string& path, const DumpOptions& opt) {
       const skt::FoldedNode& n = p.nodes[i];
       json j{{"type", "node"}, {"node", i}, {"instances", n.instances}, {"gap", stats_json(n.gap)}};
       if (!n.work.empty()) j["cpu_gap"] = stats_json(n.work);
+      if (!n.profile.empty()) {  // per rank: null, or the factor of its mean gap in each part of the instances
+        json per = json::array();
+        for (const auto& f : n.profile) per.push_back(f.empty() ? json(nullptr) : json(f));
+        j["profile"] = per;
+      }
       if (n.is_loop()) {
         j["count"] = n.count;
         j["body"] = n.body;
@@ -380,6 +385,19 @@ int dump_folded(const std::string& path, const DumpOptions& opt) {
   std::printf("# symbols\n");
   for (size_t i = 0; i < m.events.size(); ++i)
     std::printf("S%zu = %s\n", i, event_words(m, m.events[i]).c_str());
+  bool any_profile = false;
+  for (size_t i = 0; i < p.nodes.size(); ++i) {
+    const skt::FoldedNode& n = p.nodes[i];
+    if (n.profile.empty()) continue;
+    if (!any_profile) std::printf("# computation that drifts through the run: per rank, its gap in parts of the node's instances, as factors of the mean\n");
+    any_profile = true;
+    for (size_t r = 0; r < n.profile.size(); ++r) {
+      if (n.profile[r].empty()) continue;
+      std::printf("%s%zu rank %zu:", n.is_loop() ? "loop n" : "n", i, r);
+      for (double f : n.profile[r]) std::printf(" %.2f", f);
+      std::printf("\n");
+    }
+  }
   return 0;
 }
 

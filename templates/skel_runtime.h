@@ -121,6 +121,15 @@ static inline void skel_compute(double units)
 #endif
 }
 
+/* A computation that drifts through the run (a profile: parts equal parts of
+ * the node's instances in the application, each with its factor of the mean
+ * gap): the part the application was in at its instance i of n. */
+static inline int skel_part(double i, double n, int parts)
+{
+  int k = (int)(i * parts / n);
+  return k < 0 ? 0 : k >= parts ? parts - 1 : k;
+}
+
 /* The slot for a new request of ring g. */
 static inline MPI_Request* skel_new_req(int g)
 {

@@ -57,6 +57,14 @@ constexpr int64_t kMaxCyclePeriod = 64;
 // or 50 us) of each other, on every rank, so that timing noise does not split
 // a loop.
 constexpr double kPhaseGapTolerance = 0.25, kPhaseGapFloorNs = 50000;
+
+// A node's computation profile (FoldedNode::profile) is kept where it
+// matters: the node has at least this many instances (a few per part), and
+// on some rank its parts move at least kProfileMinShare of the rank's time
+// (gaps and calls) away from their mean, with a part at least
+// kProfileMinFactor off it (noise moves parts of a long run by a percent).
+constexpr uint64_t kProfileMinInstances = 4 * kProfileParts;
+constexpr double kProfileMinShare = 0.01, kProfileMinFactor = 0.05;
 // One parameter (kRuleParams index q) of one coarse symbol, refined.
 int64_t refinement(int64_t coarse, int q) { return coarse * kNumRuleParams + q; }
 
@@ -308,7 +316,25 @@ struct Builder {
     dur.assign(N, std::vector<Acc>(P));
     work.assign(N, std::vector<Acc>(P));
     counts.assign(N, std::vector<std::vector<CountAcc>>(kNumRuleParams, std::vector<CountAcc>(P)));
+    // a node's instances in the whole program, from the tree (the walk counts them as it goes)
+    total_instances.assign(N, 0);
+    std::function<void(const std::vector<uint32_t>&, uint64_t)> count_down = [&](const std::vector<uint32_t>& items,
+                                                                                 uint64_t times) {
+      for (uint32_t id : items) {
+        total_instances[id] += times;
+        if (out.nodes[id].is_loop()) count_down(out.nodes[id].body, times * out.nodes[id].count);
+      }
+    };
+    count_down(out.top, 1);
+    course.assign(N, {});
+    for (size_t i = 0; i < N; ++i)
+      if (total_instances[i] >= kProfileMinInstances) course[i].assign(P, std::vector<Acc>(kProfileParts));
   }
+  // The course of each node's computation through the run (FoldedNode::profile):
+  // for nodes of at least kProfileMinInstances instances, per rank and part of
+  // the instances (in program order), the computation values, as gap/work take them.
+  std::vector<uint64_t> total_instances;
+  std::vector<std::vector<std::vector<Acc>>> course;  // per node: empty, or per rank and part
 
   std::vector<uint32_t> build(const std::vector<Item>& items) {
     std::vector<uint32_t> ids;
@@ -379,6 +405,12 @@ struct Builder {
         }
         gap[target][r].add(static_cast<double>(m.ranks[r].gaps[c]));
         if (!m.ranks[r].works.empty()) work[target][r].add(static_cast<double>(m.ranks[r].works[c]));
+        if (!course[target].empty()) {
+          const MergedRank& mr = m.ranks[r];
+          uint64_t instance = out.nodes[target].instances - 1;  // counted on entry, above
+          size_t part = static_cast<size_t>(instance * kProfileParts / total_instances[target]);
+          course[target][r][part].add(static_cast<double>(mr.works.empty() ? mr.gaps[c] : mr.works[c]));
+        }
         dur[id][r].add(static_cast<double>(m.ranks[r].durations[c]));
         for (int q = 0; q < params; ++q)
           if (e.params[static_cast<size_t>(kRuleParams[q])].kind != ParamKind::kAbsent)
@@ -389,6 +421,34 @@ struct Builder {
   }
 };
 
+
+// A node's computation profile from its parts (Builder::course): per rank,
+// each part's mean as a factor of the rank's mean (1 for a part the rank has
+// no value in), kept for every rank where on some rank it matters
+// (kProfileMinShare, kProfileMinFactor); empty where on none it does.
+std::vector<std::vector<double>> profile_of(const std::vector<std::vector<Acc>>& parts,
+                                            const std::vector<double>& rank_ns) {
+  std::vector<std::vector<double>> out(parts.size());
+  bool matters = false;
+  for (size_t r = 0; r < parts.size(); ++r) {
+    double sum = 0, moved = 0, most = 0;
+    uint64_t n = 0;
+    for (const Acc& a : parts[r]) sum += a.sum, n += a.n;
+    if (!n || sum <= 0) continue;
+    const double mean = sum / static_cast<double>(n);
+    out[r].assign(parts[r].size(), 1.0);
+    for (size_t k = 0; k < parts[r].size(); ++k) {
+      const Acc& a = parts[r][k];
+      if (!a.n) continue;
+      out[r][k] = a.sum / static_cast<double>(a.n) / mean;
+      moved += std::fabs(a.sum - static_cast<double>(a.n) * mean);
+      most = std::max(most, std::fabs(out[r][k] - 1));
+    }
+    matters |= moved >= kProfileMinShare * rank_ns[r] && most >= kProfileMinFactor;
+  }
+  if (!matters) out.clear();
+  return out;
+}
 
 // Whether the phases of a node's cycle (its gaps per rank and phase)
 // compute alike enough for the node's one mean gap. Each phase's shortest
@@ -554,6 +614,10 @@ std::set<int64_t> attempt(const MergedTrace& m, const std::vector<ListDesc>& bac
   bool any_work = false;
   for (const MergedRank& r : m.ranks) any_work |= !r.works.empty();
   b.walk(out.top);
+  std::vector<double> rank_ns(P, 0);  // each rank's time: its gaps and calls
+  for (size_t r = 0; r < P; ++r)
+    for (size_t k = 0; k < m.ranks[r].gaps.size(); ++k)
+      rank_ns[r] += static_cast<double>(m.ranks[r].gaps[k]) + static_cast<double>(m.ranks[r].durations[k]);
   std::set<int64_t> offenders;
   std::map<uint32_t, Builder::Periods> cycles;  // node -> the periods of its cycle rules (by k, by instance)
   std::map<uint32_t, std::array<std::vector<int64_t>, 2>> cycle_refinements;  // node -> its cycle rules' refinements
@@ -565,6 +629,7 @@ std::set<int64_t> attempt(const MergedTrace& m, const std::vector<ListDesc>& bac
       n.work.resize(P);
       for (size_t r = 0; r < P; ++r) n.work[r] = b.work[i][r].stat();
     }
+    if (!b.course[i].empty()) n.profile = profile_of(b.course[i], rank_ns);
     if (n.is_loop()) continue;
     n.dur.resize(P);
     for (size_t r = 0; r < P; ++r) n.dur[r] = b.dur[i][r].stat();

@@ -123,6 +123,7 @@ class Emitter {
   std::string new_comm(uint32_t n);
   std::string guard(uint32_t n) const;
   std::string work(uint32_t n, const std::vector<uint32_t>& ranks);
+  std::string profile(uint32_t n);
   int64_t comm_size(uint32_t n) const;
   int64_t type_size(int64_t d) const;
   void size_buffers(uint32_t n);
@@ -640,7 +641,34 @@ std::string Emitter::work(uint32_t n, const std::vector<uint32_t>& ranks) {
     vals.push_back(num(units));
   }
   if (!any) return "";
-  return per_rank(n, "work", ranks, vals, "double");
+  return per_rank(n, "work", ranks, vals, "double") + profile(n);
+}
+
+// The factor of node n's computation at this instance where it drifts
+// through the run (FoldedNode::profile): a table per rank and part, and the
+// application's instance counter (n<id>_i, advanced as for linear counts).
+std::string Emitter::profile(uint32_t n) {
+  const FoldedNode& node = p_.nodes[n];
+  size_t parts = 0;
+  for (const auto& f : node.profile) parts = std::max(parts, f.size());
+  if (!parts || node.instances == 0) return "";
+  const std::string id = "n" + std::to_string(n);
+  if (counted_.insert(n).second)
+    tables_ << "static double " << id << "_i; /* the application's instance of " << id << " */\n";
+  tables_ << "/* " << id << ": its computation through the run, in " << parts << " parts of its "
+          << node.instances << " instances, as factors of its mean */\n";
+  tables_ << "static const double " << id << "_course[SKEL_WORLD_SIZE][" << parts << "] = {";
+  for (uint32_t r = 0; r < P_; ++r) {
+    tables_ << "\n  {";
+    for (size_t k = 0; k < parts; ++k) {
+      double f = r < node.profile.size() && k < node.profile[r].size() ? node.profile[r][k] : 1.0;
+      tables_ << (k ? ", " : "") << num(f);
+    }
+    tables_ << "}" << (r + 1 < P_ ? "," : "");
+  }
+  tables_ << "\n};\n";
+  return " * " + id + "_course[skel_rank][skel_part(" + id + "_i, " + std::to_string(node.instances) + ", " +
+         std::to_string(parts) + ")]";
 }
 
 void Emitter::size_buffers(uint32_t n) {
@@ -1066,6 +1094,7 @@ void Emitter::emit_loop(uint32_t n, int depth, const std::string& loop_var, doub
   body_ << " */\n";
   std::string comp = compute(n, w, ranks_in(n), loop_var, first);
   if (!comp.empty()) body_ << in << comp << "\n";
+  if (counted_.count(n)) body_ << in << "n" << n << "_i += " << num(stride) << ";\n";
   if (c >= 0) body_ << in << "skel_loop_begin(" << c << ");\n";
   body_ << in << "for (long " << var << " = 0; " << var << " < " << iters << "; ++" << var << ") {\n";
   double inner = c >= 0 ? stride * static_cast<double>(node.count) / static_cast<double>(iters) : stride;

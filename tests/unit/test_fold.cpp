@@ -618,6 +618,68 @@ TEST(Compress, ASpikeInAPhaseSeenOnceDoesNotSplitACycle) {
   }
 }
 
+// A computation that drifts through the run (rank 0's gap grows from 0.1 to
+// 0.3 ms over 200 iterations, rank 1's stays with a 1 % jitter) keeps its
+// course: per rank, the mean of each of kProfileParts equal parts of the
+// node's instances as a factor of the rank's mean, computed here from the
+// gaps the test wrote (instance 0's gap is the loop's: the computation
+// before it). Through the file and back. Steady gaps with the same jitter
+// keep no profile.
+TEST(Compress, AComputationThatDriftsKeepsItsCourseThroughTheRun) {
+  const int iters = 200;
+  auto gap_of = [&](uint32_t r, int i, bool drift) -> int64_t {
+    if (drift && r == 0) return 100000 + 1000 * i;
+    return 100000 + ((i * 7919) % 3 - 1) * 1000;  // -1 %, 0, +1 %
+  };
+  auto program = [&](bool drift) {
+    return merged_from(2, [&](uint32_t r) {
+      std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0, 0, 10)};
+      for (int i = 0; i < iters; ++i) v.push_back(call(skt::kFunc_MPI_Barrier, 1, gap_of(r, i, drift), 10));
+      v.push_back(call(skt::kFunc_MPI_Finalize, 2, 10, 10));
+      return v;
+    });
+  };
+  skt::MergedTrace steady = program(false);
+  skt::FoldedProgram p_steady = compress(steady, {});
+  for (const auto& n : p_steady.nodes) EXPECT_TRUE(n.profile.empty()) << p_steady.to_string();
+
+  skt::MergedTrace drifting = program(true);
+  skt::FoldedProgram p = compress(drifting, {});
+  ASSERT_TRUE(verify(p, drifting).empty());
+  std::string dir = skt::testing::temp_dir("course");
+  write_folded(dir + "/p.skf", p);
+  skt::FoldedProgram back = skt::read_folded(dir + "/p.skf");
+  ASSERT_EQ(back.nodes.size(), p.nodes.size());
+  size_t barriers = 0;
+  for (size_t id = 0; id < back.nodes.size(); ++id) {
+    const skt::FoldedNode& n = back.nodes[id];
+    EXPECT_EQ(n.profile, p.nodes[id].profile);
+    if (n.is_loop() || n.instances != iters) {
+      EXPECT_TRUE(n.profile.empty()) << "node " << id;
+      continue;
+    }
+    ++barriers;
+    ASSERT_EQ(n.profile.size(), 2u);
+    for (uint32_t r = 0; r < 2; ++r) {
+      ASSERT_EQ(n.profile[r].size(), skt::kProfileParts);
+      std::vector<double> sum(skt::kProfileParts, 0), cnt(skt::kProfileParts, 0);
+      double all = 0;
+      for (int i = 1; i < iters; ++i) {
+        size_t part = static_cast<size_t>(i) * skt::kProfileParts / iters;
+        sum[part] += static_cast<double>(gap_of(r, i, true));
+        cnt[part] += 1;
+        all += static_cast<double>(gap_of(r, i, true));
+      }
+      double mean = all / (iters - 1);
+      for (size_t k = 0; k < skt::kProfileParts; ++k)
+        EXPECT_NEAR(n.profile[r][k], sum[k] / cnt[k] / mean, 1e-9) << "rank " << r << ", part " << k;
+    }
+    EXPECT_LT(n.profile[0].front(), 0.6);  // 0.1 ms against a mean of 0.2 ms
+    EXPECT_GT(n.profile[0].back(), 1.4);
+  }
+  EXPECT_EQ(barriers, 1u) << p.to_string();
+}
+
 TEST(Compress, DamagedFoldedFilesAreRejectedWithTheirName) {
   auto m = merged_from(2, [&](uint32_t) {
     std::vector<skt::testing::Syn> v;

@@ -2,6 +2,7 @@
 // skeleton tests (tests/run_skeleton_test.sh) only meet by chance.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -330,4 +331,47 @@ TEST(Generate, AForwardedSendSendsFromTheReceiveBuffer) {
   EXPECT_NE(all.find("MPI_Sendrecv(skel_fwd, "), std::string::npos) << all;
   EXPECT_NE(none.find("skel_into = skel_rbuf;"), std::string::npos) << none;
   EXPECT_NE(none.find("MPI_Sendrecv(skel_sbuf, "), std::string::npos) << none;
+}
+
+TEST(Generate, AComputationThatDriftsFollowsItsCourseAtEveryScale) {
+  // Rank 1's computation before each of 200 barriers grows from 0.1 to 0.5
+  // ms: the skeleton computes the node's mean times the factor of the part
+  // of the application's instances it stands at (its counter advances by
+  // the cut loop's stride, 10 at K = 10), from the profile's table.
+  skt::FoldedProgram p = folded_from(2, [&](uint32_t r) {
+    std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0)};
+    for (int i = 0; i < 200; ++i) {
+      skt::testing::Syn s = call(skt::kFunc_MPI_Barrier, 1);
+      s.gap = r == 1 ? 100000 + 2000 * i : 100000;
+      v.push_back(s);
+    }
+    v.push_back(call(skt::kFunc_MPI_Finalize, 2));
+    return v;
+  });
+  int64_t node = -1;
+  for (size_t i = 0; i < p.nodes.size(); ++i)
+    if (!p.nodes[i].profile.empty()) node = static_cast<int64_t>(i);
+  ASSERT_GE(node, 0) << p.to_string();
+  const auto& prof = p.nodes[static_cast<size_t>(node)].profile;
+  ASSERT_EQ(prof.size(), 2u);
+  const std::string id = "n" + std::to_string(node);
+  for (int K : {1, 10}) {
+    skt::gen::GenerateOptions opt;
+    opt.scale = K;
+    opt.min_share = 0;
+    const std::string c = skt::gen::generate(p, opt).code;
+    size_t table = c.find("static const double " + id + "_course[SKEL_WORLD_SIZE][16] = {");
+    ASSERT_NE(table, std::string::npos) << c;
+    // rank 1's row: the profile's factors, in order
+    size_t row = c.find("\n  {", c.find("\n  {", table) + 1);
+    char first[64];
+    std::snprintf(first, sizeof first, "{%.9g, ", prof[1][0]);
+    EXPECT_EQ(c.compare(row + 3, std::strlen(first), first), 0) << c.substr(table, 600);
+    EXPECT_LT(prof[1][0], 0.5);
+    EXPECT_GT(prof[1][15], 1.5);
+    EXPECT_NE(c.find("_work[skel_rank] * " + id + "_course[skel_rank][skel_part(" + id + "_i, 200, 16)])"),
+              std::string::npos)
+        << c;
+    EXPECT_NE(c.find(id + "_i += " + std::to_string(K) + ";"), std::string::npos) << "K = " << K << ":\n" << c;
+  }
 }

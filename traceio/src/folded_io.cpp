@@ -169,6 +169,28 @@ void write_folded(const std::string& path, const FoldedProgram& p) {
     for (const FoldedNode& n : p.nodes) put_stats(o, n.work);
     body.section(FoldedSection::kWork, o);
   }
+  size_t profiled = 0;
+  for (const FoldedNode& n : p.nodes) profiled += n.profile.empty() ? 0 : 1;
+  if (profiled) {
+    Out o;
+    o.u(profiled);
+    for (size_t i = 0; i < p.nodes.size(); ++i) {
+      const FoldedNode& n = p.nodes[i];
+      if (n.profile.empty()) continue;
+      size_t parts = 0;
+      for (const auto& f : n.profile) parts = std::max(parts, f.size());
+      o.u(i);
+      o.u(parts);
+      o.u(n.profile.size());
+      for (const auto& f : n.profile) {
+        o.u(f.empty() ? 0 : 1);
+        if (f.empty()) continue;
+        if (f.size() != parts) throw TraceError(path + ": profile parts differ between ranks");
+        for (double x : f) o.f64(x);
+      }
+    }
+    body.section(FoldedSection::kProfile, o);
+  }
   write_compressed_file(path, kFoldedMagic, kFoldedVersionMajor, kFoldedVersionMinor, body.b);
 }
 
@@ -238,6 +260,27 @@ FoldedProgram read_folded(const std::string& path) {
         if (!have_nodes || in.count("work nodes") != p.nodes.size()) in.bad("work nodes");
         for (FoldedNode& n : p.nodes) n.work = get_stats(in);
         break;
+      case FoldedSection::kProfile: {
+        if (!have_nodes) in.bad("profile before the nodes");
+        size_t k = in.count("profiles");
+        while (k--) {
+          uint64_t node = in.u();
+          if (node >= p.nodes.size()) in.bad("profile node");
+          uint64_t parts = in.u();
+          if (parts == 0 || parts > 4096) in.bad("profile parts");
+          FoldedNode& n = p.nodes[node];
+          n.profile.resize(in.count("profile ranks"));
+          for (auto& f : n.profile) {
+            if (!in.u()) continue;
+            f.resize(parts);
+            for (double& x : f) {
+              x = in.f64();
+              if (!(x >= 0 && x < 1e6)) in.bad("profile factor");
+            }
+          }
+        }
+        break;
+      }
       default:
         break;
     }

@@ -50,6 +50,9 @@ struct CountRule {
   bool by_instance() const;     // kind 4
 };
 
+// Parts of a node's instances its computation profile has (compress).
+inline constexpr size_t kProfileParts = 16;
+
 struct FoldedNode {
   int64_t symbol = -1;          // event node: index into FoldedProgram::symbols.events; loop: -1
   uint64_t count = 0;           // loop: iterations per instance
@@ -59,6 +62,13 @@ struct FoldedNode {
   std::vector<RankStat> dur;    // per world rank: call duration (event nodes)
   std::vector<RankStat> work;   // per world rank: thread CPU time of the gap (n = 0: not measured, use gap)
   std::vector<CountRule> rules; // count-like parameters that vary between instances
+  // The course of the computation through the run (folded 1.6): per world
+  // rank, empty where the gap keeps its mean, else the mean of the gap's
+  // computation (work where measured, else gap) over each of S equal parts of
+  // the node's instances in program order, as a factor of that rank's mean.
+  // Kept where the computation drifts (values that grow small and slow in a
+  // solver's sweep): one mean would even out which rank waits when.
+  std::vector<std::vector<double>> profile;
   bool is_loop() const { return symbol < 0; }
   const CountRule* rule(Param p) const {  // the rule of parameter p, or nullptr (at most one per parameter)
     for (const CountRule& r : rules)

@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""The skeleton's computation follows the application's through the run.
+
+usage: check_course.py SKELGEN APP_TRACE SKEL_TRACE [PARTS]
+
+Both arguments are trace directories (skelgen trace) of the same ranks: the
+application's and its skeleton's own traced run. For each rank, its calls
+are split into PARTS (default 8) equal parts in order and the computation
+gaps summed per part, as a factor of the rank's mean part: the course of its
+computation through the run, measured from the two traces alone. Where the
+application's course drifts (some part at least 30 % off its mean), the
+skeleton's must follow it: correlation at least 0.8 with the application's,
+and the parts within 0.2 of it on average. A skeleton that computes its mean
+gap all through the run has a flat course, and fails. A program whose
+computation does not drift is not a test of this: that is an error here.
+"""
+import json
+import subprocess
+import sys
+
+
+def course(skelgen, trace, parts):
+    out = subprocess.run([skelgen, "dump", trace, "--format", "jsonl"], check=True, capture_output=True,
+                         text=True).stdout
+    gaps = {}
+    for line in out.splitlines():
+        e = json.loads(line)
+        if "rank" in e and "gap" in e:
+            gaps.setdefault(e["rank"], []).append(e["gap"])
+    res = {}
+    for r, g in gaps.items():
+        s = [0.0] * parts
+        for i, x in enumerate(g):
+            s[i * parts // len(g)] += x
+        total = sum(s)
+        res[r] = [x / total * parts for x in s] if total > 0 else [1.0] * parts
+    return res
+
+
+def correlation(a, b):
+    ma, mb = sum(a) / len(a), sum(b) / len(b)
+    cov = sum((x - ma) * (y - mb) for x, y in zip(a, b))
+    va = sum((x - ma) ** 2 for x in a) ** 0.5
+    vb = sum((y - mb) ** 2 for y in b) ** 0.5
+    return cov / (va * vb) if va > 0 and vb > 0 else 0.0
+
+
+def main():
+    if len(sys.argv) not in (4, 5):
+        sys.exit(__doc__)
+    skelgen, app_trace, skel_trace = sys.argv[1:4]
+    parts = int(sys.argv[4]) if len(sys.argv) == 5 else 8
+    app, skel = course(skelgen, app_trace, parts), course(skelgen, skel_trace, parts)
+    if sorted(app) != sorted(skel):
+        sys.exit(f"FAIL: ranks differ: application {sorted(app)}, skeleton {sorted(skel)}")
+    failed, drifting = False, 0
+    for r in sorted(app):
+        a, s = app[r], skel[r]
+        off = max(abs(x - 1) for x in a)
+        c = correlation(a, s)
+        mad = sum(abs(x - y) for x, y in zip(a, s)) / parts
+        verdict = "not drifting"
+        if off >= 0.3:
+            drifting += 1
+            verdict = "ok" if c >= 0.8 and mad <= 0.2 else "FAIL"
+            failed |= verdict == "FAIL"
+        print(f"rank {r}: application {' '.join(f'{x:.2f}' for x in a)}")
+        print(f"rank {r}: skeleton    {' '.join(f'{x:.2f}' for x in s)}  correlation {c:.2f}, "
+              f"mean difference {mad:.2f}: {verdict}")
+    if not drifting:
+        sys.exit("FAIL: the application's computation does not drift: no test of the course")
+    if failed:
+        sys.exit("FAIL: the skeleton's computation does not follow the application's through the run")
+    print(f"ok: {drifting} drifting rank(s) followed")
+
+
+if __name__ == "__main__":
+    main()
