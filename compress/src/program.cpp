@@ -62,9 +62,9 @@ constexpr double kPhaseGapTolerance = 0.25, kPhaseGapFloorNs = 50000;
 // matters: the node has at least this many instances (a few per part), and
 // on some rank its parts move at least kProfileMinShare of the rank's time
 // (gaps and calls) away from their mean, with a part at least
-// kProfileMinFactor off it (noise moves parts of a long run by a percent).
+// kProfileMinFactor off it (noise moves the parts of a long run by a few percent).
 constexpr uint64_t kProfileMinInstances = 4 * kProfileParts;
-constexpr double kProfileMinShare = 0.01, kProfileMinFactor = 0.05;
+constexpr double kProfileMinShare = 0.01, kProfileMinFactor = 0.1;
 // One parameter (kRuleParams index q) of one coarse symbol, refined.
 int64_t refinement(int64_t coarse, int q) { return coarse * kNumRuleParams + q; }
 
