@@ -175,6 +175,8 @@ json info_json(const skt::TraceFile& f) {
   j["kernel"] = {{"name", h.kernel_name}, {"version", h.kernel_version},
                  {"units_per_s", h.kernel_units_per_s}, {"calibration_s", h.calibration_s}};
   j["gap_clock"] = h.gap_clock == skt::GapClock::kThreadCpu ? "thread_cpu" : "wall";
+  j["gap_floor_ns"] = h.gap_floor_ns;  // the tracer's fixed cost in every gap (1.4)
+  if (h.gap_clock == skt::GapClock::kThreadCpu) j["cpu_gap_floor_ns"] = h.cpu_gap_floor_ns;
   j["events"] = f.events_read();
   j["end"] = skt::trace_end_name(f.end());
   json comms = json::array();

@@ -148,6 +148,25 @@ def compare_event(log, ev, comms, reqs, info=None):
     return errs
 
 
+def check_gap_floors(evs, info):
+    """The tracer's own fixed cost in every gap (trace format 1.4): measured,
+    under 5 us (wall; 50 us on the thread CPU clock), and a lower bound: no
+    gap of the rank is shorter (within 10 ns; one thread's calls only)."""
+    floor, cpu_floor = info.get("gap_floor_ns"), info.get("cpu_gap_floor_ns")
+    errs = []
+    if floor is None:
+        return ["no gap_floor_ns in the header"]
+    if not 0 < floor < 5000:
+        errs.append(f"gap_floor_ns {floor}")
+    # with threads, a gap runs from another thread's call: no bound
+    gaps = [e["gap"] * 1e9 for e in evs[1:]] if info.get("thread_level", 0) < 3 else []
+    if gaps and min(gaps) < floor - 10:
+        errs.append(f"a gap of {min(gaps):.0f} ns under the gap floor {floor:.0f} ns")
+    if info.get("gap_clock") == "thread_cpu" and not (cpu_floor and 0 < cpu_floor < 50000):
+        errs.append(f"cpu_gap_floor_ns {cpu_floor}")
+    return errs
+
+
 def check_kernel_samples(evs, info):
     """The kernel's run rate and samples on MPI_Finalize (trace format 1.2).
     The rate itself is not compared with MPI_Init's: on a loaded machine
@@ -227,6 +246,7 @@ def main():
             if with_cpu != (len(evs) if gap_clock == "thread_cpu" else 0):
                 errs.append(f"{with_cpu} of {len(evs)} events carry cpu_gap with gap clock {got}")
         errs += check_kernel_samples(evs, infos.get(rank, {}))
+        errs += check_gap_floors(evs, infos.get(rank, {}))
         if unordered:
             a = Counter((f, tuple(sorted(kv.items()))) for f, kv in log)
             b = Counter(e["func"] for e in evs)

@@ -193,6 +193,8 @@ Loaded load(const std::string& dir, const Options& opt) {
     mr.kernel_name = h.kernel_name;
     mr.kernel_version = h.kernel_version;
     mr.kernel_units_per_s = h.kernel_units_per_s;
+    mr.gap_floor_ns = h.gap_floor_ns;
+    mr.cpu_gap_floor_ns = h.cpu_gap_floor_ns;
     RankData& rd = out.ranks[r];
     rd.cpu_work = h.gap_clock == GapClock::kThreadCpu;
     RankMaps maps;

@@ -123,6 +123,7 @@ class Emitter {
   std::string new_comm(uint32_t n);
   std::string guard(uint32_t n) const;
   std::string work(uint32_t n, const std::vector<uint32_t>& ranks);
+  double computation_ns(const FoldedNode& node, uint32_t r) const;
   std::string profile(uint32_t n);
   int64_t comm_size(uint32_t n) const;
   int64_t type_size(int64_t d) const;
@@ -629,14 +630,24 @@ static const RankStat* computation(const FoldedNode& node, uint32_t r) {
   return r < node.gap.size() && node.gap[r].n > 0 ? &node.gap[r] : nullptr;
 }
 
+// Rank r's computation per instance of a node, in ns: the mean gap less the
+// tracer's own fixed cost in every gap (the trace header's gap floor, on the
+// clock the gap was measured with), which the application did not spend.
+double Emitter::computation_ns(const FoldedNode& node, uint32_t r) const {
+  const RankStat* c = computation(node, r);
+  if (!c) return 0;
+  const MergedRank& mr = m_.ranks.at(r);
+  double floor = r < node.work.size() && c == &node.work[r] ? mr.cpu_gap_floor_ns : mr.gap_floor_ns;
+  return std::max(0.0, c->mean - floor);
+}
+
 // Kernel units of node n's computation gap, per rank.
 std::string Emitter::work(uint32_t n, const std::vector<uint32_t>& ranks) {
   const FoldedNode& node = p_.nodes[n];
   std::vector<std::string> vals;
   bool any = false;
   for (uint32_t r : ranks) {
-    const RankStat* c = computation(node, r);
-    double units = c ? c->mean * rate_[r] : 0;
+    double units = computation_ns(node, r) * rate_[r];
     any |= units > 0;
     vals.push_back(num(units));
   }
@@ -1288,7 +1299,7 @@ void Emitter::run() {
       if (!edge && r < n.dur.size()) comm += n.dur[r].mean * static_cast<double>(n.dur[r].n);
       const RankStat* c = computation(n, r);
       if (c && (!edge || func(static_cast<uint32_t>(i)) == kFunc_MPI_Finalize))
-        comp += c->mean * static_cast<double>(c->n);
+        comp += computation_ns(n, r) * static_cast<double>(c->n);
     }
   }
   for (uint32_t r = 0; r < P_; ++r) flops += rate_[r] * 1e9 * SKEL_KERNEL_FLOPS_PER_UNIT;

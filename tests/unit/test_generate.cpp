@@ -28,6 +28,7 @@ skt::FoldedProgram folded_from(uint32_t P, const std::function<std::vector<skt::
     r.kernel_name = SKEL_KERNEL_NAME;
     r.kernel_version = SKEL_KERNEL_VERSION;
     r.kernel_units_per_s = 1e8;
+    r.gap_floor_ns = r.cpu_gap_floor_ns = 0;  // the tests that take a floor off set their own
   }
   return p;
 }
@@ -95,6 +96,18 @@ TEST(Generate, ComputationIsTheGapsCpuTimeWhereTheTraceMeasuredIt) {
   // computation per rank, mean over ranks: (50 x 0.25 ms + 50 x 1 ms + the Finalize gaps) / 2
   double finalize_gaps = 2 * 1000e-9;
   EXPECT_NEAR(sk.comp_s, (50 * 0.25e-3 + 50 * 1e-3 + finalize_gaps) / 2, 1e-9);
+
+  // The tracer's own cost in every gap (the header's gap floors) is not the
+  // application's: 50 us of CPU time off rank 0's gaps (its wall floor is not
+  // its clock's), 100 us of wall time off rank 1's. Gaps shorter than the
+  // floor (the Finalize's 1 us) compute nothing.
+  p.symbols.ranks[0].cpu_gap_floor_ns = 50000;
+  p.symbols.ranks[0].gap_floor_ns = 100000;
+  p.symbols.ranks[1].gap_floor_ns = 100000;
+  sk = skt::gen::generate(p, opt);
+  EXPECT_NE(sk.code.find("20000, 90000"), std::string::npos) << sk.code;
+  EXPECT_EQ(sk.code.find("25000"), std::string::npos) << sk.code;
+  EXPECT_NEAR(sk.comp_s, (50 * 0.2e-3 + 50 * 0.9e-3) / 2, 1e-9);
 }
 
 TEST(Generate, ALoopRunsEachRanksEntryComputationBeforeItAndSkipsItInside) {

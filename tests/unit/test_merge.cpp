@@ -729,3 +729,41 @@ TEST(Merge, TheForwardsFlagOfASendIsAParameterPerRankThroughTheFile) {
   }
   EXPECT_EQ(sends, 6) << "every send of both ranks";
 }
+
+// The tracer's fixed cost in every gap (trace header 1.4) is kept per rank
+// through the merged file (section 13) and a folded program's symbols; a
+// body without the section (1.2) reads with none.
+TEST(MergedFormat, TheGapFloorsOfEveryRankGoThroughTheFiles) {
+  auto res = run(2, [&](uint32_t r) { return std::vector<Syn>{simple(kFunc_MPI_Init, 0), send(1, 1 - r)}; });
+  MergedTrace m = res.merged;
+  m.ranks[1].gap_floor_ns = 33;  // rank 0 keeps the fixture's
+  m.ranks[1].cpu_gap_floor_ns = 0;
+  std::string dir = temp_dir("floors");
+  write_merged(dir + "/m.skm", m);
+  MergedTrace back = read_merged(dir + "/m.skm");
+  ASSERT_EQ(back.ranks.size(), 2u);
+  EXPECT_EQ(back.ranks[0].gap_floor_ns, 21.0);  // sample_header's, through the merge
+  EXPECT_EQ(back.ranks[0].cpu_gap_floor_ns, 205.0);
+  EXPECT_EQ(back.ranks[1].gap_floor_ns, 33.0);
+  EXPECT_EQ(back.ranks[1].cpu_gap_floor_ns, 0.0);
+  std::string body = encode_merged_body(m, false), older;
+  codec::Cursor c(reinterpret_cast<const uint8_t*>(body.data()), body.size());
+  bool found = false;
+  while (!c.at_end()) {
+    uint64_t id = 0, len = 0;
+    const uint8_t* data = nullptr;
+    ASSERT_TRUE(c.varint(id) && c.varint(len) && c.bytes(len, data));
+    if (id == static_cast<uint64_t>(MergedSection::kGapFloors)) {
+      found = true;
+      continue;
+    }
+    uint8_t b[20];
+    older.append(reinterpret_cast<char*>(b), static_cast<size_t>(codec::put_varint(b, id) - b));
+    older.append(reinterpret_cast<char*>(b), static_cast<size_t>(codec::put_varint(b, len) - b));
+    older.append(reinterpret_cast<const char*>(data), len);
+  }
+  ASSERT_TRUE(found);
+  MergedTrace none = decode_merged_body(reinterpret_cast<const uint8_t*>(older.data()), older.size(), "older", false);
+  EXPECT_EQ(none.ranks[0].gap_floor_ns, 0.0);
+  EXPECT_EQ(none.ranks[0].cpu_gap_floor_ns, 0.0);
+}

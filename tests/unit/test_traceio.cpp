@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <cstring>
 #include <fstream>
 #include <map>
 
@@ -98,6 +99,8 @@ TEST(TraceFormat, RoundTripManyChunks) {
   EXPECT_EQ(g.executable, h.executable);
   EXPECT_EQ(g.command_line, h.command_line);
   EXPECT_EQ(g.gap_clock, GapClock::kThreadCpu);
+  EXPECT_DOUBLE_EQ(g.gap_floor_ns, 21.0);
+  EXPECT_DOUBLE_EQ(g.cpu_gap_floor_ns, 205.0);
   auto got = read_all(f);
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) {
@@ -113,6 +116,41 @@ TEST(TraceFormat, RoundTripManyChunks) {
   EXPECT_EQ(f.callsite_name(1), "app+0x1010");
   EXPECT_EQ(f.datatype_size(256), 24);
   ASSERT_TRUE(f.comms().count(2) || f.comms().empty());
+}
+
+// A 1.3 file (no gap floors: the header ends with the gap clock) reads with
+// floors 0; a 1.4 header that ends before its floors is corrupt.
+TEST(TraceFormat, AHeaderBeforeTheGapFloorsReadsWithNone) {
+  std::string dir = temp_dir("floors");
+  std::string path = dir + "/rank-00000.skt";
+  write_trace(path, sample_header(0, 1, 5), random_events(10, 2), 4096, EndStatus::kFinalized);
+  std::string bytes = read_file(path);
+  const size_t at = sizeof kFileMagic, body = at + 8;  // major u16, minor u16, body length u32
+  uint32_t len = 0;
+  std::memcpy(&len, &bytes[at + 4], 4);
+  ASSERT_GT(len, 16u);
+  std::string old = bytes;
+  old.erase(body + len - 16, 16);  // the two f64 floors
+  uint16_t minor = 3;
+  uint32_t shorter = len - 16;
+  std::memcpy(&old[at + 2], &minor, 2);
+  std::memcpy(&old[at + 4], &shorter, 4);
+  write_file(path, old);
+  {
+    TraceFile f(path);
+    EXPECT_EQ(f.header().gap_clock, GapClock::kThreadCpu);
+    EXPECT_EQ(f.header().gap_floor_ns, 0.0);
+    EXPECT_EQ(f.header().cpu_gap_floor_ns, 0.0);
+    EXPECT_EQ(read_all(f).size(), 10u);
+  }
+  std::memcpy(&old[at + 2], &kVersionMinor, 2);  // 1.4 without them
+  write_file(path, old);
+  try {
+    TraceFile f(path);
+    FAIL() << "read a 1.4 header without gap floors";
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("corrupt header (no gap floors)"), std::string::npos) << e.what();
+  }
 }
 
 TEST(TraceFormat, AnUnknownGapClockIsRejected) {

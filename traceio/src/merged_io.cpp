@@ -299,6 +299,16 @@ std::string encode_merged_body(const MergedTrace& m, bool with_times) {
       for (size_t q = kNumParams1_1; q < kNumParams; ++q) put_param(o, e, e.params[q]);
     body.section(MergedSection::kMoreParams, o);
   }
+  {
+    // the tracer's fixed cost in every gap, per rank (1.3)
+    Out o;
+    o.u(m.ranks.size());
+    for (const MergedRank& r : m.ranks) {
+      o.f64(r.gap_floor_ns);
+      o.f64(r.cpu_gap_floor_ns);
+    }
+    body.section(MergedSection::kGapFloors, o);
+  }
   if (with_times) {
     Out o;
     o.u(m.ranks.size());
@@ -537,6 +547,16 @@ MergedTrace decode_merged_body(const uint8_t* data, size_t size, const std::stri
             ParamDesc d = get_param(in, e);  // one of a newer minor version: read past
             if (kNumParams1_1 + j < kNumParams) e.params[kNumParams1_1 + j] = d;
           }
+        break;
+      }
+      case MergedSection::kGapFloors: {
+        if (in.count("gap floor ranks") != m.ranks.size()) in.bad("gap floor ranks");
+        for (MergedRank& r : m.ranks) {
+          r.gap_floor_ns = in.f64();
+          r.cpu_gap_floor_ns = in.f64();
+          if (!(r.gap_floor_ns >= 0 && r.gap_floor_ns < 1e9 && r.cpu_gap_floor_ns >= 0 && r.cpu_gap_floor_ns < 1e9))
+            in.bad("gap floor");
+        }
         break;
       }
       case MergedSection::kWork: {

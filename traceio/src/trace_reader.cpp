@@ -125,6 +125,11 @@ TraceFile::TraceFile(const std::string& path) : path_(path), io_(new Io) {
   if (header_.version_minor >= 1 && !b.le(gap_clock)) fail("corrupt header (no gap clock)");
   if (gap_clock > static_cast<uint8_t>(GapClock::kThreadCpu)) fail("unknown gap clock " + std::to_string(gap_clock));
   header_.gap_clock = static_cast<GapClock>(gap_clock);
+  if (header_.version_minor >= 4 && !(b.f64(header_.gap_floor_ns) && b.f64(header_.cpu_gap_floor_ns)))
+    fail("corrupt header (no gap floors)");
+  if (!(header_.gap_floor_ns >= 0 && header_.gap_floor_ns < 1e9 && header_.cpu_gap_floor_ns >= 0 &&
+        header_.cpu_gap_floor_ns < 1e9))
+    fail("corrupt header (gap floors out of range)");
   if (clock != static_cast<uint8_t>(ClockSource::kMonotonicNs)) fail("unknown clock source " + std::to_string(clock));
   if (header_.world_size == 0 || header_.rank >= header_.world_size)
     fail("corrupt header (rank " + std::to_string(header_.rank) + " of world size " +

@@ -46,6 +46,13 @@ struct TraceHeader {
   // kThreadCpu: events carry cpu_gap_ns and kernel_units_per_s is per CPU
   // second (1.1 on; 1.0 files read as kWall).
   GapClock gap_clock = GapClock::kWall;
+  // The tracer's own fixed cost in every gap (1.4; 0 before): the shortest
+  // span from its last clock read after one call to its first in the next,
+  // with no application code between, on the wall clock and (kThreadCpu) on
+  // the thread's CPU clock, in ns. A lower bound: what the generator takes
+  // off every gap before it turns the rest into computation.
+  double gap_floor_ns = 0.0;
+  double cpu_gap_floor_ns = 0.0;
   std::string hostname;
   std::string mpi_library;         // MPI_Get_library_version, first line
   std::string tracer_version;

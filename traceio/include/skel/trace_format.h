@@ -21,7 +21,8 @@ namespace skt {
 // 16     ...       header body, see docs/trace-format.md (HeaderField order)
 inline constexpr char kFileMagic[8] = {'S', 'K', 'E', 'L', 'T', 'R', 'C', '\0'};
 inline constexpr uint16_t kVersionMajor = 1;
-inline constexpr uint16_t kVersionMinor = 3;  // 1.1: kCpuGap, header gap clock; 1.2: kKernelRate, kKernelSamples; 1.3: kFlagForwards
+// 1.1: kCpuGap, header gap clock; 1.2: kKernelRate, kKernelSamples; 1.3: kFlagForwards; 1.4: header gap floors
+inline constexpr uint16_t kVersionMinor = 4;
 inline constexpr uint32_t kFixedHeaderBytes = 16;
 
 // Clock the event times come from.
@@ -224,7 +225,7 @@ inline constexpr uint32_t kFirstUserOp = 64;
 //     sections; a changed meaning bumps the major). docs/trace-format.md.
 inline constexpr char kMergedMagic[8] = {'S', 'K', 'E', 'L', 'M', 'R', 'G', '\0'};
 inline constexpr uint16_t kMergedVersionMajor = 1;
-inline constexpr uint16_t kMergedVersionMinor = 2;  // 1.1: kWork; 1.2: kMoreParams (forwards)
+inline constexpr uint16_t kMergedVersionMinor = 3;  // 1.1: kWork; 1.2: kMoreParams (forwards); 1.3: kGapFloors
 enum class MergedSection : uint32_t {
   kRun = 1,         // world size, run id, look-ahead used, source directory
   kRanks = 2,       // per rank: host, MPI library, kernel calibration, executable, end state, events
@@ -238,6 +239,7 @@ enum class MergedSection : uint32_t {
   kTimes = 10,      // per rank: gap and duration of each of its events, in merged order
   kWork = 11,       // per rank: thread CPU time of each gap (GapClock::kThreadCpu ranks; 0 values otherwise)
   kMoreParams = 12, // (1.2) the parameters added after 1.1 (their number, then every event's descriptions)
+  kGapFloors = 13,  // (1.3) per rank: the tracer's fixed cost in every gap, wall and thread CPU (trace header 1.4)
 };
 
 // ---------------------------------------------------------------- folded programs
@@ -249,8 +251,8 @@ inline constexpr char kFoldedMagic[8] = {'S', 'K', 'E', 'L', 'F', 'L', 'D', '\0'
 inline constexpr uint16_t kFoldedVersionMajor = 1;
 // 1.1: kWork; 1.2: list field reqback; 1.3: rule kind 3 (cycle); 1.4: rule kind 4 (instance cycle),
 // peer rules, kInfo's flags (bit 0: call sites joined); 1.5: the symbols' kMoreParams (forwards);
-// 1.6: kProfile
-inline constexpr uint16_t kFoldedVersionMinor = 6;
+// 1.6: kProfile; 1.7: the symbols' kGapFloors
+inline constexpr uint16_t kFoldedVersionMinor = 7;
 enum class FoldedSection : uint32_t {
   kInfo = 1,     // source, merged events folded, flags (1.4; absent: 0)
   kSymbols = 2,  // an embedded merged body (no times): events = symbols
