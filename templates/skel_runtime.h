@@ -59,6 +59,7 @@ SKEL_MAYBE_UNUSED static int skel_displs_a[SKEL_WORLD_SIZE], skel_displs_b[SKEL_
 SKEL_MAYBE_UNUSED static const int skel_no_slots[1] = {-1};
 SKEL_MAYBE_UNUSED static int skel_flag, skel_index, skel_outcount;
 SKEL_MAYBE_UNUSED static double skel_t0, skel_loop_start[SKEL_NUM_CUT_LOOPS + 1], skel_loop_first_end[SKEL_NUM_CUT_LOOPS + 1];
+SKEL_MAYBE_UNUSED static double skel_loop_second_end[SKEL_NUM_CUT_LOOPS + 1];
 SKEL_MAYBE_UNUSED static double skel_loop_extra[SKEL_NUM_CUT_LOOPS + 1]; /* predicted time of the iterations cut */
 #ifndef SMPI_H
 SKEL_MAYBE_UNUSED static double skel_units_owed; /* a fraction of a kernel unit, carried to the next phase */
@@ -202,17 +203,29 @@ static inline int* skel_displs(const int* counts, int n, int* out)
   return out;
 }
 
-/* Cut loops: the iterations left out are predicted from the steady ones.
- * The first iteration also holds the ranks' skew on entering the loop (one
- * rank waits for the others' first messages), which the left-out iterations
- * would not pay again; with two or more iterations it is not extrapolated. */
+/* Cut loops: a loop of n iterations cut from n * f stands for the
+ * application's iterations around each of its own: iteration j >= 1 for f of
+ * them, iteration 0 for itself and f - 1 more like iteration 1. Iteration 0
+ * also holds the ranks' skew on entering the loop (one rank waits for the
+ * others' first messages), which the left-out iterations would not pay
+ * again, so it is not extrapolated; and each iteration stands for its own
+ * part of the run, where the computation drifts through it (the generated
+ * course tables): a mean over the steady iterations would give the start of
+ * the run the weight of the rest. Predicted: t0 + (f - 1) t1 + f (t - t0). */
 static inline void skel_loop_begin(int l) { skel_loop_start[l] = MPI_Wtime(); }
 static inline void skel_loop_first(int l) { skel_loop_first_end[l] = MPI_Wtime(); }
+static inline void skel_loop_second(int l) { skel_loop_second_end[l] = MPI_Wtime(); }
 static inline void skel_loop_end(int l)
 {
-  double t = MPI_Wtime() - skel_loop_start[l], per = t / skel_loop_iters[l];
-  if (skel_loop_iters[l] >= 2) per = (t - (skel_loop_first_end[l] - skel_loop_start[l])) / (skel_loop_iters[l] - 1);
-  skel_loop_extra[l] += per * skel_loop_iters[l] * (skel_loop_factor[l] - 1.0);
+  double t = MPI_Wtime() - skel_loop_start[l], f = skel_loop_factor[l];
+  if (skel_loop_iters[l] < 2) {
+    skel_loop_extra[l] += t * (f - 1.0);
+    return;
+  }
+  {
+    double t0 = skel_loop_first_end[l] - skel_loop_start[l], t1 = skel_loop_second_end[l] - skel_loop_first_end[l];
+    skel_loop_extra[l] += (f - 1.0) * t1 + (f - 1.0) * (t - t0);
+  }
 }
 
 /* Right after the skeleton's MPI_Init: check the world, set up buffers and

@@ -1112,7 +1112,9 @@ void Emitter::emit_loop(uint32_t n, int depth, const std::string& loop_var, doub
   open_loops_.push_back({var, iters, node.count});
   emit_items(node.body, depth + 1, var, inner);
   open_loops_.pop_back();
-  if (c >= 0 && iters >= 2) body_ << in << "  if (" << var << " == 0) skel_loop_first(" << c << ");\n";
+  if (c >= 0 && iters >= 2)
+    body_ << in << "  if (" << var << " == 0) skel_loop_first(" << c << ");\n"
+          << in << "  else if (" << var << " == 1) skel_loop_second(" << c << ");\n";
   body_ << in << "}\n";
   if (c >= 0) body_ << in << "skel_loop_end(" << c << ");\n";
 }
