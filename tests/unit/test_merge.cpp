@@ -447,6 +447,31 @@ TEST(MergedFormat, DamagedFilesAreRejectedWithTheirName) {
   expect_error(read_file(std::string(SKEL_CORPUS_DIR) + "/text.skt"), "bad magic");
 }
 
+// A merged body without one of its sections (as an older writer wrote it);
+// `found`: whether the body had it.
+static std::string without_section(const std::string& body, MergedSection drop, bool& found) {
+  std::string out;
+  codec::Cursor c(reinterpret_cast<const uint8_t*>(body.data()), body.size());
+  found = false;
+  while (!c.at_end()) {
+    uint64_t id = 0, len = 0;
+    const uint8_t* data = nullptr;
+    if (!(c.varint(id) && c.varint(len) && c.bytes(len, data))) {
+      ADD_FAILURE() << "a body that does not parse";
+      return out;
+    }
+    if (id == static_cast<uint64_t>(drop)) {
+      found = true;
+      continue;
+    }
+    uint8_t b[10];
+    out.append(reinterpret_cast<char*>(b), static_cast<size_t>(codec::put_varint(b, id) - b));
+    out.append(reinterpret_cast<char*>(b), static_cast<size_t>(codec::put_varint(b, len) - b));
+    out.append(reinterpret_cast<const char*>(data), len);
+  }
+  return out;
+}
+
 // Section 12 (merged 1.2) holds the parameters added after 1.1. A reader
 // reads past descriptions of parameters newer than it knows, and rejects the
 // section where it comes before the events it describes.
@@ -469,20 +494,8 @@ TEST(MergedFormat, NewerParametersAreReadPastAndParametersBeforeTheEventsRejecte
     varint(more, static_cast<uint64_t>(ParamKind::kConst));
     varint(more, codec::zigzag(5));
   }
-  codec::Cursor c(reinterpret_cast<const uint8_t*>(body.data()), body.size());
   bool found = false;
-  while (!c.at_end()) {
-    uint64_t id = 0, len = 0;
-    const uint8_t* data = nullptr;
-    ASSERT_TRUE(c.varint(id) && c.varint(len) && c.bytes(len, data));
-    if (id == static_cast<uint64_t>(MergedSection::kMoreParams)) {
-      found = true;
-      continue;
-    }
-    varint(others, id);
-    varint(others, len);
-    others.append(reinterpret_cast<const char*>(data), len);
-  }
+  others = without_section(body, MergedSection::kMoreParams, found);
   ASSERT_TRUE(found) << "a 1.2 body has section 12";
   std::string section;
   varint(section, static_cast<uint64_t>(MergedSection::kMoreParams));
@@ -746,22 +759,8 @@ TEST(MergedFormat, TheGapFloorsOfEveryRankGoThroughTheFiles) {
   EXPECT_EQ(back.ranks[0].cpu_gap_floor_ns, 205.0);
   EXPECT_EQ(back.ranks[1].gap_floor_ns, 33.0);
   EXPECT_EQ(back.ranks[1].cpu_gap_floor_ns, 0.0);
-  std::string body = encode_merged_body(m, false), older;
-  codec::Cursor c(reinterpret_cast<const uint8_t*>(body.data()), body.size());
   bool found = false;
-  while (!c.at_end()) {
-    uint64_t id = 0, len = 0;
-    const uint8_t* data = nullptr;
-    ASSERT_TRUE(c.varint(id) && c.varint(len) && c.bytes(len, data));
-    if (id == static_cast<uint64_t>(MergedSection::kGapFloors)) {
-      found = true;
-      continue;
-    }
-    uint8_t b[20];
-    older.append(reinterpret_cast<char*>(b), static_cast<size_t>(codec::put_varint(b, id) - b));
-    older.append(reinterpret_cast<char*>(b), static_cast<size_t>(codec::put_varint(b, len) - b));
-    older.append(reinterpret_cast<const char*>(data), len);
-  }
+  std::string older = without_section(encode_merged_body(m, false), MergedSection::kGapFloors, found);
   ASSERT_TRUE(found);
   MergedTrace none = decode_merged_body(reinterpret_cast<const uint8_t*>(older.data()), older.size(), "older", false);
   EXPECT_EQ(none.ranks[0].gap_floor_ns, 0.0);
