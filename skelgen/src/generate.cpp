@@ -125,6 +125,7 @@ class Emitter {
   std::string work(uint32_t n, const std::vector<uint32_t>& ranks);
   double computation_ns(const FoldedNode& node, uint32_t r) const;
   std::string profile(uint32_t n);
+  std::string instance_counter(uint32_t n);
   int64_t comm_size(uint32_t n) const;
   int64_t type_size(int64_t d) const;
   void size_buffers(uint32_t n);
@@ -378,9 +379,7 @@ std::string Emitter::count(uint32_t n, Param pm) {
     std::string base = per_rank(n, std::string(param_name(pm)) + "_a", e.ranks, a);
     if (!linear) return base;
     std::string slope = per_rank(n, std::string(param_name(pm)) + "_b", e.ranks, b, "double");
-    if (counted_.insert(n).second)
-      tables_ << "static double n" << n << "_i; /* the application's instance of n" << n << " */\n";
-    return "(int)(" + base + " + " + slope + " * (double)n" + std::to_string(n) + "_i)";
+    return "(int)(" + base + " + " + slope + " * (double)" + instance_counter(n) + ")";
   }
   return param(n, pm, false);
 }
@@ -625,8 +624,11 @@ std::string Emitter::guard(uint32_t n) const {
 
 // The computation of node n's gap on rank r: its thread CPU time where the
 // trace measured that (ranks sharing cores), else its wall-clock time.
-static const RankStat* computation(const FoldedNode& node, uint32_t r) {
-  if (r < node.work.size() && node.work[r].n > 0) return &node.work[r];
+// `cpu` (optional): whether it is the thread CPU time.
+static const RankStat* computation(const FoldedNode& node, uint32_t r, bool* cpu = nullptr) {
+  const bool by_cpu = r < node.work.size() && node.work[r].n > 0;
+  if (cpu) *cpu = by_cpu;
+  if (by_cpu) return &node.work[r];
   return r < node.gap.size() && node.gap[r].n > 0 ? &node.gap[r] : nullptr;
 }
 
@@ -634,11 +636,20 @@ static const RankStat* computation(const FoldedNode& node, uint32_t r) {
 // tracer's own fixed cost in every gap (the trace header's gap floor, on the
 // clock the gap was measured with), which the application did not spend.
 double Emitter::computation_ns(const FoldedNode& node, uint32_t r) const {
-  const RankStat* c = computation(node, r);
+  bool cpu = false;
+  const RankStat* c = computation(node, r, &cpu);
   if (!c) return 0;
   const MergedRank& mr = m_.ranks.at(r);
-  double floor = r < node.work.size() && c == &node.work[r] ? mr.cpu_gap_floor_ns : mr.gap_floor_ns;
-  return std::max(0.0, c->mean - floor);
+  return std::max(0.0, c->mean - (cpu ? mr.cpu_gap_floor_ns : mr.gap_floor_ns));
+}
+
+// The application's instance number of node n, as the skeleton counts it
+// (n<id>_i: declared once, advanced after each instance by the open loops'
+// stride, so that a cut loop's instances stand for the application's).
+std::string Emitter::instance_counter(uint32_t n) {
+  const std::string name = "n" + std::to_string(n) + "_i";
+  if (counted_.insert(n).second) tables_ << "static double " << name << "; /* the application's instance of n" << n << " */\n";
+  return name;
 }
 
 // Kernel units of node n's computation gap, per rank.
@@ -663,9 +674,7 @@ std::string Emitter::profile(uint32_t n) {
   size_t parts = 0;
   for (const auto& f : node.profile) parts = std::max(parts, f.size());
   if (!parts || node.instances == 0) return "";
-  const std::string id = "n" + std::to_string(n);
-  if (counted_.insert(n).second)
-    tables_ << "static double " << id << "_i; /* the application's instance of " << id << " */\n";
+  const std::string id = "n" + std::to_string(n), counter = instance_counter(n);
   tables_ << "/* " << id << ": its computation through the run, in " << parts << " parts of its "
           << node.instances << " instances, as factors of its mean */\n";
   tables_ << "static const double " << id << "_course[SKEL_WORLD_SIZE][" << parts << "] = {";
@@ -678,7 +687,7 @@ std::string Emitter::profile(uint32_t n) {
     tables_ << "}" << (r + 1 < P_ ? "," : "");
   }
   tables_ << "\n};\n";
-  return " * " + id + "_course[skel_rank][skel_part(" + id + "_i, " + std::to_string(node.instances) + ", " +
+  return " * " + id + "_course[skel_rank][skel_part(" + counter + ", " + std::to_string(node.instances) + ", " +
          std::to_string(parts) + ")]";
 }
 
