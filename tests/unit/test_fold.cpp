@@ -729,6 +729,22 @@ TEST(Compress, DamagedFoldedFilesAreRejectedWithTheirName) {
   expect_error(with_rules([](skt::CountRule& ru) { ru.period = 0; }), "corrupt folded program (rule period)");
   // one cycle over the loop's iterations on one rank and over the instances on the other
   expect_error(with_rules([](skt::CountRule& ru) { ru.kind.back() = 4; }), "corrupt folded program (rule kind)");
+  // a computation profile (section 6) with a negative factor is rejected; one whose ranks have
+  // different numbers of parts is not written
+  {
+    skt::FoldedProgram q = cyc;
+    q.nodes.back().profile.assign(q.symbols.world_size, std::vector<double>(skt::kProfileParts, 1.0));
+    q.nodes.back().profile[0][3] = -1;
+    write_folded(dir + "/prof.skf", q);
+    expect_error(skt::testing::read_file(dir + "/prof.skf"), "corrupt folded program (profile factor)");
+    q.nodes.back().profile[0].resize(4, 1.0);
+    try {
+      write_folded(dir + "/prof2.skf", q);
+      ADD_FAILURE() << "wrote a profile whose ranks have different numbers of parts";
+    } catch (const skt::TraceError& e) {
+      EXPECT_NE(std::string(e.what()).find("profile parts differ between ranks"), std::string::npos) << e.what();
+    }
+  }
   // kind 4 alone reads back, with the call sites joined flag
   skt::FoldedProgram q = cyc;
   q.callsites_joined = true;

@@ -765,4 +765,13 @@ TEST(MergedFormat, TheGapFloorsOfEveryRankGoThroughTheFiles) {
   MergedTrace none = decode_merged_body(reinterpret_cast<const uint8_t*>(older.data()), older.size(), "older", false);
   EXPECT_EQ(none.ranks[0].gap_floor_ns, 0.0);
   EXPECT_EQ(none.ranks[0].cpu_gap_floor_ns, 0.0);
+  m.ranks[1].gap_floor_ns = -1;  // no span is shorter than nothing
+  write_merged(dir + "/bad.skm", m);
+  try {
+    read_merged(dir + "/bad.skm");
+    ADD_FAILURE() << "read a negative gap floor";
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find(dir + "/bad.skm: corrupt merged trace (gap floor)"), std::string::npos)
+        << e.what();
+  }
 }

@@ -143,6 +143,18 @@ TEST(TraceFormat, AHeaderBeforeTheGapFloorsReadsWithNone) {
     EXPECT_EQ(f.header().cpu_gap_floor_ns, 0.0);
     EXPECT_EQ(read_all(f).size(), 10u);
   }
+  {
+    TraceHeader h = sample_header(0, 1, 5);  // a floor no span can have
+    h.gap_floor_ns = -3;
+    std::string bad = dir + "/rank-00001.skt";
+    write_trace(bad, h, random_events(3, 2), 4096, EndStatus::kFinalized);
+    try {
+      TraceFile f(bad);
+      ADD_FAILURE() << "read a negative gap floor";
+    } catch (const TraceError& e) {
+      EXPECT_NE(std::string(e.what()).find("corrupt header (gap floors out of range)"), std::string::npos) << e.what();
+    }
+  }
   std::memcpy(&old[at + 2], &kVersionMinor, 2);  // 1.4 without them
   write_file(path, old);
   try {
