@@ -11,6 +11,13 @@ namespace {
 
 bool is_peer(Param p) { return p == Param::peer || p == Param::peer2; }
 
+// A non-blocking send or receive only posts its message and returns: it does
+// not count as a rank's turn in the merge's fairness (below).
+bool posts_a_message(uint32_t f) {
+  return f == kFunc_MPI_Isend || f == kFunc_MPI_Issend || f == kFunc_MPI_Ibsend || f == kFunc_MPI_Irsend ||
+         f == kFunc_MPI_Irecv;
+}
+
 // The most compact exact description of values[k] of ranks[k]; tables go to
 // e.tables. `cart` tries a Cartesian-neighbour rule (needs the whole event).
 template <typename CartTry>
@@ -164,7 +171,7 @@ MergedTrace merge(Loaded& in, const Options& opt) {
     }
     for (uint32_t r : ranks) {
       const RankEvent& re = in.ranks[r].events[cur[r]];
-      last_served[r] = static_cast<int64_t>(idx);
+      if (!posts_a_message(id.func)) last_served[r] = static_cast<int64_t>(idx);
       m.ranks[r].gaps.push_back(re.gap);
       m.ranks[r].durations.push_back(re.dur);
       if (in.ranks[r].cpu_work) m.ranks[r].works.push_back(re.work);
@@ -197,7 +204,9 @@ MergedTrace merge(Loaded& in, const Options& opt) {
     // the candidate whose ranks were served longest ago wins, so that no rank
     // runs ahead of the others: in a pipeline (every candidate blocked) this
     // keeps the ranks in step and the merged program periodic like the
-    // application. Then more ranks, then the lowest rank.
+    // application. Posting a message (Isend, Irecv) is not a turn: a master
+    // that posts an Irecv and waits for it keeps pace with a worker that
+    // makes one Send a round. Then more ranks, then the lowest rank.
     uint32_t best = 0;
     bool best_free = false;
     int64_t best_served = 0;

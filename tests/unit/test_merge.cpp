@@ -240,6 +240,48 @@ TEST(Merge, AnySourceReceivesKeepTheMatchedSource) {
   EXPECT_EQ(sources, (std::vector<int64_t>{3, 2, 1}));
 }
 
+// A master posts an MPI_ANY_SOURCE Irecv and waits for it, round after
+// round; the worker makes one Send a round. The merged order must keep the
+// application's pace, one Send per round, at every point: a merge that
+// counts the Irecv as the master's turn let the worker's sends run two per
+// round, and the loop had more sends than receives (the generator could not
+// cut it).
+TEST(Merge, AWorkerKeepsPaceWithAMasterThatPostsAndWaits) {
+  const int rounds = 40;
+  auto res = run(2, [&](uint32_t r) {
+    std::vector<Syn> v{simple(kFunc_MPI_Init, 0)};
+    for (int k = 0; k < rounds; ++k) {
+      if (r == 0) {
+        Syn irecv = recv(1, 1);
+        irecv.func = kFunc_MPI_Irecv;
+        irecv.flags = kFlagAnySource;
+        irecv.reqs = {k};
+        Syn wait = simple(kFunc_MPI_Waitany, 2);
+        wait.reqs = {k};
+        wait.comm = kNone;
+        v.insert(v.end(), {irecv, wait});
+      } else {
+        v.push_back(send(3, 0));
+      }
+    }
+    v.push_back(simple(kFunc_MPI_Finalize, 4));
+    return v;
+  });
+  const MergedTrace& m = res.merged;
+  // Rounds the master has begun (Irecv) against the worker's sends, after
+  // every merged event: the worker may be one ahead or one behind, no more.
+  int begun = 0, sent = 0, worst = 0;
+  for (size_t i = 0; i < m.events.size(); ++i) {
+    uint32_t f = func_of(m, i);
+    begun += f == kFunc_MPI_Irecv;
+    sent += f == kFunc_MPI_Send;
+    worst = std::max(worst, std::abs(sent - begun));
+  }
+  EXPECT_EQ(begun, rounds);
+  EXPECT_EQ(sent, rounds);
+  EXPECT_LE(worst, 1);
+}
+
 TEST(Merge, SubCommunicatorsAreOneSymbolWithPerRankGroups) {
   const uint32_t P = 5;
   auto res = run(P, [&](uint32_t r) {
