@@ -1,6 +1,7 @@
 #include "safe_order.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <tuple>
 
@@ -30,7 +31,21 @@ struct End {
   int64_t peer = 0, comm = 0, tag = 0;
   uint32_t message = UINT32_MAX;
   uint32_t pos = 0;  // the place in the run of the node that posts it
+  uint32_t node = 0;
+  Param tag_param = Param::tag;
 };
+
+// The tag of node n on rank r at the j-th time the run is made: the
+// symbol's, or the node's rule where the tag changes between instances
+// (linear, or a cycle over the loop's iterations or the instances; the
+// nodes of one run share their loop, so they are at the same j together).
+int64_t tag_at(const FoldedProgram& p, uint32_t n, Param tag, uint32_t r, uint64_t j) {
+  const CountRule* rule = p.nodes[n].rule(tag);
+  if (!rule || r >= rule->kind.size() || !rule->kind[r])
+    return p.symbols.value(p.symbols.events[static_cast<size_t>(p.nodes[n].symbol)], tag, r);
+  if (rule->is_cycle()) return rule->cycle[r * rule->period + j % rule->period];
+  return std::llround(rule->a[r] + (rule->kind[r] == 1 ? rule->b[r] * static_cast<double>(j) : 0.0));
+}
 
 bool simulate(const std::vector<std::vector<Op>>& ops, const std::vector<End>& ends, size_t messages) {
   std::vector<uint8_t> posted(ends.size(), 0);
@@ -127,7 +142,8 @@ SafeOrder simulated_order(const FoldedProgram& p, const RequestSlots& slots, con
         x.rank = r;
         x.peer = w;
         x.comm = id.comm;
-        x.tag = m.value(e, tag, r);
+        x.tag_param = tag;
+        x.node = n;
         x.pos = pos;
         ends.push_back(x);
         o.sides.push_back(static_cast<uint32_t>(ends.size() - 1));
@@ -173,16 +189,44 @@ SafeOrder simulated_order(const FoldedProgram& p, const RequestSlots& slots, con
       ops[r].push_back(o);
     }
   }
-  // Pair the k-th send s->d with the k-th receive at d from s (same comm and tag).
-  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t>, std::vector<uint32_t>> sends, recvs;
-  for (uint32_t i = 0; i < ends.size(); ++i) {
-    const End& x = ends[i];
-    if (x.tag == -1 && !x.send) return out;  // MPI_ANY_TAG
-    auto key = x.send ? std::make_tuple(x.comm, int64_t(x.rank), x.peer, x.tag)
-                      : std::make_tuple(x.comm, x.peer, int64_t(x.rank), x.tag);
-    (x.send ? sends : recvs)[key].push_back(i);
+  // Pair the k-th send s->d with the k-th receive at d from s (same comm and
+  // tag), with the tags of the run's j-th time. Tags that change between
+  // instances must pair the same way every time: where the run's receive
+  // takes the message its send made the time before (a loop entered in the
+  // middle of a step), the messages cross the run, and it is not ours.
+  const uint64_t times = std::max<uint64_t>(1, std::min<uint64_t>(p.nodes[run[0]].instances, 128));
+  std::vector<std::pair<uint32_t, uint32_t>> first_pairs, same_pairs;
+  for (uint64_t j = 0; j < times; ++j) {
+    bool varies = false;
+    for (End& x : ends) {
+      varies |= p.nodes[x.node].rule(x.tag_param) != nullptr;
+      x.tag = tag_at(p, x.node, x.tag_param, x.rank, j);
+    }
+    if (j > 0 && !varies) break;
+    std::map<std::tuple<int64_t, int64_t, int64_t, int64_t>, std::vector<uint32_t>> sends, recvs;
+    for (uint32_t i = 0; i < ends.size(); ++i) {
+      const End& x = ends[i];
+      if (x.tag == -1 && !x.send) return out;  // MPI_ANY_TAG
+      auto key = x.send ? std::make_tuple(x.comm, int64_t(x.rank), x.peer, x.tag)
+                        : std::make_tuple(x.comm, x.peer, int64_t(x.rank), x.tag);
+      (x.send ? sends : recvs)[key].push_back(i);
+    }
+    if (sends.size() != recvs.size()) return out;
+    std::vector<std::pair<uint32_t, uint32_t>> pairs;
+    for (auto& [key, s] : sends) {
+      auto it = recvs.find(key);
+      if (it == recvs.end() || it->second.size() != s.size()) return out;  // crosses the run: not ours
+      for (size_t k = 0; k < s.size(); ++k) pairs.emplace_back(s[k], it->second[k]);
+    }
+    if (j == 0) {
+      first_pairs = pairs;  // in the order of (comm, source, dest, tag, k)
+      std::sort(pairs.begin(), pairs.end());
+      same_pairs = pairs;
+    } else {
+      std::sort(pairs.begin(), pairs.end());
+      if (pairs != same_pairs) return out;
+    }
   }
-  if (sends.size() != recvs.size()) return out;
   // The global order of the messages: by where the run first posts an end
   // of each (the merged order, which follows the application's time), then
   // by (comm, source, dest, tag, k). Any total order is deadlock-free; this
@@ -190,12 +234,7 @@ SafeOrder simulated_order(const FoldedProgram& p, const RequestSlots& slots, con
   // trip, where ordering by source alone let rank 1 answer late, after the
   // step's other exchanges, and the skeleton's step ran 13 % short
   // (tests/apps/ring).
-  std::vector<std::pair<uint32_t, uint32_t>> message_ends;  // (send end, receive end)
-  for (auto& [key, s] : sends) {
-    auto it = recvs.find(key);
-    if (it == recvs.end() || it->second.size() != s.size()) return out;  // crosses the run: not ours
-    for (size_t k = 0; k < s.size(); ++k) message_ends.emplace_back(s[k], it->second[k]);
-  }
+  std::vector<std::pair<uint32_t, uint32_t>> message_ends = first_pairs;  // (send end, receive end)
   std::stable_sort(message_ends.begin(), message_ends.end(), [&](const auto& a, const auto& b) {
     return std::min(ends[a.first].pos, ends[a.second].pos) < std::min(ends[b.first].pos, ends[b.second].pos);
   });

@@ -303,6 +303,65 @@ TEST(Generate, ABlockingRoundTripStaysARoundTripWhenTheStepIsReordered) {
   }
 }
 
+TEST(Generate, MessagesThatCrossTheLoopsIterationsAreNotOrderedAsOneStep) {
+  // Each iteration i, rank 0 sends A to rank 1 and waits for its answer B,
+  // then sends C, with tags 3i, 3i+1, 3i+2 (a linear rule per node). The
+  // merge can enter such a loop in the middle of a step: the body then
+  // starts with the step's later calls and ends with the next iteration's
+  // first ones, whose nodes count their instances from that iteration (rule
+  // a + b). Here the body is rotated so. Its messages cross the iterations:
+  // safe_order() must not pair them as if they were one step. It did, by the
+  // symbols' tags (those of the iteration before the loop), and gave ranks
+  // an order that waits on a message sent only in the next iteration (a
+  // 4-rank ring skeleton hung so).
+  auto message = [&](uint32_t func, uint32_t site, int64_t peer, int64_t tag) {
+    skt::testing::Syn s = call(func, site);
+    s.peer = peer;
+    s.tag = tag;
+    s.count = 8;
+    return s;
+  };
+  const uint32_t kSend = skt::kFunc_MPI_Send, kRecv = skt::kFunc_MPI_Recv;
+  const std::vector<std::pair<uint32_t, int64_t>> app[2] = {
+      {{kSend, 0}, {kRecv, 1}, {kSend, 2}},
+      {{kRecv, 0}, {kSend, 1}, {kRecv, 2}}};
+  skt::FoldedProgram p = folded_from(2, [&](uint32_t r) {
+    std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0)};
+    for (int i = 0; i < 20; ++i) {
+      uint32_t site = 1 + 3 * r;
+      for (const auto& [func, tag] : app[r]) v.push_back(message(func, site++, 1 - r, 3 * i + tag));
+    }
+    v.push_back(call(skt::kFunc_MPI_Finalize, 9));
+    return v;
+  });
+  skt::FoldedNode* loop = nullptr;
+  for (skt::FoldedNode& n : p.nodes)
+    if (n.is_loop() && n.count == 20) loop = &n;
+  ASSERT_NE(loop, nullptr) << "the 20 iterations fold into one loop";
+  ASSERT_EQ(loop->body.size(), 6u);
+  skt::gen::RequestSlots slots = skt::gen::assign_request_slots(p);
+  ASSERT_EQ(skt::gen::safe_order(p, slots, loop->body).verdict, skt::gen::SafeOrder::kReordered)
+      << "the step as one iteration is ordered (ABlockingRoundTripStaysARoundTripWhenTheStepIsReordered)";
+  for (size_t moved = 1; moved < 6; ++moved) {
+    SCOPED_TRACE("the body's first " + std::to_string(moved) + " calls moved to its end");
+    skt::FoldedProgram q = p;
+    skt::FoldedNode& body_loop = q.nodes[static_cast<size_t>(loop - p.nodes.data())];
+    for (size_t k = 0; k < moved; ++k) {
+      skt::FoldedNode& n = q.nodes[body_loop.body[k]];
+      bool has_tag_rule = false;
+      for (skt::CountRule& rule : n.rules)
+        if (rule.param == skt::Param::tag) {
+          has_tag_rule = true;
+          for (size_t r = 0; r < rule.a.size(); ++r) rule.a[r] += rule.b[r];  // from the next iteration on
+        }
+      ASSERT_TRUE(has_tag_rule) << "the tags follow the iteration";
+    }
+    std::rotate(body_loop.body.begin(), body_loop.body.begin() + static_cast<long>(moved), body_loop.body.end());
+    skt::gen::RequestSlots rotated_slots = skt::gen::assign_request_slots(q);
+    EXPECT_NE(skt::gen::safe_order(q, rotated_slots, body_loop.body).verdict, skt::gen::SafeOrder::kReordered);
+  }
+}
+
 TEST(Generate, AForwardedSendSendsFromTheReceiveBuffer) {
   // Three Sendrecv call sites on 3 ranks: at the first ranks 1 and 2 send
   // what their last blocking receive filled (trace flag forwards), at the
