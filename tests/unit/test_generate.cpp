@@ -40,6 +40,31 @@ skt::testing::Syn call(uint32_t func, uint32_t site) {
   return s;
 }
 
+// A point-to-point call of 8 elements with peer and tag.
+skt::testing::Syn message(uint32_t func, uint32_t site, int64_t peer, int64_t tag) {
+  skt::testing::Syn s = call(func, site);
+  s.peer = peer;
+  s.tag = tag;
+  s.count = 8;
+  return s;
+}
+
+// The application's calls per rank, (function, tag), made 20 times between
+// MPI_Init and MPI_Finalize, the i-th time with tags + stride * i; each call
+// its own call site, the peer the other rank.
+using RankCalls = std::vector<std::pair<uint32_t, int64_t>>;
+skt::FoldedProgram twenty_times(const RankCalls (&app)[2], int64_t stride) {
+  return folded_from(2, [&](uint32_t r) {
+    std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0)};
+    for (int i = 0; i < 20; ++i) {
+      uint32_t site = 1 + 3 * r;
+      for (const auto& [func, tag] : app[r]) v.push_back(message(func, site++, 1 - r, tag + stride * i));
+    }
+    v.push_back(call(skt::kFunc_MPI_Finalize, 9));
+    return v;
+  });
+}
+
 }  // namespace
 
 TEST(Generate, ARankThatFinalizesBeforeTheOthersStopsThere) {
@@ -263,27 +288,10 @@ TEST(Generate, ABlockingRoundTripStaysARoundTripWhenTheStepIsReordered) {
   // rank its own order by one global order of the messages. That order must
   // be the application's: by (source, tag) alone rank 0 sent C before it
   // received B, and rank 1 answered B last, after the step's other messages.
-  auto message = [&](uint32_t func, uint32_t site, int64_t peer, int64_t tag) {
-    skt::testing::Syn s = call(func, site);
-    s.peer = peer;
-    s.tag = tag;
-    s.count = 8;
-    return s;
-  };
   const uint32_t kSend = skt::kFunc_MPI_Send, kRecv = skt::kFunc_MPI_Recv;
   // the application's order, per rank: (function, tag)
-  const std::vector<std::pair<uint32_t, int64_t>> app[2] = {
-      {{kSend, 0}, {kRecv, 1}, {kSend, 5}},
-      {{kRecv, 0}, {kSend, 1}, {kRecv, 5}}};
-  skt::FoldedProgram p = folded_from(2, [&](uint32_t r) {
-    std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0)};
-    for (int i = 0; i < 20; ++i) {
-      uint32_t site = 1 + 3 * r;
-      for (const auto& [func, tag] : app[r]) v.push_back(message(func, site++, 1 - r, tag));
-    }
-    v.push_back(call(skt::kFunc_MPI_Finalize, 9));
-    return v;
-  });
+  const RankCalls app[2] = {{{kSend, 0}, {kRecv, 1}, {kSend, 5}}, {{kRecv, 0}, {kSend, 1}, {kRecv, 5}}};
+  skt::FoldedProgram p = twenty_times(app, 0);
   const skt::FoldedNode* loop = nullptr;
   for (const skt::FoldedNode& n : p.nodes)
     if (n.is_loop() && n.count == 20) loop = &n;
@@ -294,7 +302,7 @@ TEST(Generate, ABlockingRoundTripStaysARoundTripWhenTheStepIsReordered) {
   ASSERT_EQ(o.verdict, skt::gen::SafeOrder::kReordered) << "sends first blocks under rendezvous";
   for (uint32_t r = 0; r < 2; ++r) {
     SCOPED_TRACE("rank " + std::to_string(r));
-    std::vector<std::pair<uint32_t, int64_t>> got;
+    RankCalls got;
     for (uint32_t n : o.order[r]) {
       const skt::MergedEvent& e = p.symbols.events[static_cast<size_t>(p.nodes[n].symbol)];
       got.emplace_back(p.symbols.identities[e.identity].func, p.symbols.value(e, skt::Param::tag, r));
@@ -314,26 +322,9 @@ TEST(Generate, MessagesThatCrossTheLoopsIterationsAreNotOrderedAsOneStep) {
   // symbols' tags (those of the iteration before the loop), and gave ranks
   // an order that waits on a message sent only in the next iteration (a
   // 4-rank ring skeleton hung so).
-  auto message = [&](uint32_t func, uint32_t site, int64_t peer, int64_t tag) {
-    skt::testing::Syn s = call(func, site);
-    s.peer = peer;
-    s.tag = tag;
-    s.count = 8;
-    return s;
-  };
   const uint32_t kSend = skt::kFunc_MPI_Send, kRecv = skt::kFunc_MPI_Recv;
-  const std::vector<std::pair<uint32_t, int64_t>> app[2] = {
-      {{kSend, 0}, {kRecv, 1}, {kSend, 2}},
-      {{kRecv, 0}, {kSend, 1}, {kRecv, 2}}};
-  skt::FoldedProgram p = folded_from(2, [&](uint32_t r) {
-    std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0)};
-    for (int i = 0; i < 20; ++i) {
-      uint32_t site = 1 + 3 * r;
-      for (const auto& [func, tag] : app[r]) v.push_back(message(func, site++, 1 - r, 3 * i + tag));
-    }
-    v.push_back(call(skt::kFunc_MPI_Finalize, 9));
-    return v;
-  });
+  const RankCalls app[2] = {{{kSend, 0}, {kRecv, 1}, {kSend, 2}}, {{kRecv, 0}, {kSend, 1}, {kRecv, 2}}};
+  skt::FoldedProgram p = twenty_times(app, 3);
   skt::FoldedNode* loop = nullptr;
   for (skt::FoldedNode& n : p.nodes)
     if (n.is_loop() && n.count == 20) loop = &n;
@@ -372,13 +363,6 @@ TEST(Generate, AReorderedStepKeepsTheOrderOfReceivesFromOneSourceAndTag) {
   // posting calls go first) gives it the first message, and the Recv waits
   // for the second, which rank 1 sends only after rank 0's later send: NPB
   // LU's 16-rank skeleton hung so. Checked against that rule, not a golden.
-  auto message = [&](uint32_t func, uint32_t site, int64_t peer, int64_t tag) {
-    skt::testing::Syn s = call(func, site);
-    s.peer = peer;
-    s.tag = tag;
-    s.count = 8;
-    return s;
-  };
   const uint32_t kSend = skt::kFunc_MPI_Send, kRecv = skt::kFunc_MPI_Recv, kIrecv = skt::kFunc_MPI_Irecv;
   skt::FoldedProgram p = folded_from(2, [&](uint32_t r) {
     std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0)};
