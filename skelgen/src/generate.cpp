@@ -97,6 +97,7 @@ class Emitter {
   bool cuttable(uint32_t loop, double program) const;
   bool closed(uint32_t loop) const;
   std::vector<std::pair<int64_t, double>> peers(uint32_t n, Param pm, uint32_t r) const;
+  std::vector<int64_t> tags(uint32_t n, Param pm, uint32_t r) const;
   double share(uint32_t n, double program) const;
 
   // Per-rank C values -> a literal when all participants agree, else a
@@ -192,10 +193,47 @@ std::vector<std::pair<int64_t, double>> Emitter::peers(uint32_t n, Param pm, uin
   return out;
 }
 
+// Rank r's tag at node n over its first instances (one value if it does not
+// change): a message pairs within one iteration only where the send's and
+// the receive's agree. A send whose tag runs one round ahead of its
+// receive's (tag i+2 against i+3: the message crosses the iterations) would
+// never find its receive once the loop is cut.
+std::vector<int64_t> Emitter::tags(uint32_t n, Param pm, uint32_t r) const {
+  const CountRule* rule = p_.nodes[n].rule(pm);
+  if (!rule || r >= rule->kind.size() || !rule->kind[r]) return {m_.value(event(n), pm, r)};
+  std::vector<int64_t> out;
+  if (rule->is_cycle())
+    out.assign(rule->cycle.begin() + static_cast<long>(r * rule->period),
+               rule->cycle.begin() + static_cast<long>((r + 1) * rule->period));
+  else
+    for (int j = 0; j < 4; ++j)
+      out.push_back(std::llround(rule->a[r] + (rule->kind[r] == 1 ? rule->b[r] * j : 0.0)));
+  if (std::all_of(out.begin(), out.end(), [&](int64_t t) { return t == out[0]; })) out.resize(1);
+  return out;
+}
+
 bool Emitter::closed(uint32_t loop) const {
-  using Key = std::tuple<int64_t, int64_t, int64_t>;  // sender, receiver (world), communicator
+  // sender, receiver (world), communicator, tag (empty: MPI_ANY_TAG somewhere in the loop)
+  using Key = std::tuple<int64_t, int64_t, int64_t, std::vector<int64_t>>;
   std::map<Key, double> sent, received;
-  std::map<std::pair<int64_t, int64_t>, double> into, taken;  // per receiver and communicator
+  std::map<std::tuple<int64_t, int64_t, std::vector<int64_t>>, double> into, taken;  // per receiver, comm, tag
+  bool any_tag = false;
+  std::function<void(const std::vector<uint32_t>&)> find_any_tag = [&](const std::vector<uint32_t>& items) {
+    for (uint32_t id : items) {
+      const FoldedNode& n = p_.nodes[id];
+      if (n.is_loop()) {
+        find_any_tag(n.body);
+        continue;
+      }
+      const MergedEvent& e = m_.events[static_cast<size_t>(n.symbol)];
+      const MessageRole role = message_role(m_.identities[e.identity].func);
+      if (role != MessageRole::kRecv && role != MessageRole::kSendRecv) continue;
+      for (uint32_t r : e.ranks)
+        for (int64_t t : tags(id, role == MessageRole::kSendRecv ? Param::tag2 : Param::tag, r)) any_tag |= t == -1;
+    }
+  };
+  find_any_tag(p_.nodes[loop].body);
+  auto tag_of = [&](uint32_t id, Param pm, uint32_t r) { return any_tag ? std::vector<int64_t>{} : tags(id, pm, r); };
   std::function<void(const std::vector<uint32_t>&, double)> walk = [&](const std::vector<uint32_t>& items,
                                                                        double times) {
     for (uint32_t id : items) {
@@ -209,18 +247,22 @@ bool Emitter::closed(uint32_t loop) const {
       const MessageRole role = message_role(idn.func);
       bool send = role == MessageRole::kSend, both = role == MessageRole::kSendRecv, recv = role == MessageRole::kRecv;
       for (uint32_t r : e.ranks) {
-        if (send || both)
+        if (send || both) {
+          const std::vector<int64_t> tag = tag_of(id, Param::tag, r);
           for (const auto& [to, share] : peers(id, Param::peer, r))
             if (to >= 0) {
-              sent[{r, to, idn.comm}] += times * share;
-              into[{to, idn.comm}] += times * share;
+              sent[{r, to, idn.comm, tag}] += times * share;
+              into[{to, idn.comm, tag}] += times * share;
             }
-        if (recv || both)
+        }
+        if (recv || both) {
+          const std::vector<int64_t> tag = tag_of(id, both ? Param::tag2 : Param::tag, r);
           for (const auto& [from, share] : peers(id, both ? Param::peer2 : Param::peer, r)) {
             if (idn.peer_class != 2 && from < 0) continue;  // MPI_PROC_NULL
-            if (idn.peer_class != 2) received[{from, r, idn.comm}] += times * share;
-            taken[{r, idn.comm}] += times * share;
+            if (idn.peer_class != 2) received[{from, r, idn.comm, tag}] += times * share;
+            taken[{r, idn.comm, tag}] += times * share;
           }
+        }
       }
     }
   };
@@ -229,7 +271,7 @@ bool Emitter::closed(uint32_t loop) const {
     auto it = sent.find(k);
     if (it == sent.end() || it->second < v - 1e-9) return false;
   }
-  std::set<std::pair<int64_t, int64_t>> ends;
+  std::set<std::tuple<int64_t, int64_t, std::vector<int64_t>>> ends;
   for (const auto& [k, v] : into) ends.insert(k);
   for (const auto& [k, v] : taken) ends.insert(k);
   for (const auto& k : ends)
