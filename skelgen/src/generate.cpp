@@ -200,14 +200,9 @@ std::vector<std::pair<int64_t, double>> Emitter::peers(uint32_t n, Param pm, uin
 // never find its receive once the loop is cut.
 std::vector<int64_t> Emitter::tags(uint32_t n, Param pm, uint32_t r) const {
   const CountRule* rule = p_.nodes[n].rule(pm);
-  if (!rule || r >= rule->kind.size() || !rule->kind[r]) return {m_.value(event(n), pm, r)};
+  const uint64_t times = rule && rule->is_cycle() ? rule->period : 4;
   std::vector<int64_t> out;
-  if (rule->is_cycle())
-    out.assign(rule->cycle.begin() + static_cast<long>(r * rule->period),
-               rule->cycle.begin() + static_cast<long>((r + 1) * rule->period));
-  else
-    for (int j = 0; j < 4; ++j)
-      out.push_back(std::llround(rule->a[r] + (rule->kind[r] == 1 ? rule->b[r] * j : 0.0)));
+  for (uint64_t j = 0; j < times; ++j) out.push_back(value_at(p_, n, pm, r, j));
   if (std::all_of(out.begin(), out.end(), [&](int64_t t) { return t == out[0]; })) out.resize(1);
   return out;
 }
@@ -217,23 +212,7 @@ bool Emitter::closed(uint32_t loop) const {
   using Key = std::tuple<int64_t, int64_t, int64_t, std::vector<int64_t>>;
   std::map<Key, double> sent, received;
   std::map<std::tuple<int64_t, int64_t, std::vector<int64_t>>, double> into, taken;  // per receiver, comm, tag
-  bool any_tag = false;
-  std::function<void(const std::vector<uint32_t>&)> find_any_tag = [&](const std::vector<uint32_t>& items) {
-    for (uint32_t id : items) {
-      const FoldedNode& n = p_.nodes[id];
-      if (n.is_loop()) {
-        find_any_tag(n.body);
-        continue;
-      }
-      const MergedEvent& e = m_.events[static_cast<size_t>(n.symbol)];
-      const MessageRole role = message_role(m_.identities[e.identity].func);
-      if (role != MessageRole::kRecv && role != MessageRole::kSendRecv) continue;
-      for (uint32_t r : e.ranks)
-        for (int64_t t : tags(id, role == MessageRole::kSendRecv ? Param::tag2 : Param::tag, r)) any_tag |= t == -1;
-    }
-  };
-  find_any_tag(p_.nodes[loop].body);
-  auto tag_of = [&](uint32_t id, Param pm, uint32_t r) { return any_tag ? std::vector<int64_t>{} : tags(id, pm, r); };
+  bool any_tag = false;  // a receive with MPI_ANY_TAG: the tags are left out of the keys
   std::function<void(const std::vector<uint32_t>&, double)> walk = [&](const std::vector<uint32_t>& items,
                                                                        double times) {
     for (uint32_t id : items) {
@@ -248,7 +227,7 @@ bool Emitter::closed(uint32_t loop) const {
       bool send = role == MessageRole::kSend, both = role == MessageRole::kSendRecv, recv = role == MessageRole::kRecv;
       for (uint32_t r : e.ranks) {
         if (send || both) {
-          const std::vector<int64_t> tag = tag_of(id, Param::tag, r);
+          const std::vector<int64_t> tag = tags(id, Param::tag, r);
           for (const auto& [to, share] : peers(id, Param::peer, r))
             if (to >= 0) {
               sent[{r, to, idn.comm, tag}] += times * share;
@@ -256,7 +235,8 @@ bool Emitter::closed(uint32_t loop) const {
             }
         }
         if (recv || both) {
-          const std::vector<int64_t> tag = tag_of(id, both ? Param::tag2 : Param::tag, r);
+          const std::vector<int64_t> tag = tags(id, both ? Param::tag2 : Param::tag, r);
+          any_tag |= std::find(tag.begin(), tag.end(), -1) != tag.end();
           for (const auto& [from, share] : peers(id, both ? Param::peer2 : Param::peer, r)) {
             if (idn.peer_class != 2 && from < 0) continue;  // MPI_PROC_NULL
             if (idn.peer_class != 2) received[{from, r, idn.comm, tag}] += times * share;
@@ -267,6 +247,21 @@ bool Emitter::closed(uint32_t loop) const {
     }
   };
   walk(p_.nodes[loop].body, 1.0);
+  if (any_tag) {
+    auto without_tags = [](auto& counts) {
+      std::decay_t<decltype(counts)> out;
+      for (const auto& [k, v] : counts) {
+        auto key = k;
+        std::get<std::tuple_size_v<std::decay_t<decltype(key)>> - 1>(key).clear();
+        out[key] += v;
+      }
+      counts.swap(out);
+    };
+    without_tags(sent);
+    without_tags(received);
+    without_tags(into);
+    without_tags(taken);
+  }
   for (const auto& [k, v] : received) {
     auto it = sent.find(k);
     if (it == sent.end() || it->second < v - 1e-9) return false;

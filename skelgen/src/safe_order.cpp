@@ -15,6 +15,18 @@ bool is_point_to_point(uint32_t f) {
          f == kFunc_MPI_Waitany || f == kFunc_MPI_Waitsome;
 }
 
+// Parameter pm of node n on rank r at its j-th instance: the symbol's, or
+// the node's rule where it changes between instances (linear, a mean, or a
+// cycle over the loop's iterations or the instances; the nodes of one
+// loop body are at the same j together).
+int64_t value_at(const FoldedProgram& p, uint32_t n, Param pm, uint32_t r, uint64_t j) {
+  const CountRule* rule = p.nodes[n].rule(pm);
+  if (!rule || r >= rule->kind.size() || !rule->kind[r])
+    return p.symbols.value(p.symbols.events[static_cast<size_t>(p.nodes[n].symbol)], pm, r);
+  if (rule->is_cycle()) return rule->cycle[r * rule->period + j % rule->period];
+  return std::llround(rule->a[r] + (rule->kind[r] == 1 ? rule->b[r] * static_cast<double>(j) : 0.0));
+}
+
 namespace {
 
 struct Op {
@@ -35,17 +47,6 @@ struct End {
   Param tag_param = Param::tag;
 };
 
-// The tag of node n on rank r at the j-th time the run is made: the
-// symbol's, or the node's rule where the tag changes between instances
-// (linear, or a cycle over the loop's iterations or the instances; the
-// nodes of one run share their loop, so they are at the same j together).
-int64_t tag_at(const FoldedProgram& p, uint32_t n, Param tag, uint32_t r, uint64_t j) {
-  const CountRule* rule = p.nodes[n].rule(tag);
-  if (!rule || r >= rule->kind.size() || !rule->kind[r])
-    return p.symbols.value(p.symbols.events[static_cast<size_t>(p.nodes[n].symbol)], tag, r);
-  if (rule->is_cycle()) return rule->cycle[r * rule->period + j % rule->period];
-  return std::llround(rule->a[r] + (rule->kind[r] == 1 ? rule->b[r] * static_cast<double>(j) : 0.0));
-}
 
 bool simulate(const std::vector<std::vector<Op>>& ops, const std::vector<End>& ends, size_t messages) {
   std::vector<uint8_t> posted(ends.size(), 0);
@@ -219,7 +220,7 @@ SafeOrder simulated_order(const FoldedProgram& p, const RequestSlots& slots, con
     bool varies = false;
     for (End& x : ends) {
       varies |= p.nodes[x.node].rule(x.tag_param) != nullptr;
-      x.tag = tag_at(p, x.node, x.tag_param, x.rank, j);
+      x.tag = value_at(p, x.node, x.tag_param, x.rank, j);
     }
     if (j > 0 && !varies) break;
     std::map<std::tuple<int64_t, int64_t, int64_t, int64_t>, std::vector<uint32_t>> sends, recvs;

@@ -28,6 +28,10 @@ namespace skt::gen {
 // Calls safe_order() may reorder: sends, receives, Sendrecv, Wait*.
 bool is_point_to_point(uint32_t func);
 
+// Parameter pm of event node n on rank r at its j-th instance (the node's
+// rule where the value changes between instances, else its symbol's).
+int64_t value_at(const FoldedProgram& p, uint32_t n, Param pm, uint32_t r, uint64_t j);
+
 struct SafeOrder {
   enum Verdict { kAsEmitted, kReordered, kUnproven } verdict = kAsEmitted;
   std::vector<std::vector<uint32_t>> order;  // kReordered: per world rank, the run's nodes it calls, in order
