@@ -53,7 +53,7 @@ void normalize(RankData& rank, const std::vector<Identity>& identities, int64_t 
   auto pair_key = [&](size_t q) {
     return (static_cast<uint64_t>(identities[ev[q - 1].identity].callsite) << 32) | identities[ev[q].identity].callsite;
   };
-  const bool cut_at_work = step_gap_ns > 0;  // off by default (merge.h): nothing to measure
+  const bool cut_at_work = step_gap_ns > 0;  // 0: off (merge.h)
   std::unordered_map<uint64_t, bool> pair_works;
   if (cut_at_work) {
     std::unordered_map<uint64_t, std::vector<int64_t>> pair_gaps;

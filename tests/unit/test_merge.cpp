@@ -681,7 +681,7 @@ TEST(Normalize, CallsNeverMoveAcrossComputation) {
       }
     });
     merge::RankData before = rd;
-    merge::normalize(rd, ids, merge::kStepGapNs);  // the cut is off by default (merge.h)
+    merge::normalize(rd, ids, merge::kStepGapNs);
     // the computation before a call, as the median over the rank's calls
     // with the same pair of call sites (the call's and the one before)
     std::map<std::pair<uint32_t, uint32_t>, std::vector<int64_t>> by_pair;
