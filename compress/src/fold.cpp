@@ -53,11 +53,15 @@ namespace {
 
 struct FoldState {
   Folded out;
+  PhaseCost phase_cost;
   std::map<std::pair<std::vector<Item>, uint64_t>, size_t> loop_ids;   // (folded body, count) -> loop
   std::map<std::vector<Item>, std::vector<Item>> folded_bodies;        // raw body -> folded body
 
   // Folds a sequence of items (symbols and loops) into loops, pass by pass.
-  std::vector<Item> fold_items(std::vector<Item> cur, const std::function<void(int, size_t)>& progress) {
+  // origin[i]: where item i starts in the string fold() was given (its first
+  // instance's, in a loop body); origin[cur.size()]: where the last one ends.
+  std::vector<Item> fold_items(std::vector<Item> cur, std::vector<uint64_t> origin,
+                               const std::function<void(int, size_t)>& progress) {
     for (int pass = 1;; ++pass) {
       // Re-number the items densely so they form an integer alphabet.
       std::map<Item, int32_t> dense;
@@ -75,47 +79,75 @@ struct FoldState {
         return la != lb ? la > lb : a.start < b.start;
       });
       std::set<std::pair<uint32_t, uint32_t>> chosen;  // [start, end) of the folded parts
-      std::vector<Run> keep;
-      for (const Run& r : runs) {
-        uint32_t s0 = r.start, e0 = r.start + folded_len(r);
+      auto is_free = [&](uint32_t s0, uint32_t e0) {
         auto next = chosen.lower_bound({s0, 0});
-        if (next != chosen.end() && next->first < e0) continue;
-        if (next != chosen.begin() && std::prev(next)->second > s0) continue;
-        chosen.insert({s0, e0});
-        keep.push_back(r);
+        if (next != chosen.end() && next->first < e0) return false;
+        return next == chosen.begin() || std::prev(next)->second <= s0;
+      };
+      std::vector<Run> keep;  // the folded parts: whole periods from start
+      for (const Run& r : runs) {
+        const uint32_t len = folded_len(r);
+        const uint32_t last_shift = phase_cost ? std::min<uint32_t>(r.end - r.start - len, kMaxShifts) : 0;
+        uint32_t best = ~0u;
+        uint64_t best_cost = ~0ull;
+        for (uint32_t shift = 0; shift <= last_shift && best_cost > 0; ++shift) {
+          const uint32_t s0 = r.start + shift;
+          if (!is_free(s0, s0 + len)) continue;
+          uint64_t cost = 0;
+          if (last_shift > 0) {
+            const uint32_t middle = s0 + len / r.period / 2 * r.period;
+            cost = phase_cost(origin[middle], origin[middle + r.period] - origin[middle]);
+          }
+          if (cost < best_cost) best = shift, best_cost = cost;
+        }
+        if (best == ~0u) continue;
+        chosen.insert({r.start + best, r.start + best + len});
+        keep.push_back(Run{r.start + best, r.start + best + len, r.period});
       }
       std::sort(keep.begin(), keep.end(), [](const Run& a, const Run& b) { return a.start < b.start; });
       std::vector<Item> next;
+      std::vector<uint64_t> next_origin;
       next.reserve(cur.size());
+      next_origin.reserve(cur.size() + 1);
       size_t i = 0;
+      auto copy_until = [&](size_t end) {
+        for (; i < end; ++i) {
+          next.push_back(cur[i]);
+          next_origin.push_back(origin[i]);
+        }
+      };
       for (const Run& r : keep) {
-        while (i < r.start) next.push_back(cur[i++]);
+        copy_until(r.start);
         std::vector<Item> body(cur.begin() + r.start, cur.begin() + r.start + r.period);
-        uint64_t count = (r.end - r.start) / r.period;
-        next.push_back(loop_item(make_loop(body, count, progress)));
-        i = r.start + count * r.period;
+        std::vector<uint64_t> body_origin(origin.begin() + r.start, origin.begin() + r.start + r.period + 1);
+        next.push_back(loop_item(make_loop(body, std::move(body_origin), (r.end - r.start) / r.period)));
+        next_origin.push_back(origin[r.start]);
+        i = r.end;
       }
-      while (i < cur.size()) next.push_back(cur[i++]);
+      copy_until(cur.size());
+      next_origin.push_back(origin[cur.size()]);
       cur.swap(next);
+      origin.swap(next_origin);
       if (progress) progress(pass, cur.size());
     }
   }
 
-  size_t make_loop(const std::vector<Item>& raw_body, uint64_t count,
-                   const std::function<void(int, size_t)>& progress) {
+  size_t make_loop(const std::vector<Item>& raw_body, std::vector<uint64_t> origin, uint64_t count) {
     auto fb = folded_bodies.find(raw_body);
     std::vector<Item> body;
     if (fb != folded_bodies.end()) {
-      body = fb->second;
+      body = fb->second;  // folded where it was first seen
     } else {
-      body = raw_body.size() >= 2 ? fold_items(raw_body, {}) : raw_body;
+      body = raw_body.size() >= 2 ? fold_items(raw_body, std::move(origin), {}) : raw_body;
       folded_bodies.emplace(raw_body, body);
     }
-    (void)progress;
     auto [it, fresh] = loop_ids.emplace(std::make_pair(body, count), out.loops.size());
     if (fresh) out.loops.push_back(Loop{body, count});
     return it->second;
   }
+
+  // Places tried per run (phase_cost scans one iteration per place).
+  static constexpr uint32_t kMaxShifts = 255;
 };
 
 void expand_into(const Folded& f, const std::vector<Item>& items, std::vector<int32_t>& out) {
@@ -151,10 +183,14 @@ void print(const Folded& f, const std::vector<Item>& items, std::string& out) {
 
 }  // namespace
 
-Folded fold(const std::vector<int32_t>& s, const std::function<void(int, size_t)>& progress) {
+Folded fold(const std::vector<int32_t>& s, const std::function<void(int, size_t)>& progress,
+            const PhaseCost& phase_cost) {
   FoldState st;
+  st.phase_cost = phase_cost;
   std::vector<Item> items(s.begin(), s.end());
-  st.out.items = st.fold_items(std::move(items), progress);
+  std::vector<uint64_t> origin(s.size() + 1);
+  for (size_t i = 0; i <= s.size(); ++i) origin[i] = i;
+  st.out.items = st.fold_items(std::move(items), std::move(origin), progress);
   return std::move(st.out);
 }
 

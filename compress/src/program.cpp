@@ -1,9 +1,11 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <deque>
 #include <functional>
 #include <map>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
 #include "skel/codec.h"
@@ -567,12 +569,104 @@ double iteration_ns(const FoldedProgram& p, uint32_t loop) {
   return P ? sum / static_cast<double>(P) : 0;
 }
 
+// Which merged events each message joins: a send and the receive that takes
+// it (FIFO per sender, receiver, communicator and tag, as MPI matches; for a
+// wildcard receive the source it matched in the trace, which for MPI_Irecv
+// its completion records; MPI_ANY_TAG receives and MPI_PROC_NULL left out). partners of event i: at[offset[i], offset[i + 1]).
+struct MessagePartners {
+  std::vector<uint64_t> offset;
+  std::vector<uint32_t> at;
+  // The fold's phase cost: the message ends in [first, first + length) whose
+  // other end lies outside it (a loop starting there would be cut with
+  // messages crossing its iterations).
+  uint64_t crossing(uint64_t first, uint64_t length) const {
+    uint64_t crossings = 0;
+    for (uint64_t i = first; i < first + length && i + 1 < offset.size(); ++i)
+      for (uint64_t k = offset[i]; k < offset[i + 1]; ++k) crossings += at[k] < first || at[k] >= first + length;
+    return crossings;
+  }
+};
+
+MessagePartners message_partners(const MergedTrace& m) {
+  using Channel = std::tuple<int64_t, int64_t, int64_t, int64_t>;  // sender, receiver, comm, tag
+  struct ChannelHash {
+    size_t operator()(const Channel& c) const {
+      uint64_t h = 0;
+      for (int64_t v : {std::get<0>(c), std::get<1>(c), std::get<2>(c), std::get<3>(c)})
+        h = (h ^ static_cast<uint64_t>(v)) * 0x100000001b3ull;
+      return static_cast<size_t>(h);
+    }
+  };
+  std::unordered_map<Channel, std::pair<std::deque<uint32_t>, std::deque<uint32_t>>, ChannelHash>
+      waiting;  // sends, receives not yet paired
+  std::vector<std::pair<uint32_t, uint32_t>> pairs;
+  std::map<std::pair<size_t, uint32_t>, int64_t> matched;  // (wildcard Irecv, rank) -> source
+  for (size_t i = 0; i < m.events.size(); ++i)
+    if (m.events[i].find_list(ListField::req_sources))
+      for (uint32_t r : m.events[i].ranks) {
+        const std::vector<int64_t>& back = m.list(m.events[i], ListField::reqrefs, r);
+        const std::vector<int64_t>& source = m.list(m.events[i], ListField::req_sources, r);
+        for (size_t k = 0; k < back.size() && k < source.size(); ++k)
+          if (back[k] >= 0 && static_cast<size_t>(back[k]) <= i && source[k] >= 0)
+            matched[{i - static_cast<size_t>(back[k]), r}] = source[k];
+      }
+  // The channel each (identity, side, rank) used last: a call's instances
+  // mostly keep theirs, and the lookup is most of the time here (NPB LU).
+  struct Last {
+    Channel channel;
+    std::pair<std::deque<uint32_t>, std::deque<uint32_t>>* queues = nullptr;
+  };
+  std::vector<Last> last(m.identities.size() * 2 * m.world_size);
+  auto end = [&](const Channel& c, uint32_t idx, bool is_send, size_t identity, uint32_t rank) {
+    Last& l = last[(identity * 2 + is_send) * m.world_size + rank];
+    if (!l.queues || l.channel != c) l = {c, &waiting[c]};
+    auto& [sends, recvs] = *l.queues;
+    std::deque<uint32_t>& other = is_send ? recvs : sends;
+    if (other.empty()) {
+      (is_send ? sends : recvs).push_back(idx);
+      return;
+    }
+    pairs.emplace_back(other.front(), idx);
+    other.pop_front();
+  };
+  for (size_t i = 0; i < m.events.size(); ++i) {
+    const MergedEvent& e = m.events[i];
+    const Identity& id = m.identities[e.identity];
+    const MessageRole role = message_role(id.func);
+    if (role == MessageRole::kNone) continue;
+    const uint32_t idx = static_cast<uint32_t>(i);
+    for (uint32_t r : e.ranks) {
+      if (role == MessageRole::kSend || role == MessageRole::kSendRecv) {
+        int64_t to = m.value(e, Param::peer, r), tag = m.value(e, Param::tag, r);
+        if (to >= 0) end({r, to, id.comm, tag}, idx, true, e.identity, r);
+      }
+      if (role == MessageRole::kRecv || role == MessageRole::kSendRecv) {
+        const Param peer = role == MessageRole::kRecv ? Param::peer : Param::peer2;
+        int64_t from = m.value(e, peer, r), tag = m.value(e, role == MessageRole::kRecv ? Param::tag : Param::tag2, r);
+        if (from < 0 && id.peer_class == 2) {
+          auto it = matched.find({i, r});
+          if (it != matched.end()) from = it->second;
+        }
+        if (from >= 0 && tag >= 0) end({from, r, id.comm, tag}, idx, false, e.identity, r);
+      }
+    }
+  }
+  MessagePartners out;
+  out.offset.assign(m.events.size() + 1, 0);
+  for (const auto& [a, b] : pairs) ++out.offset[a + 1], ++out.offset[b + 1];
+  for (size_t i = 0; i < m.events.size(); ++i) out.offset[i + 1] += out.offset[i];
+  out.at.resize(out.offset.back());
+  std::vector<uint64_t> fill(out.offset.begin(), out.offset.end() - 1);
+  for (const auto& [a, b] : pairs) out.at[fill[a]++] = b, out.at[fill[b]++] = a;
+  return out;
+}
+
 // One attempt: symbols (with the given symbols refined), fold, tree, timing.
 // Returns the refinements (coarse symbol, parameter) of nodes whose counts
 // follow no rule (linear, a cycle, the band), or whose tags or peers follow
 // no exact one (empty: the program is accepted).
-std::set<int64_t> attempt(const MergedTrace& m, const std::vector<ListDesc>& backs, const CompressOptions& opt,
-                          const std::set<int64_t>& refined, FoldedProgram& out) {
+std::set<int64_t> attempt(const MergedTrace& m, const std::vector<ListDesc>& backs, const MessagePartners& partners,
+                          const CompressOptions& opt, const std::set<int64_t>& refined, FoldedProgram& out) {
   out = FoldedProgram();
   out.source = m.source;
   out.merged_events = m.events.size();
@@ -604,8 +698,8 @@ std::set<int64_t> attempt(const MergedTrace& m, const std::vector<ListDesc>& bac
   }
   if (opt.progress)
     opt.progress(std::to_string(m.events.size()) + " merged events, " + std::to_string(symbols.size()) + " symbols");
-  // 2. fold
-  Folded folded = fold(str);
+  // 2. fold, each loop starting where the fewest messages cross its iterations
+  Folded folded = fold(str, {}, [&](uint64_t first, uint64_t length) { return partners.crossing(first, length); });
   // 3. the loop tree (children before parents) and 4. the timing walk
   Builder b(m, seq, out, folded, opt.count_band, params);
   out.top = b.build(folded.items);
@@ -779,8 +873,9 @@ FoldedProgram compress(const MergedTrace& m, const CompressOptions& opt) {
   std::set<int64_t> refined;
   FoldedProgram out;
   std::vector<ListDesc> backs = request_backs(m);
+  const MessagePartners partners = message_partners(m);
   for (int round = 0;; ++round) {
-    std::set<int64_t> offenders = attempt(m, backs, opt, refined, out);
+    std::set<int64_t> offenders = attempt(m, backs, partners, opt, refined, out);
     size_t before = refined.size();
     refined.insert(offenders.begin(), offenders.end());
     if (offenders.empty() || refined.size() == before) break;

@@ -172,6 +172,55 @@ TEST(Fold, TheIssuesExampleAndNesting) {
   EXPECT_EQ(folded_length(f), 6u);
 }
 
+// A run that holds its whole periods in several places folds where
+// phase_cost is lowest (the leftmost on ties): against a brute-force
+// argmin on strings made of one run between distinct symbols, with random
+// costs; and every folded string, with any cost, still expands to its input.
+TEST(Fold, ALoopStartsWherePhaseCostIsLowest) {
+  EXPECT_EQ(to_string(fold({1, 2, 3, 1, 2, 3, 1, 2})), "( 1 2 3 )^2 1 2");
+  auto at = [](uint64_t where) { return [where](uint64_t first, uint64_t) -> uint64_t { return first % 3 != where; }; };
+  EXPECT_EQ(to_string(fold({1, 2, 3, 1, 2, 3, 1, 2}, {}, at(1))), "1 ( 2 3 1 )^2 2");
+  EXPECT_EQ(to_string(fold({1, 2, 3, 1, 2, 3, 1, 2}, {}, at(2))), "1 2 ( 3 1 2 )^2");
+  std::mt19937 rng(8);
+  for (int t = 0; t < 2000; ++t) {
+    const int32_t period = 1 + static_cast<int32_t>(rng() % 6);
+    const uint32_t count = 2 + rng() % 5, spare = rng() % static_cast<uint32_t>(period), before = rng() % 4;
+    std::vector<int32_t> s;
+    for (uint32_t k = 0; k < before; ++k) s.push_back(100 + static_cast<int32_t>(k));
+    for (uint32_t k = 0; k < count * static_cast<uint32_t>(period) + spare; ++k)
+      s.push_back(static_cast<int32_t>(k % static_cast<uint32_t>(period)));
+    s.push_back(200);
+    std::vector<uint64_t> cost(s.size());
+    for (uint64_t& c : cost) c = rng() % 3;
+    uint64_t asked = 0;
+    Folded f = fold(s, {}, [&](uint64_t first, uint64_t length) {
+      EXPECT_EQ(length, static_cast<uint64_t>(period));
+      ++asked;
+      return cost.at(first);
+    });
+    ASSERT_EQ(expand(f), s);
+    uint32_t best = 0;  // the oracle: the shift whose middle iteration costs least
+    for (uint32_t shift = 1; shift <= spare; ++shift)
+      if (cost[before + shift + count / 2 * period] < cost[before + best + count / 2 * period]) best = shift;
+    std::vector<Item> want(s.begin(), s.begin() + before + best);
+    want.push_back(loop_item(0));
+    want.insert(want.end(), s.begin() + before + best + count * period, s.end());
+    if (period == 1) ASSERT_EQ(spare, 0u);
+    ASSERT_EQ(f.items, want) << to_string(f);
+    ASSERT_EQ(f.loops.size(), 1u);
+    ASSERT_EQ(f.loops[0].count, count);
+    ASSERT_EQ(asked == 0, spare == 0) << "asked only where there is a choice";
+    ASSERT_LE(asked, spare + 1);
+  }
+  for (int t = 0; t < 2000; ++t) {
+    auto s = t % 2 ? structured_string(rng, 300, 4) : random_string(rng, rng() % 200, 1 + rng() % 3);
+    const uint32_t salt = rng();
+    Folded f = fold(s, {}, [&](uint64_t first, uint64_t length) { return (first * 2654435761u ^ length ^ salt) % 5; });
+    ASSERT_EQ(expand(f), s);
+    ASSERT_LE(folded_length(f), s.size());
+  }
+}
+
 // The greedy fold against the exact optimum on thousands of short
 // structured strings. Measured (seed 5): 1730 of 2289 optimal (75.6%), mean
 // ratio 1.036, worst 1.600; the floors in tests/CMakeLists.txt record that,
@@ -468,6 +517,60 @@ TEST(Compress, TagsFollowingTheIterationFoldExactlyOthersStay) {
     if (p.symbols.identities.at(e.identity).callsite == p.symbols.identities.at(p.symbols.events.back().identity).callsite)
       tags.insert(p.symbols.value(e, skt::Param::tag, 0));
   EXPECT_EQ(tags, (std::multiset<int64_t>{9, 200}));
+}
+
+// A master posts an MPI_ANY_SOURCE Irecv with the round as its tag and
+// waits for it; the worker computes and sends. The first round completes
+// with MPI_Wait, the others with Waitany, so the run of rounds begins at the
+// first round's Send: folded there, each iteration would send the tag its
+// next one receives, and a cut loop could not keep its messages. The loop
+// must start where every iteration's sends and receives carry the same tags.
+TEST(Compress, ALoopStartsWhereItsMessagesPairWithinOneIteration) {
+  const int rounds = 30;
+  auto m = merged_from(2, [&](uint32_t r) {
+    std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0, 0, 10)};
+    for (int k = 0; k < rounds; ++k) {
+      if (r == 0) {
+        skt::testing::Syn irecv = call(skt::kFunc_MPI_Irecv, 1, 100, 10, 1);
+        irecv.peer = 1;
+        irecv.tag = k;
+        irecv.flags = skt::kFlagAnySource;
+        irecv.reqs = {k};
+        skt::testing::Syn wait = call(k ? skt::kFunc_MPI_Waitany : skt::kFunc_MPI_Wait, k ? 2 : 3, 100, 50000);
+        wait.reqs = {k};
+        v.insert(v.end(), {irecv, wait});
+      } else {
+        skt::testing::Syn send = call(skt::kFunc_MPI_Send, 4, 200000, 10, 1);
+        send.peer = 0;
+        send.tag = k;
+        v.push_back(send);
+      }
+    }
+    v.push_back(call(skt::kFunc_MPI_Finalize, 5, 100, 10));
+    return v;
+  });
+  skt::FoldedProgram p = compress(m, {});
+  ASSERT_TRUE(verify(p, m).empty());
+  const skt::FoldedProgram::LoopSummary main = p.main_loop();
+  ASSERT_TRUE(main.found) << p.to_string();
+  ASSERT_GE(main.count, static_cast<uint64_t>(rounds - 2)) << p.to_string();
+  // Where the loop starts in the merged trace: the calls before it.
+  uint64_t first = 0;
+  for (uint32_t id : p.top) {
+    if (id == main.node) break;
+    first += p.nodes[id].is_loop() ? p.nodes[id].count * p.nodes[id].body.size() : 1;
+  }
+  // Every iteration's send tags and receive tags, from the merged trace itself.
+  for (uint64_t k = 0; k < main.count; ++k) {
+    std::multiset<int64_t> sent, received;
+    for (uint64_t i = first + k * main.body_length; i < first + (k + 1) * main.body_length; ++i) {
+      const skt::MergedEvent& e = m.events[i];
+      const uint32_t f = m.identities[e.identity].func;
+      if (f == skt::kFunc_MPI_Send) sent.insert(m.value(e, skt::Param::tag, 1));
+      if (f == skt::kFunc_MPI_Irecv) received.insert(m.value(e, skt::Param::tag, 0));
+    }
+    ASSERT_EQ(sent, received) << "iteration " << k << " of " << p.to_string();
+  }
 }
 
 constexpr int kStages = 4, kCells = 5;

@@ -61,8 +61,20 @@ inline bool is_loop(Item it) { return it < 0; }
 inline size_t loop_index(Item it) { return static_cast<size_t>(-1 - it); }
 inline Item loop_item(size_t index) { return -1 - static_cast<Item>(index); }
 
+// Where a loop starts when it could start at several places: a run of
+// length end - start folds count = (end - start) / period whole periods,
+// starting anywhere from start to start + (end - start) mod period (in
+// "1 2 3 1 2 3 1 2", "( 1 2 3 )^2 1 2" or "1 ( 2 3 1 )^2 2" or
+// "1 2 ( 3 1 2 )^2"). phase_cost(first, length) scores the loop's middle
+// iteration, [first, first + length) in positions of the string fold() was
+// given; the cheapest place wins, the leftmost on ties, and without a
+// phase_cost the leftmost. (compress: the messages whose send and receive
+// would fall in different iterations, which a cut loop cannot keep.)
+using PhaseCost = std::function<uint64_t(uint64_t first, uint64_t length)>;
+
 // progress(pass, symbols left) is called after each pass on long inputs.
-Folded fold(const std::vector<int32_t>& s, const std::function<void(int, size_t)>& progress = {});
+Folded fold(const std::vector<int32_t>& s, const std::function<void(int, size_t)>& progress = {},
+            const PhaseCost& phase_cost = {});
 std::vector<int32_t> expand(const Folded& f);
 // Symbols written, brackets and exponents not counted.
 uint64_t folded_length(const Folded& f);
