@@ -572,7 +572,8 @@ double iteration_ns(const FoldedProgram& p, uint32_t loop) {
 // Which merged events each message joins: a send and the receive that takes
 // it (FIFO per sender, receiver, communicator and tag, as MPI matches; for a
 // wildcard receive the source it matched in the trace, which for MPI_Irecv
-// its completion records; MPI_ANY_TAG receives and MPI_PROC_NULL left out). partners of event i: at[offset[i], offset[i + 1]).
+// its completion records; MPI_ANY_TAG receives and MPI_PROC_NULL left out).
+// The partners of event i: at[offset[i], offset[i + 1]).
 struct MessagePartners {
   std::vector<uint64_t> offset;
   std::vector<uint32_t> at;

@@ -13,10 +13,7 @@ bool is_peer(Param p) { return p == Param::peer || p == Param::peer2; }
 
 // A non-blocking send or receive only posts its message and returns: it does
 // not count as a rank's turn in the merge's fairness (below).
-bool posts_a_message(uint32_t f) {
-  return f == kFunc_MPI_Isend || f == kFunc_MPI_Issend || f == kFunc_MPI_Ibsend || f == kFunc_MPI_Irsend ||
-         f == kFunc_MPI_Irecv;
-}
+bool posts_a_message(uint32_t f) { return message_role(f) != MessageRole::kNone && creates_request(f); }
 
 // The most compact exact description of values[k] of ranks[k]; tables go to
 // e.tables. `cart` tries a Cartesian-neighbour rule (needs the whole event).

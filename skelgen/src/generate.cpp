@@ -174,22 +174,13 @@ double Emitter::share(uint32_t n, double program) const {
 // A cut loop keeps at least this many iterations (the first one is not steady).
 constexpr uint64_t kMinCutIterations = 2;
 
-// Whether every message a loop's iteration sends is received in that
-// iteration, and the other way round (per sender, receiver and communicator;
-// MPI_ANY_SOURCE receives count for any sender). Only then can the loop run
-// fewer iterations: a merged order can fold into one loop calls that match
-// calls outside it (e.g. the workers' sends of every round with the master's
-// receives of the first), and cutting those would leave receives unmatched.
-// Persistent requests (Start*) are not counted.
 // Rank r's peers at node n (world ranks), each with the share of the node's
 // instances that has it: one, or (call sites joined) a cycle's values.
 std::vector<std::pair<int64_t, double>> Emitter::peers(uint32_t n, Param pm, uint32_t r) const {
   const CountRule* rule = p_.nodes[n].rule(pm);
-  if (!rule || r >= rule->kind.size() || !rule->kind[r]) return {{m_.value(event(n), pm, r), 1.0}};
-  if (!rule->is_cycle()) return {{std::llround(rule->a[r]), 1.0}};
+  const uint64_t period = rule && rule->is_cycle() && r < rule->kind.size() && rule->kind[r] ? rule->period : 1;
   std::vector<std::pair<int64_t, double>> out;
-  for (uint64_t k = 0; k < rule->period; ++k)
-    out.push_back({rule->cycle[r * rule->period + k], 1.0 / static_cast<double>(rule->period)});
+  for (uint64_t j = 0; j < period; ++j) out.push_back({value_at(p_, n, pm, r, j), 1.0 / static_cast<double>(period)});
   return out;
 }
 
@@ -207,6 +198,15 @@ std::vector<int64_t> Emitter::tags(uint32_t n, Param pm, uint32_t r) const {
   return out;
 }
 
+// Whether every message a loop's iteration sends is received in that
+// iteration, and the other way round (per sender, receiver, communicator
+// and tag; MPI_ANY_SOURCE receives count for any sender, and with an
+// MPI_ANY_TAG receive in the loop the tags are left out). Only then can the
+// loop run fewer iterations: a merged order can fold into one loop calls
+// that match calls outside it (e.g. the workers' sends of every round with
+// the master's receives of the first), or a send whose receive is in the
+// next iteration; cutting those would leave receives unmatched. Persistent
+// requests (Start*) are not counted.
 bool Emitter::closed(uint32_t loop) const {
   // sender, receiver (world), communicator, tag (empty: MPI_ANY_TAG somewhere in the loop)
   using Key = std::tuple<int64_t, int64_t, int64_t, std::vector<int64_t>>;

@@ -47,7 +47,6 @@ struct End {
   Param tag_param = Param::tag;
 };
 
-
 bool simulate(const std::vector<std::vector<Op>>& ops, const std::vector<End>& ends, size_t messages) {
   std::vector<uint8_t> posted(ends.size(), 0);
   std::vector<uint8_t> ends_posted(messages, 0);  // 2 = both ends posted (complete)
