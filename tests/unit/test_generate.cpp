@@ -2,6 +2,7 @@
 // skeleton tests (tests/run_skeleton_test.sh) only meet by chance.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -62,6 +63,19 @@ skt::FoldedProgram twenty_times(const RankCalls (&app)[2], int64_t stride) {
     }
     v.push_back(call(skt::kFunc_MPI_Finalize, 9));
     return v;
+  });
+}
+
+// Puts a loop's sends first in its body, keeping the order inside each
+// class: an order that blocks under rendezvous when a rank must receive
+// before it sends. The merge no longer produces one (it never moves a send
+// ahead of a completed receive), but a merged order can still block (a
+// step's receives from two peers sorted by call site), and safe_order()
+// must then find the application's order again.
+void sends_first(skt::FoldedProgram& p, skt::FoldedNode& loop) {
+  std::stable_partition(loop.body.begin(), loop.body.end(), [&](uint32_t n) {
+    const skt::MergedEvent& e = p.symbols.events[static_cast<size_t>(p.nodes[n].symbol)];
+    return p.symbols.identities[e.identity].func == skt::kFunc_MPI_Send;
   });
 }
 
@@ -283,21 +297,25 @@ TEST(Generate, ACycleRuleOutsideALoopIsRejected) {
 TEST(Generate, ABlockingRoundTripStaysARoundTripWhenTheStepIsReordered) {
   // Each iteration, rank 0 sends A to rank 1 and waits for its answer B,
   // then sends C; rank 1 receives A, answers B, receives C: the
-  // application's own order, which never blocks. Normalised (sends first),
-  // the merged order blocks under rendezvous, so safe_order() gives each
-  // rank its own order by one global order of the messages. That order must
-  // be the application's: by (source, tag) alone rank 0 sent C before it
-  // received B, and rank 1 answered B last, after the step's other messages.
+  // application's own order, which never blocks, and the merge keeps it.
+  // With the sends put first, the order blocks under rendezvous, so
+  // safe_order() gives each rank its own order by one global order of the
+  // messages. That order must be the application's: by (source, tag) alone
+  // rank 0 sent C before it received B, and rank 1 answered B last, after
+  // the step's other messages.
   const uint32_t kSend = skt::kFunc_MPI_Send, kRecv = skt::kFunc_MPI_Recv;
   // the application's order, per rank: (function, tag)
   const RankCalls app[2] = {{{kSend, 0}, {kRecv, 1}, {kSend, 5}}, {{kRecv, 0}, {kSend, 1}, {kRecv, 5}}};
   skt::FoldedProgram p = twenty_times(app, 0);
-  const skt::FoldedNode* loop = nullptr;
-  for (const skt::FoldedNode& n : p.nodes)
+  skt::FoldedNode* loop = nullptr;
+  for (skt::FoldedNode& n : p.nodes)
     if (n.is_loop() && n.count == 20) loop = &n;
   ASSERT_NE(loop, nullptr) << "the 20 iterations fold into one loop";
   ASSERT_EQ(loop->body.size(), 6u);
   skt::gen::RequestSlots slots = skt::gen::assign_request_slots(p);
+  ASSERT_EQ(skt::gen::safe_order(p, slots, loop->body).verdict, skt::gen::SafeOrder::kAsEmitted)
+      << "the merge keeps a round trip's order";
+  sends_first(p, *loop);
   skt::gen::SafeOrder o = skt::gen::safe_order(p, slots, loop->body);
   ASSERT_EQ(o.verdict, skt::gen::SafeOrder::kReordered) << "sends first blocks under rendezvous";
   for (uint32_t r = 0; r < 2; ++r) {
@@ -330,6 +348,7 @@ TEST(Generate, MessagesThatCrossTheLoopsIterationsAreNotOrderedAsOneStep) {
     if (n.is_loop() && n.count == 20) loop = &n;
   ASSERT_NE(loop, nullptr) << "the 20 iterations fold into one loop";
   ASSERT_EQ(loop->body.size(), 6u);
+  sends_first(p, *loop);
   skt::gen::RequestSlots slots = skt::gen::assign_request_slots(p);
   ASSERT_EQ(skt::gen::safe_order(p, slots, loop->body).verdict, skt::gen::SafeOrder::kReordered)
       << "the step as one iteration is ordered (ABlockingRoundTripStaysARoundTripWhenTheStepIsReordered)";

@@ -70,6 +70,9 @@ Loaded load(const std::string& dir, const Options& opt);
 // so calls never move across real work (NPB LU posts an Irecv after 1 ms of
 // computation and sends right after it: moving the Irecv first moved that
 // millisecond onto the send, and the peer's rendezvous send waited for it).
+// A send or Irecv made after one of the step's receives completed starts the
+// next step as well: no message goes out ahead of a receive it followed
+// (NPB CG's chained exchanges overlapped when sorted as one step).
 // Ranks that make one step's calls in different orders come out the same.
 // Gaps stay with their positions, durations with their calls.
 // 0: off. On by default since the generator keeps each channel's order
