@@ -96,8 +96,12 @@ class Emitter {
   bool has_cut_candidate(const std::vector<uint32_t>& items, double program) const;
   bool cuttable(uint32_t loop, double program) const;
   bool closed(uint32_t loop) const;
-  std::vector<std::pair<int64_t, double>> peers(uint32_t n, Param pm, uint32_t r) const;
-  std::vector<int64_t> tags(uint32_t n, Param pm, uint32_t r) const;
+  struct MessageEnd {
+    int64_t peer;
+    std::vector<int64_t> tag;  // one tag, or a tag rule's first values
+    double share;              // of the node's instances
+  };
+  std::vector<MessageEnd> message_ends(uint32_t n, Param peer, Param tag, uint32_t r) const;
   double share(uint32_t n, double program) const;
 
   // Per-rank C values -> a literal when all participants agree, else a
@@ -174,27 +178,40 @@ double Emitter::share(uint32_t n, double program) const {
 // A cut loop keeps at least this many iterations (the first one is not steady).
 constexpr uint64_t kMinCutIterations = 2;
 
-// Rank r's peers at node n (world ranks), each with the share of the node's
-// instances that has it: one, or (call sites joined) a cycle's values.
-std::vector<std::pair<int64_t, double>> Emitter::peers(uint32_t n, Param pm, uint32_t r) const {
-  const CountRule* rule = p_.nodes[n].rule(pm);
-  const uint64_t period = rule && rule->is_cycle() && r < rule->kind.size() && rule->kind[r] ? rule->period : 1;
-  std::vector<std::pair<int64_t, double>> out;
-  for (uint64_t j = 0; j < period; ++j) out.push_back({value_at(p_, n, pm, r, j), 1.0 / static_cast<double>(period)});
-  return out;
-}
-
-// Rank r's tag at node n over its first instances (one value if it does not
-// change): a message pairs within one iteration only where the send's and
-// the receive's agree. A send whose tag runs one round ahead of its
-// receive's (tag i+2 against i+3: the message crosses the iterations) would
-// never find its receive once the loop is cut.
-std::vector<int64_t> Emitter::tags(uint32_t n, Param pm, uint32_t r) const {
-  const CountRule* rule = p_.nodes[n].rule(pm);
-  const uint64_t times = rule && rule->is_cycle() ? rule->period : 4;
-  std::vector<int64_t> out;
-  for (uint64_t j = 0; j < times; ++j) out.push_back(value_at(p_, n, pm, r, j));
-  if (std::all_of(out.begin(), out.end(), [&](int64_t t) { return t == out[0]; })) out.resize(1);
+// Rank r's messages at node n: peer (world rank) and tag, each with the
+// share of the node's instances that has it. Where the peer and the tag are
+// constants or cycles (call sites joined: a node sends to each direction in
+// turn), one end per instance of the cycle, with that instance's own peer
+// and tag, so that a send and a receive pair whatever order their cycles
+// list the directions in (NPB SP's main loop was left whole, joined, when
+// the pair of cycles was compared as a whole). Where the tag follows the
+// instance (a linear rule), it is its first values instead: a message pairs
+// within one iteration only where the send's and the receive's agree. A
+// send whose tag runs one round ahead of its receive's (tag i+2 against
+// i+3: the message crosses the iterations) would never find its receive
+// once the loop is cut.
+std::vector<Emitter::MessageEnd> Emitter::message_ends(uint32_t n, Param peer, Param tag, uint32_t r) const {
+  auto rule_of = [&](Param pm) -> const CountRule* {
+    const CountRule* rule = p_.nodes[n].rule(pm);
+    return rule && r < rule->kind.size() && rule->kind[r] ? rule : nullptr;  // nullptr: one value
+  };
+  const CountRule *peer_rule = rule_of(peer), *tag_rule = rule_of(tag);
+  const uint64_t peer_period = peer_rule && peer_rule->is_cycle() ? peer_rule->period : 1;
+  std::vector<MessageEnd> out;
+  if (!tag_rule || tag_rule->is_cycle()) {
+    const uint64_t instances = std::lcm(peer_period, tag_rule ? tag_rule->period : 1);
+    if (instances <= 4096) {
+      for (uint64_t j = 0; j < instances; ++j)
+        out.push_back({value_at(p_, n, peer, r, j), {value_at(p_, n, tag, r, j)}, 1.0 / static_cast<double>(instances)});
+      return out;
+    }
+  }
+  const uint64_t times = tag_rule && tag_rule->is_cycle() ? tag_rule->period : 4;
+  std::vector<int64_t> tags;
+  for (uint64_t j = 0; j < times; ++j) tags.push_back(value_at(p_, n, tag, r, j));
+  if (std::all_of(tags.begin(), tags.end(), [&](int64_t t) { return t == tags[0]; })) tags.resize(1);
+  for (uint64_t j = 0; j < peer_period; ++j)
+    out.push_back({value_at(p_, n, peer, r, j), tags, 1.0 / static_cast<double>(peer_period)});
   return out;
 }
 
@@ -226,23 +243,20 @@ bool Emitter::closed(uint32_t loop) const {
       const MessageRole role = message_role(idn.func);
       bool send = role == MessageRole::kSend, both = role == MessageRole::kSendRecv, recv = role == MessageRole::kRecv;
       for (uint32_t r : e.ranks) {
-        if (send || both) {
-          const std::vector<int64_t> tag = tags(id, Param::tag, r);
-          for (const auto& [to, share] : peers(id, Param::peer, r))
+        if (send || both)
+          for (const auto& [to, tag, share] : message_ends(id, Param::peer, Param::tag, r))
             if (to >= 0) {
               sent[{r, to, idn.comm, tag}] += times * share;
               into[{to, idn.comm, tag}] += times * share;
             }
-        }
-        if (recv || both) {
-          const std::vector<int64_t> tag = tags(id, both ? Param::tag2 : Param::tag, r);
-          any_tag |= std::find(tag.begin(), tag.end(), -1) != tag.end();
-          for (const auto& [from, share] : peers(id, both ? Param::peer2 : Param::peer, r)) {
+        if (recv || both)
+          for (const auto& [from, tag, share] :
+               message_ends(id, both ? Param::peer2 : Param::peer, both ? Param::tag2 : Param::tag, r)) {
+            any_tag |= std::find(tag.begin(), tag.end(), -1) != tag.end();
             if (idn.peer_class != 2 && from < 0) continue;  // MPI_PROC_NULL
             if (idn.peer_class != 2) received[{from, r, idn.comm, tag}] += times * share;
             taken[{r, idn.comm, tag}] += times * share;
           }
-        }
       }
     }
   };
