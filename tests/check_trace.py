@@ -156,7 +156,7 @@ def compare_event(log, ev, comms, reqs, info=None):
 def check_gap_floors(evs, info):
     """The tracer's own fixed cost in every gap (trace format 1.4): measured,
     under 5 us (wall; 50 us on the thread CPU clock), and a lower bound: no
-    gap of the rank is shorter (within 10 ns or 3 %; one thread's calls only)."""
+    gap of the rank is shorter (within 10 ns or 10 %; one thread's calls only)."""
     floor, cpu_floor = info.get("gap_floor_ns"), info.get("cpu_gap_floor_ns")
     errs = []
     if floor is None:
@@ -165,9 +165,13 @@ def check_gap_floors(evs, info):
         errs.append(f"gap_floor_ns {floor}")
     # with threads, a gap runs from another thread's call: no bound
     gaps = [e["gap"] * 1e9 for e in evs[1:]] if info.get("thread_level", 0) < 3 else []
-    # within 10 ns or 3 %: since a gap ends where the wrapper is entered, a
-    # run's shortest gaps come within a few ns of the floor
-    if gaps and min(gaps) < floor - max(10, 0.03 * floor):
+    # within 10 ns or 10 %: since a gap ends where the wrapper is entered, a
+    # run's shortest gaps come within a few ns of the floor. The floor is the
+    # shortest of 2,000 spans at MPI_Init; a run of 10,000 calls on ranks
+    # sharing cores can find one a few % shorter (525 ns against 544 on 4
+    # Open MPI ranks, a clean-clone CI run), while a floor that held work
+    # came out 50 % high (740-770 ns for 500).
+    if gaps and min(gaps) < floor - max(10, 0.10 * floor):
         errs.append(f"a gap of {min(gaps):.0f} ns under the gap floor {floor:.0f} ns")
     if info.get("gap_clock") == "thread_cpu" and not (cpu_floor and 0 < cpu_floor < 50000):
         errs.append(f"cpu_gap_floor_ns {cpu_floor}")
