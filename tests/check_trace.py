@@ -155,7 +155,8 @@ def compare_event(log, ev, comms, reqs, info=None):
 
 def check_gap_floors(evs, info):
     """The tracer's own fixed cost in every gap (trace format 1.4): measured,
-    under 5 us (wall; 50 us on the thread CPU clock), and a lower bound: no
+    under 5 us (wall; 50 us on the thread CPU clock, where 0 can be
+    measured), and a lower bound: no
     gap of the rank is shorter (within 10 ns or 10 %; one thread's calls only)."""
     floor, cpu_floor = info.get("gap_floor_ns"), info.get("cpu_gap_floor_ns")
     errs = []
@@ -173,7 +174,9 @@ def check_gap_floors(evs, info):
     # came out 50 % high (740-770 ns for 500).
     if gaps and min(gaps) < floor - max(10, 0.10 * floor):
         errs.append(f"a gap of {min(gaps):.0f} ns under the gap floor {floor:.0f} ns")
-    if info.get("gap_clock") == "thread_cpu" and not (cpu_floor and 0 < cpu_floor < 50000):
+    # 0 is a measurement: the thread CPU clock can read the same twice (one
+    # of 4 Open MPI ranks on 2 cores, a clean-clone CI run); absent is not
+    if info.get("gap_clock") == "thread_cpu" and not (cpu_floor is not None and 0 <= cpu_floor < 50000):
         errs.append(f"cpu_gap_floor_ns {cpu_floor}")
     return errs
 
