@@ -67,6 +67,14 @@ skt::FoldedProgram twenty_times(const RankCalls (&app)[2], int64_t stride) {
   });
 }
 
+// The index of the loop that runs 20 times (twenty_times' loop), or UINT32_MAX.
+uint32_t loop_of_twenty(const skt::FoldedProgram& p) {
+  uint32_t loop = UINT32_MAX;
+  for (uint32_t n = 0; n < p.nodes.size(); ++n)
+    if (p.nodes[n].is_loop() && p.nodes[n].count == 20) loop = n;
+  return loop;
+}
+
 // Puts a loop's sends first in its body, keeping the order inside each
 // class: an order that blocks under rendezvous when a rank must receive
 // before it sends. The merge no longer produces one (it never moves a send
@@ -308,10 +316,8 @@ TEST(Generate, ABlockingRoundTripStaysARoundTripWhenTheStepIsReordered) {
   // the application's order, per rank: (function, tag)
   const RankCalls app[2] = {{{kSend, 0}, {kRecv, 1}, {kSend, 5}}, {{kRecv, 0}, {kSend, 1}, {kRecv, 5}}};
   skt::FoldedProgram p = twenty_times(app, 0);
-  skt::FoldedNode* loop = nullptr;
-  for (skt::FoldedNode& n : p.nodes)
-    if (n.is_loop() && n.count == 20) loop = &n;
-  ASSERT_NE(loop, nullptr) << "the 20 iterations fold into one loop";
+  ASSERT_NE(loop_of_twenty(p), UINT32_MAX) << "the 20 iterations fold into one loop";
+  skt::FoldedNode* loop = &p.nodes[loop_of_twenty(p)];
   ASSERT_EQ(loop->body.size(), 6u);
   skt::gen::RequestSlots slots = skt::gen::assign_request_slots(p);
   ASSERT_EQ(skt::gen::safe_order(p, slots, loop->body).verdict, skt::gen::SafeOrder::kAsEmitted)
@@ -344,10 +350,8 @@ TEST(Generate, MessagesThatCrossTheLoopsIterationsAreNotOrderedAsOneStep) {
   const uint32_t kSend = skt::kFunc_MPI_Send, kRecv = skt::kFunc_MPI_Recv;
   const RankCalls app[2] = {{{kSend, 0}, {kRecv, 1}, {kSend, 2}}, {{kRecv, 0}, {kSend, 1}, {kRecv, 2}}};
   skt::FoldedProgram p = twenty_times(app, 3);
-  skt::FoldedNode* loop = nullptr;
-  for (skt::FoldedNode& n : p.nodes)
-    if (n.is_loop() && n.count == 20) loop = &n;
-  ASSERT_NE(loop, nullptr) << "the 20 iterations fold into one loop";
+  ASSERT_NE(loop_of_twenty(p), UINT32_MAX) << "the 20 iterations fold into one loop";
+  skt::FoldedNode* loop = &p.nodes[loop_of_twenty(p)];
   ASSERT_EQ(loop->body.size(), 6u);
   sends_first(p, *loop);
   skt::gen::RequestSlots slots = skt::gen::assign_request_slots(p);
@@ -409,9 +413,7 @@ TEST(Generate, ALoopWhoseJoinedCallsPairInstanceByInstanceIsCut) {
         return v;
       },
       joined);
-  uint32_t loop = UINT32_MAX;
-  for (uint32_t n = 0; n < p.nodes.size(); ++n)
-    if (p.nodes[n].is_loop() && p.nodes[n].count == 20) loop = n;
+  uint32_t loop = loop_of_twenty(p);
   ASSERT_NE(loop, UINT32_MAX) << p.to_string();
   ASSERT_EQ(p.nodes[loop].body.size(), 3u) << "( Irecv )^2 ( Isend )^2 Waitall: " << p.to_string();
   skt::gen::GenerateOptions opt;
@@ -433,10 +435,8 @@ TEST(Generate, ALoopWhoseMessagesCrossItsIterationsIsNotCut) {
   const uint32_t kSend = skt::kFunc_MPI_Send, kRecv = skt::kFunc_MPI_Recv;
   const RankCalls app[2] = {{{kSend, 0}}, {{kRecv, 0}}};
   skt::FoldedProgram p = twenty_times(app, 1);
-  uint32_t loop = 0;
-  for (uint32_t n = 0; n < p.nodes.size(); ++n)
-    if (p.nodes[n].is_loop() && p.nodes[n].count == 20) loop = n;
-  ASSERT_TRUE(p.nodes[loop].is_loop()) << p.to_string();
+  uint32_t loop = loop_of_twenty(p);
+  ASSERT_NE(loop, UINT32_MAX) << p.to_string();
   ASSERT_EQ(p.nodes[loop].body.size(), 2u) << p.to_string();
   skt::gen::GenerateOptions opt;
   opt.scale = 10;
