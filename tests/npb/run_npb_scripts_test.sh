@@ -3,9 +3,11 @@
 # never in this repository), 2 MPICH ranks:
 #   - cg.S.x (40 iterations) goes through every stage: NPB verification SUCCESSFUL untraced and traced,
 #     the main loop found is the program's own (count 40), the skeleton predicts a runtime, the error
-#     column is (predicted - original) / original, the report and the plot are written;
+#     column is (predicted - original) / original, of the medians of --reps pairs of runs (the original,
+#     then the skeleton) and of their minima, the report and the plot are written;
 #   - bt (not a square number of ranks) and sp (not built) are skipped with their reason;
-#   - is.S.x prints "Verification = UNSUCCESSFUL": reported as failed, exit status 3;
+#   - is.S.x prints "Verification = UNSUCCESSFUL": reported as failed, with its untraced run's verification
+#     (UNSUCCESSFUL too: not the tracer's doing), exit status 3;
 #   - bad options: one-line errors, exit status 2.
 #   run_npb_scripts_test.sh REPO BUILD_DIR FAKE_NPB_DIR WORK
 set -euo pipefail
@@ -15,7 +17,7 @@ rm -rf "$work" && mkdir -p "$work"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 rc=0
-"$exp" --npb-dir "$npb" --class S --np 2 --mpi mpich --benchmarks cg,bt,sp,is --reps 2 --timeout 120 \
+"$exp" --npb-dir "$npb" --class S --np 2 --mpi mpich --benchmarks cg,bt,sp,is --reps 2 --min-seconds 0 --timeout 120 \
   --skelgen "$build/bin/skelgen" --out "$work/out" 2> "$work/stderr" || rc=$?
 cat "$work/stderr"
 [ $rc = 3 ] || fail "expected exit status 3 (IS failed its verification), got $rc"
@@ -36,10 +38,18 @@ orig, pred, err = float(cg["original_s"]), float(cg["predicted_s"]), float(cg["e
 check(orig > 0 and pred > 0 and float(cg["skeleton_s"]) > 0, "CG runtimes must be positive")
 check(abs(err - 100 * (pred - orig) / orig) < 0.01, f"CG error {err} is not (predicted - original) / original")
 check(abs(err) < 60, f"CG prediction error {err} % is far off")
+# two pairs of runs (--reps 2, --min-seconds 0), each original run followed by a skeleton run
+check(cg["runs"] == "2", f"CG runs {cg['runs']} (--reps 2 --min-seconds 0)")
+olog = open(f"{out}/work/cg/original.cmd").read().splitlines()
+plog = open(f"{out}/work/cg/predict.cmd").read().splitlines()
+check(len(olog) == 2 and len(plog) == 2, f"CG: {len(olog)} original and {len(plog)} skeleton runs logged, not 2 and 2")
+omin, pmin, emin = float(cg["original_min_s"]), float(cg["predicted_min_s"]), float(cg["error_min_pct"])
+check(omin <= orig and pmin <= pred <= float(cg["predicted_max_s"]), "CG minima above medians")
+check(abs(emin - 100 * (pmin - omin) / omin) < 0.01, f"CG error of minima {emin}")
 check(float(cg["fold_s"]) >= 0 and float(cg["merge_s"]) >= 0, "CG times")
 check(rows["BT"]["status"] == "skipped" and "square" in rows["BT"]["note"], "BT must be skipped (2 is not square)")
 check(rows["SP"]["status"] == "skipped", "SP must be skipped (2 is not square)")
-check(rows["IS"]["status"] == "failed" and "UNSUCCESSFUL" in rows["IS"]["note"], f"IS: {rows['IS']}")
+check(rows["IS"]["status"] == "failed" and "(UNSUCCESSFUL); untraced: UNSUCCESSFUL" in rows["IS"]["note"], f"IS: {rows['IS']}")
 report = open(f"{out}/report.md").read()
 check("| CG | SUCCESSFUL / SUCCESSFUL |" in report, "report: CG row")
 check("Folding beside the published figures" in report and "| CG | 15 / 75 |" in report, "report: published CG")
