@@ -6,8 +6,8 @@
 #     column is (predicted - original) / original, of the medians of --reps pairs of runs (the original,
 #     then the skeleton) and of their minima, the report and the plot are written;
 #   - bt (not a square number of ranks) and sp (not built) are skipped with their reason;
-#   - is.S.x prints "Verification = UNSUCCESSFUL": reported as failed, with its untraced run's verification
-#     (UNSUCCESSFUL too: not the tracer's doing), exit status 3;
+#   - is.S.x prints "Verification = UNSUCCESSFUL": reported as failed by its untraced run (the benchmark's
+#     doing, not the tracer's), which stops it before the trace; exit status 3;
 #   - bad options: one-line errors, exit status 2.
 #   run_npb_scripts_test.sh REPO BUILD_DIR FAKE_NPB_DIR WORK
 set -euo pipefail
@@ -22,7 +22,7 @@ rc=0
 cat "$work/stderr"
 [ $rc = 3 ] || fail "expected exit status 3 (IS failed its verification), got $rc"
 python3 - "$work/out" <<'PY'
-import csv, sys, xml.dom.minidom
+import csv, os, sys, xml.dom.minidom
 out = sys.argv[1]
 rows = {r["benchmark"]: r for r in csv.DictReader(open(f"{out}/results.csv"))}
 def check(cond, msg):
@@ -49,7 +49,9 @@ check(abs(emin - 100 * (pmin - omin) / omin) < 0.01, f"CG error of minima {emin}
 check(float(cg["fold_s"]) >= 0 and float(cg["merge_s"]) >= 0, "CG times")
 check(rows["BT"]["status"] == "skipped" and "square" in rows["BT"]["note"], "BT must be skipped (2 is not square)")
 check(rows["SP"]["status"] == "skipped", "SP must be skipped (2 is not square)")
-check(rows["IS"]["status"] == "failed" and "(UNSUCCESSFUL); untraced: UNSUCCESSFUL" in rows["IS"]["note"], f"IS: {rows['IS']}")
+check(rows["IS"]["status"] == "failed" and rows["IS"]["note"].startswith("original run: NPB verification is not "
+      "SUCCESSFUL") and "UNSUCCESSFUL" in rows["IS"]["note"], f"IS: {rows['IS']}")
+check(not os.path.exists(f"{out}/work/is/traced.cmd"), "IS: traced although its untraced run failed verification")
 report = open(f"{out}/report.md").read()
 check("| CG | SUCCESSFUL / SUCCESSFUL |" in report, "report: CG row")
 check("Folding beside the published figures" in report and "| CG | 15 / 75 |" in report, "report: published CG")
