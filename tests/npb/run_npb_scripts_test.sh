@@ -47,6 +47,9 @@ omin, pmin, emin = float(cg["original_min_s"]), float(cg["predicted_min_s"]), fl
 check(omin <= orig and pmin <= pred <= float(cg["predicted_max_s"]), "CG minima above medians")
 check(abs(emin - 100 * (pmin - omin) / omin) < 0.01, f"CG error of minima {emin}")
 check(float(cg["fold_s"]) >= 0 and float(cg["merge_s"]) >= 0, "CG times")
+meta = open(f"{out}/work/cg/skeleton.c").read()
+check(f"traced_s={cg['traced_s']}" in meta or abs(float(cg["traced_s"]) - float(meta.split("traced_s=")[1].split()[0])) < 1e-6,
+      f"CG traced_s {cg['traced_s']} is not the skeleton's")
 check(rows["BT"]["status"] == "skipped" and "square" in rows["BT"]["note"], "BT must be skipped (2 is not square)")
 check(rows["SP"]["status"] == "skipped", "SP must be skipped (2 is not square)")
 check(rows["IS"]["status"] == "failed" and rows["IS"]["note"].startswith("original run: NPB verification is not "
