@@ -21,7 +21,7 @@ rc=0
   --skelgen "$build/bin/skelgen" --out "$work/out" 2> "$work/stderr" || rc=$?
 cat "$work/stderr"
 [ $rc = 3 ] || fail "expected exit status 3 (IS failed its verification), got $rc"
-python3 - "$work/out" <<'PY'
+python3 - "$work/out" "$build" <<'PY'
 import csv, os, sys, xml.dom.minidom
 out = sys.argv[1]
 rows = {r["benchmark"]: r for r in csv.DictReader(open(f"{out}/results.csv"))}
@@ -47,6 +47,13 @@ omin, pmin, emin = float(cg["original_min_s"]), float(cg["predicted_min_s"]), fl
 check(omin <= orig and pmin <= pred <= float(cg["predicted_max_s"]), "CG minima above medians")
 check(abs(emin - 100 * (pmin - omin) / omin) < 0.01, f"CG error of minima {emin}")
 check(float(cg["fold_s"]) >= 0 and float(cg["merge_s"]) >= 0, "CG times")
+# the joined length is what skelgen compress --join-call-sites makes of the same merged trace
+import json, subprocess
+j = subprocess.run([f"{sys.argv[2]}/bin/skelgen", "compress", f"{out}/work/cg/merged.skm", "-o", f"{out}/j.skf",
+                    "--join-call-sites", "--json"], capture_output=True, text=True, check=True).stdout
+j = json.loads(j.strip().splitlines()[-1])
+check(cg["joined_folded_length"] == str(j["folded_length"]) and cg["joined_main_loop_count"] == str(j["main_loop_count"]),
+      f"CG joined length {cg['joined_folded_length']} / loop {cg['joined_main_loop_count']}, compress says {j}")
 meta = open(f"{out}/work/cg/skeleton.c").read()
 check(f"traced_s={cg['traced_s']}" in meta or abs(float(cg["traced_s"]) - float(meta.split("traced_s=")[1].split()[0])) < 1e-6,
       f"CG traced_s {cg['traced_s']} is not the skeleton's")
@@ -58,6 +65,7 @@ check(not os.path.exists(f"{out}/work/is/traced.cmd"), "IS: traced although its 
 report = open(f"{out}/report.md").read()
 check("| CG | SUCCESSFUL / SUCCESSFUL |" in report, "report: CG row")
 check("Folding beside the published figures" in report and "| CG | 15 / 75 |" in report, "report: published CG")
+check(f"| {cg['folded_length']} / {cg['joined_folded_length']} | 26 |" in report, "report: CG's lengths per call site / joined")
 check("runtime.svg" in report, "report: plot")
 svg = xml.dom.minidom.parse(f"{out}/runtime.svg")
 check(len(svg.getElementsByTagName("circle")) == 1, "plot: one point (CG)")
