@@ -239,6 +239,14 @@ struct Acc {  // running statistics of one rank at one node
 // holds, seen[j] is the value at k = j (k < 64; every k before a later one is
 // seen first, as k counts up), so p holds while v == seen[k mod p].
 struct Periodic {
+  // bit d-1 of kProperDivisors[p-1]: d < p divides p
+  static constexpr std::array<uint64_t, kMaxCyclePeriod> kProperDivisors = [] {
+    std::array<uint64_t, kMaxCyclePeriod> divisors{};
+    for (int64_t p = 1; p <= kMaxCyclePeriod; ++p)
+      for (int64_t d = 1; d < p; ++d)
+        if (p % d == 0) divisors[static_cast<size_t>(p - 1)] |= 1ull << (d - 1);
+    return divisors;
+  }();
   int64_t max_k = -1;
   uint64_t periods = ~0ull;
   std::vector<int64_t> seen;
@@ -249,8 +257,11 @@ struct Periodic {
       seen.assign(static_cast<size_t>(std::min<int64_t>(max_k + 1, kMaxCyclePeriod)), first);
     if (!is_first && (varied || v != first)) {
       if (k < kMaxCyclePeriod && k >= static_cast<int64_t>(seen.size())) seen.push_back(v);
-      for (uint64_t left = periods; left; left &= left - 1) {  // the periods still holding
+      for (uint64_t left = periods; left; left &= left - 1) {  // the periods still holding, shortest first
         int64_t p = __builtin_ctzll(left) + 1;
+        // a shorter period that divides p and still holds (checked just before)
+        // makes p hold too: the value depends on k mod p then as well
+        if (periods & kProperDivisors[static_cast<size_t>(p - 1)]) continue;
         if (seen[static_cast<size_t>(k % p)] != v) periods &= ~(1ull << (p - 1));
       }
     }
