@@ -277,11 +277,11 @@ struct CountAcc {  // one count-like parameter of one rank over a node's instanc
   // cycles over the innermost loop's iteration k (while every instance is in
   // a loop) and over the instance n
   bool in_loop = true;
-  Periodic by_k, by_instance;
-  void add(int64_t v, double band, int64_t k) {
+  Periodic by_k, by_instance;  // by_instance kept only with call sites joined (instance cycles)
+  void add(int64_t v, double band, int64_t k, bool instance_cycles) {
     if (k < 0) in_loop = false;
     if (in_loop) by_k.add(v, k, n == 0, first, varies);
-    by_instance.add(v, static_cast<int64_t>(n), n == 0, first, varies);
+    if (instance_cycles) by_instance.add(v, static_cast<int64_t>(n), n == 0, first, varies);
     if (n && std::fabs(static_cast<double>(v - first)) > band * std::fabs(static_cast<double>(first))) in_band = false;
     if (n == 0) first = v;
     else if (n == 1) step = v - first;
@@ -314,6 +314,9 @@ struct Builder {
   size_t pos = 0;                                // next merged event
   double band = 0;
   int params = kNumRuleParams;                    // the first `params` of kRuleParams get rules
+  // all of them (peers too) only with call sites joined, the only folding
+  // whose rules may be instance cycles (CountAcc::by_instance)
+  bool joined() const { return params == kNumRuleParams; }
   std::vector<std::vector<Acc>> work;             // per node, per world rank (ranks with works only)
   // per node with a cycle: its period, over [0] the loop's iteration k, [1]
   // the instance i (0: none), and its own gaps per rank and phase (k or i mod period)
@@ -427,7 +430,7 @@ struct Builder {
         dur[id][r].add(static_cast<double>(m.ranks[r].durations[c]));
         for (int q = 0; q < params; ++q)
           if (e.params[static_cast<size_t>(kRuleParams[q])].kind != ParamKind::kAbsent)
-            counts[id][q][r].add(m.value(e, kRuleParams[q], r), band, iteration);
+            counts[id][q][r].add(m.value(e, kRuleParams[q], r), band, iteration, joined());
       }
       if (phase_walk) ++phase_instance[id];  // every rank of the node takes part in each instance
     }
