@@ -74,17 +74,25 @@ def write_csv(path, rows):
                             f"{r[k]:.6g}" if isinstance(r.get(k), float) else r.get(k, "")) for k in CSV_COLUMNS})
 
 
+def _given(v):
+    return v not in (None, "")
+
+
 def _f(v, fmt):
-    return "" if v in (None, "") else format(v, fmt)
+    return format(v, fmt) if _given(v) else ""
 
 
 def _pct(v):
-    return "" if v in (None, "") else f"{v:+.1f} %"
+    return f"{v:+.1f} %" if _given(v) else ""
 
 
 def _main_loop(r, prefix=""):
-    if r.get(prefix + "main_loop_body") in (None, ""):
-        return "none" if not prefix or r.get(prefix + "folded_length") not in (None, "") else "—"
+    """'(body)×count' of the folding whose columns start with prefix ('' or 'joined_'); 'none' if it has
+    no loop, '—' if the row has no such folding (a CSV from before the joined columns)."""
+    if not _given(r.get(prefix + "folded_length")):
+        return "—"
+    if not _given(r.get(prefix + "main_loop_body")):
+        return "none"
     return f"({r[prefix + 'main_loop_body']})×{r[prefix + 'main_loop_count']}"
 
 
@@ -145,15 +153,17 @@ def report_md(rows, meta):
             f"{_f(r['merge_s'], '.2g')} | {r['folded_length']} | {_main_loop(r)} | "
             f"{_f(r['compression_ratio'], '.1f')} | {_f(r['fold_s'], '.2g')} | {_f(r.get('runs'), 'd')} | "
             f"{_f(r['original_s'], '.3f')} | {_f(r.get('traced_s'), '.3f')} | {_f(r['skeleton_s'], '.3f')} | {_f(r['predicted_s'], '.3f')} | "
-            f"{_f(r['error_pct'], '+.1f')} % | {_pct(r.get('error_min_pct'))} |")
+            f"{_pct(r['error_pct'])} | {_pct(r.get('error_min_pct'))} |")
     out += ["", "Traced s: the traced run's own runtime (tracer included), the run the skeleton replays. "
             "Compression = merged length / folded length. Main loop = the loop covering the most calls: "
             "(folded length of its body) × iterations.", ""]
     if ok:
         errs = [abs(r["error_pct"]) for r in ok]
         within = sum(e <= ERROR_TARGET_PCT for e in errs)
-        mins = [abs(r["error_min_pct"]) for r in ok if r.get("error_min_pct") not in (None, "")]
-        folds = [r["fold_s"] for r in ok] + [r["joined_fold_s"] for r in ok if r.get("joined_fold_s") not in (None, "")]
+        mins = [abs(r["error_min_pct"]) for r in ok if _given(r.get("error_min_pct"))]
+        folds = [r["fold_s"] for r in ok] + [r["joined_fold_s"] for r in ok if _given(r.get("joined_fold_s"))]
+        replays = [(r["benchmark"], 100.0 * (r["predicted_s"] - r["traced_s"]) / r["traced_s"]) for r in ok
+                   if _given(r.get("traced_s")) and r["traced_s"] > 0]
         out += ["## Against the targets and the published figures", "",
                 f"- Prediction error: mean |error| {sum(errs) / len(errs):.1f} %, largest {max(errs):.1f} %; "
                 f"{within} of {len(errs)} within {ERROR_TARGET_PCT:g} %. Published ({kind}, K = 10): within "
@@ -161,15 +171,13 @@ def report_md(rows, meta):
                 + (f" Of the minima: mean |error| {sum(mins) / len(mins):.1f} %, "
                    f"{sum(e <= ERROR_TARGET_PCT for e in mins)} of {len(mins)} within {ERROR_TARGET_PCT:g} %."
                    if mins and not simgrid else ""),
-                f"- Fold time: largest {max(folds):.3f} s (target ≤ {FOLD_TIME_TARGET_S} s per benchmark).", ""]
-        replays = [(r["benchmark"], 100.0 * (r["predicted_s"] - r["traced_s"]) / r["traced_s"]) for r in ok
-                   if r.get("traced_s") not in (None, "") and r["traced_s"] > 0]
+                f"- Fold time: largest {max(folds):.3f} s (target ≤ {FOLD_TIME_TARGET_S} s per benchmark)."]
         if replays and not simgrid:
-            out[-1:-1] = [
-                "- Against the traced run itself (traced s, the run the skeleton replays, tracer included): "
-                + ", ".join(f"{b} {d:+.1f} %" for b, d in replays)
-                + f"; mean |difference| {sum(abs(d) for _, d in replays) / len(replays):.1f} %. Where this is "
-                "small and the error large, the traced run was not a typical run of the benchmark here."]
+            out.append("- Against the traced run itself (traced s, the run the skeleton replays, tracer included): "
+                       + ", ".join(f"{b} {d:+.1f} %" for b, d in replays)
+                       + f"; mean |difference| {sum(abs(d) for _, d in replays) / len(replays):.1f} %. Where this "
+                       "is small and the error large, the traced run was not a typical run of the benchmark here.")
+        out.append("")
         pub = [r for r in ok if r["benchmark"] in PUBLISHED_FOLD]
         if pub:
             out += [f"Folding beside the published figures (class {PUBLISHED_CLASS}, 16 ranks; MISSION.md §3). "
@@ -186,18 +194,19 @@ def report_md(rows, meta):
                 ev, fl, body, cnt = PUBLISHED_FOLD[r["benchmark"]]
                 it_ours = ITERATIONS[r["benchmark"]].get(r["class"])
                 it_pub = ITERATIONS[r["benchmark"]][PUBLISHED_CLASS]
+                # with --join-call-sites the experiment's own folding is the joined one: no per-call-site column
+                per_site = {} if meta.get("join_call_sites") else r
                 joined = r.get("joined_folded_length")
-                per_site = None if meta.get("join_call_sites") else r["folded_length"]
                 if it_ours != it_pub:
                     verdict = "n/a (iterations differ)"
-                elif per_site is not None and per_site <= fl:
+                elif _given(per_site.get("folded_length")) and per_site["folded_length"] <= fl:
                     verdict = "met"
-                elif joined not in (None, "") and joined <= fl:
+                elif _given(joined) and joined <= fl:
                     verdict = "met (joined)"
                 else:
                     verdict = "missed"
-                lengths = f"{'—' if per_site is None else per_site} / {'—' if joined in (None, '') else joined}"
-                loops = f"{'—' if per_site is None else _main_loop(r)} / {_main_loop(r, 'joined_')}"
+                lengths = f"{per_site.get('folded_length', '—')} / {joined if _given(joined) else '—'}"
+                loops = f"{_main_loop(per_site)} / {_main_loop(r, 'joined_')}"
                 out.append(f"| {r['benchmark']} | {it_ours} / {it_pub} | {r['calls_per_rank_max']:,} | {ev:,} | "
                            f"{lengths} | {fl} | {loops} | ({body})×{cnt} | {verdict} |")
             out.append("")
