@@ -86,6 +86,7 @@ expect_error() {  # expect_error PATTERN ARGS...
 }
 expect_error "no bin/ directory" --npb-dir "$work/nowhere" --class S --np 2 --mpi mpich
 expect_error "unknown benchmark 'xx'" --npb-dir "$npb" --class S --np 2 --mpi mpich --benchmarks cg,xx
+expect_error "--min-seconds not negative" --npb-dir "$npb" --class S --np 2 --mpi mpich --min-seconds -1
 expect_error "no benchmark given" --npb-dir "$npb" --class S --np 2 --mpi mpich --benchmarks ,
 expect_error "skelgen not found" --npb-dir "$npb" --class S --np 2 --mpi mpich --skelgen "$work/none"
 expect_error "needs --simgrid-npb-dir" --npb-dir "$npb" --class S --np 2 --mpi mpich \
