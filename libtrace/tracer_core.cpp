@@ -440,6 +440,8 @@ void mark_entry() {
   t_wall_entry = now_ns();
 }
 
+int64_t entry_ns() { return t_wall_entry; }
+
 void leave() { --t_depth; }
 bool nested() { return t_depth > 0; }
 void push() { ++t_depth; }

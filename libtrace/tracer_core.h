@@ -23,11 +23,16 @@ namespace skt::tracer {
 int64_t now_ns();
 
 // True when this call is to be recorded; then the caller must call leave().
+// It notes the entry time (mark_entry).
 bool enter();
 void leave();
 // Where a wrapper does not go through enter() (MPI_Finalize): note the entry
-// time of the call on the thread's CPU clock (GapClock::kThreadCpu traces).
+// time of the call on the wall clock and, in GapClock::kThreadCpu traces, the
+// thread's CPU clock.
 void mark_entry();
+// The wall clock read at the entry mark_entry() noted: the call's start where
+// the wrapper does no work of its own before the call.
+int64_t entry_ns();
 // Nesting guard without the recording check (MPI_Init / MPI_Finalize wrappers).
 bool nested();
 void push();
