@@ -46,6 +46,18 @@ check(len(olog) == 2 and len(plog) == 2, f"CG: {len(olog)} original and {len(plo
 omin, pmin, emin = float(cg["original_min_s"]), float(cg["predicted_min_s"]), float(cg["error_min_pct"])
 check(omin <= orig and pmin <= pred <= float(cg["predicted_max_s"]), "CG minima above medians")
 check(abs(emin - 100 * (pmin - omin) / omin) < 0.01, f"CG error of minima {emin}")
+# every run kept: the originals' times are the ones skelgen time printed in the log, and the floor (each
+# run as the prediction of the other's, |error| %, median) is, for two runs a and b, the mean of
+# |a - b| / b and |a - b| / a
+import re
+logged = [float(x) for x in re.findall(r"SKELGEN_APP runs=1 min_s=([\d.e+-]+)", open(f"{out}/work/cg/original.out").read())]
+runs = [float(x) for x in cg["original_runs_s"].split()]
+check(len(logged) == 2 and all(abs(x - y) < 1e-5 for x, y in zip(runs, logged)), f"CG original runs {runs}, logged {logged}")
+check(len(cg["predicted_runs_s"].split()) == 2 and abs(sorted(float(x) for x in cg["predicted_runs_s"].split())[0] - pmin) < 1e-5,
+      f"CG predicted runs {cg['predicted_runs_s']} (minimum {pmin})")
+a, b = logged
+floor = 50 * (abs(a - b) / b + abs(a - b) / a)
+check(abs(float(cg["one_run_error_pct"]) - floor) < 1e-3 * max(1, floor), f"CG one-run error {cg['one_run_error_pct']}, expected {floor}")
 check(float(cg["fold_s"]) >= 0 and float(cg["merge_s"]) >= 0, "CG times")
 # the joined length is what skelgen compress --join-call-sites makes of the same merged trace
 import json, subprocess
@@ -67,6 +79,8 @@ check("| CG | SUCCESSFUL / SUCCESSFUL |" in report, "report: CG row")
 check("Folding beside the published figures" in report and "| CG | 15 / 75 |" in report, "report: published CG")
 check(f"| {cg['folded_length']} / {cg['joined_folded_length']} | 26 |" in report, "report: CG's lengths per call site / joined")
 check("runtime.svg" in report, "report: plot")
+check(f"taken as the prediction of its other runs" in report and f"CG {float(cg['one_run_error_pct']):.1f} %" in report,
+      "report: the one-run floor")
 svg = xml.dom.minidom.parse(f"{out}/runtime.svg")
 check(len(svg.getElementsByTagName("circle")) == 1, "plot: one point (CG)")
 print("npb-experiment: CSV, report and plot checked")
