@@ -247,8 +247,23 @@ struct Periodic {
         if (p % d == 0) divisors[static_cast<size_t>(p - 1)] |= 1ull << (d - 1);
     return divisors;
   }();
+  // k mod p by a multiply instead of a division (Lemire's fastmod, exact for
+  // k < 2^32): the walk takes it for every period checked, for every value
+  static constexpr std::array<uint64_t, kMaxCyclePeriod + 1> kModMagic = [] {
+    std::array<uint64_t, kMaxCyclePeriod + 1> m{};
+    for (uint64_t p = 1; p <= kMaxCyclePeriod; ++p) m[p] = ~0ull / p + 1;
+    return m;
+  }();
+  static size_t mod(int64_t k, int64_t p) {
+    if (static_cast<uint64_t>(k) >> 32) return static_cast<size_t>(k % p);
+    const uint64_t low = kModMagic[static_cast<size_t>(p)] * static_cast<uint64_t>(k);
+    return static_cast<size_t>((static_cast<unsigned __int128>(low) * static_cast<uint64_t>(p)) >> 64);
+  }
   int64_t max_k = -1;
   uint64_t periods = ~0ull;
+  // the periods that hold none of whose proper divisors holds: while these
+  // hold, every other one does too (a multiple of one of them)
+  uint64_t minimal = 1;
   std::vector<int64_t> seen;
   // v at index k; `first` is the first value of all (is_first: this is it),
   // `varied` whether any value before this one differed from it.
@@ -257,12 +272,28 @@ struct Periodic {
       seen.assign(static_cast<size_t>(std::min<int64_t>(max_k + 1, kMaxCyclePeriod)), first);
     if (!is_first && (varied || v != first)) {
       if (k < kMaxCyclePeriod && k >= static_cast<int64_t>(seen.size())) seen.push_back(v);
-      for (uint64_t left = periods; left; left &= left - 1) {  // the periods still holding, shortest first
-        int64_t p = __builtin_ctzll(left) + 1;
-        // a shorter period that divides p and still holds (checked just before)
-        // makes p hold too: the value depends on k mod p then as well
-        if (periods & kProperDivisors[static_cast<size_t>(p - 1)]) continue;
-        if (seen[static_cast<size_t>(k % p)] != v) periods &= ~(1ull << (p - 1));
+      bool all_hold = true;  // the common case, checked on the minimal periods alone
+      uint64_t check = minimal;
+      if (k < kMaxCyclePeriod) {  // every period p > k looks at the same value: k mod p = k
+        const uint64_t up_to_k = (1ull << k) - 1;  // bits p - 1 < k
+        if (check & ~up_to_k) all_hold = seen[static_cast<size_t>(k)] == v;
+        check &= up_to_k;
+      }
+      for (uint64_t left = check; left && all_hold; left &= left - 1)
+        all_hold = seen[mod(k, __builtin_ctzll(left) + 1)] == v;
+      if (!all_hold) {
+        for (uint64_t left = periods; left; left &= left - 1) {  // the periods still holding, shortest first
+          int64_t p = __builtin_ctzll(left) + 1;
+          // a shorter period that divides p and still holds (checked just before)
+          // makes p hold too: the value depends on k mod p then as well
+          if (periods & kProperDivisors[static_cast<size_t>(p - 1)]) continue;
+          if (seen[mod(k, p)] != v) periods &= ~(1ull << (p - 1));
+        }
+        minimal = 0;
+        for (uint64_t left = periods; left; left &= left - 1) {
+          int64_t p = __builtin_ctzll(left) + 1;
+          if (!(periods & kProperDivisors[static_cast<size_t>(p - 1)])) minimal |= 1ull << (p - 1);
+        }
       }
     }
     max_k = std::max(max_k, k);

@@ -519,6 +519,85 @@ TEST(Compress, TagsFollowingTheIterationFoldExactlyOthersStay) {
   EXPECT_EQ(tags, (std::multiset<int64_t>{9, 200}));
 }
 
+// Cycle rules against a brute-force search: a loop of sends, run one to
+// three times, whose tags repeat with a random period over the loop's
+// iteration k (of a few values, so that shorter periods may hold by chance),
+// on each rank its own pattern, sometimes broken once in some run. The rule
+// must be the smallest period p <= 64 for which every run's tag at k is the
+// first run's at k mod p, on every rank, its cycle the first p tags; a
+// linear or constant run has no cycle; where no period holds there is no
+// cycle either (the tags stay exact).
+TEST(Compress, CycleRulesHoldTheSmallestPeriodABruteForceSearchFinds) {
+  std::mt19937 rng(20261122);
+  int cycles_seen = 0, none_seen = 0;
+  for (int trial = 0; trial < 150; ++trial) {
+    const int iters = 3 + static_cast<int>(rng() % 150), runs = 1 + static_cast<int>(rng() % 3);
+    // tags[rank][run][k]
+    std::vector<std::vector<std::vector<int64_t>>> tags(2, std::vector<std::vector<int64_t>>(runs, std::vector<int64_t>(iters)));
+    for (auto& rank_tags : tags) {
+      const int q = 1 + static_cast<int>(rng() % 70), values = 2 + static_cast<int>(rng() % 3);
+      std::vector<int64_t> pattern(q);
+      for (auto& x : pattern) x = 10 + static_cast<int64_t>(rng() % values);
+      for (auto& t : rank_tags)
+        for (int k = 0; k < iters; ++k) t[k] = pattern[k % q];
+      if (rng() % 4 == 0) rank_tags[rng() % runs][rng() % iters] = 99;
+    }
+    auto m = merged_from(2, [&](uint32_t r) {
+      std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0, 0, 10)};
+      for (int run = 0; run < runs; ++run) {
+        for (int k = 0; k < iters; ++k) {
+          skt::testing::Syn s = call(skt::kFunc_MPI_Send, 1, 1000, 10, 8);
+          s.peer = 1 - r;
+          s.tag = tags[r][run][k];
+          v.push_back(s);
+          v.push_back(call(skt::kFunc_MPI_Allreduce, 2, 1000, 10, 1));
+        }
+        v.push_back(call(skt::kFunc_MPI_Barrier, 3, 1000, 10));
+      }
+      return v;
+    });
+    skt::FoldedProgram p = compress(m, {});
+    ASSERT_TRUE(verify(p, m).empty());
+    auto holds = [&](int64_t period) {
+      for (const auto& rank_tags : tags)
+        for (const auto& t : rank_tags)
+          for (int k = 0; k < iters; ++k)
+            if (t[k] != rank_tags[0][k % period]) return false;
+      return true;
+    };
+    auto linear = [&] {  // the same a + b*k in every run, on each rank
+      for (const auto& rank_tags : tags)
+        for (const auto& t : rank_tags)
+          for (int k = 0; k < iters; ++k)
+            if (t[k] != rank_tags[0][0] + k * (rank_tags[0][1] - rank_tags[0][0])) return false;
+      return true;
+    };
+    int64_t want = 0;
+    for (int64_t period = 1; period <= 64 && !want; ++period)
+      if (holds(period)) want = period;
+    std::vector<const skt::CountRule*> found;
+    for (const auto& n : p.nodes)
+      if (const skt::CountRule* rule = n.rule(skt::Param::tag); rule && rule->is_cycle()) found.push_back(rule);
+    SCOPED_TRACE("trial " + std::to_string(trial) + ": " + std::to_string(runs) + " x " + std::to_string(iters) +
+                 " iterations, " + p.to_string());
+    if (want <= 1 || linear()) {
+      EXPECT_TRUE(found.empty()) << (want ? "a linear or constant run" : "no period holds") << ", yet a cycle of "
+                                 << found.front()->period;
+      none_seen += want == 0;
+      continue;
+    }
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(found[0]->period, static_cast<uint64_t>(want));
+    for (uint32_t r = 0; r < 2; ++r) {
+      EXPECT_EQ(found[0]->kind[r], 3);
+      for (int64_t k = 0; k < want; ++k) EXPECT_EQ(found[0]->cycle[r * want + k], tags[r][0][k]) << "rank " << r;
+    }
+    ++cycles_seen;
+  }
+  EXPECT_GE(cycles_seen, 20);  // both outcomes exercised
+  EXPECT_GE(none_seen, 10);
+}
+
 // A master posts an MPI_ANY_SOURCE Irecv with the round as its tag and
 // waits for it; the worker computes and sends. The first round completes
 // with MPI_Wait, the others with Waitany, so the run of rounds begins at the
