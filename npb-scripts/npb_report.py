@@ -183,7 +183,7 @@ def report_md(rows, meta):
         if floors and not simgrid:
             mean_floor = sum(f for _, f, _ in floors) / len(floors)
             out.append("- One run of the benchmark itself, taken as the prediction of its other runs here (a "
-                       "skeleton replays one run, so its error here is not to be expected below this), median |error| per benchmark: "
+                       "skeleton is built from one run: this is how far one run falls from the others here), median |error| per benchmark: "
                        + ", ".join(f"{b} {f:.1f} %" for b, f, _ in floors)
                        + f"; mean {mean_floor:.1f} %, {sum(f <= ERROR_TARGET_PCT for _, f, _ in floors)} of "
                        f"{len(floors)} within {ERROR_TARGET_PCT:g} % (the skeleton's mean |error| over the same "
