@@ -282,17 +282,14 @@ struct Periodic {
       for (uint64_t left = check; left && all_hold; left &= left - 1)
         all_hold = seen[mod(k, __builtin_ctzll(left) + 1)] == v;
       if (!all_hold) {
+        minimal = 0;  // the periods checked below that hold
         for (uint64_t left = periods; left; left &= left - 1) {  // the periods still holding, shortest first
           int64_t p = __builtin_ctzll(left) + 1;
           // a shorter period that divides p and still holds (checked just before)
           // makes p hold too: the value depends on k mod p then as well
           if (periods & kProperDivisors[static_cast<size_t>(p - 1)]) continue;
           if (seen[mod(k, p)] != v) periods &= ~(1ull << (p - 1));
-        }
-        minimal = 0;
-        for (uint64_t left = periods; left; left &= left - 1) {
-          int64_t p = __builtin_ctzll(left) + 1;
-          if (!(periods & kProperDivisors[static_cast<size_t>(p - 1)])) minimal |= 1ull << (p - 1);
+          else minimal |= 1ull << (p - 1);
         }
       }
     }
