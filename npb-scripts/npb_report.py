@@ -11,6 +11,7 @@ Rebuild the report and plot of an existing experiment:  npb-scripts/npb_report.p
 import csv
 import datetime
 import html
+import io
 import json
 import math
 import os
@@ -68,13 +69,23 @@ def read_csv(path):
                  for k, v in r.items()} for r in csv.DictReader(f)]
 
 
+def write_file(path, text):
+    """Writes text to path whole or not at all (a new file renamed over the old one): an experiment
+    stopped while it writes keeps the previous version."""
+    tmp = path + ".tmp"
+    with open(tmp, "w", newline="") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
 def write_csv(path, rows):
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=CSV_COLUMNS, extrasaction="ignore")
-        w.writeheader()
-        for r in rows:
-            w.writerow({k: ("" if r.get(k) is None else
-                            f"{r[k]:.6g}" if isinstance(r.get(k), float) else r.get(k, "")) for k in CSV_COLUMNS})
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, extrasaction="ignore")
+    w.writeheader()
+    for r in rows:
+        w.writerow({k: ("" if r.get(k) is None else
+                        f"{r[k]:.6g}" if isinstance(r.get(k), float) else r.get(k, "")) for k in CSV_COLUMNS})
+    write_file(path, buf.getvalue())
 
 
 def _given(v):
@@ -287,19 +298,16 @@ def write_all(out_dir, rows, meta=None):
     OUT/experiment.json."""
     meta_path = os.path.join(out_dir, "experiment.json")
     if meta is not None:
-        with open(meta_path, "w") as f:
-            json.dump(meta, f, indent=1)
+        write_file(meta_path, json.dumps(meta, indent=1))
     else:
         with open(meta_path) as f:
             meta = json.load(f)
     write_csv(os.path.join(out_dir, "results.csv"), rows)
-    with open(os.path.join(out_dir, "report.md"), "w") as f:
-        f.write(report_md(rows, meta))
+    write_file(os.path.join(out_dir, "report.md"), report_md(rows, meta))
     title = meta.get("title") or f"NPB class {meta['cls']}, {meta['np']} ranks, {meta['mpi']}"
     if meta.get("simgrid"):
         title += f", {os.path.basename(meta['simgrid'])}"
-    with open(os.path.join(out_dir, "runtime.svg"), "w") as f:
-        f.write(runtime_svg(rows, title))
+    write_file(os.path.join(out_dir, "runtime.svg"), runtime_svg(rows, title))
 
 
 def main(argv):

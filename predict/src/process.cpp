@@ -7,7 +7,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
+#include <cstdio>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -29,6 +31,65 @@ std::string basename_of(const std::string& p) {
 std::string real_path(const std::string& p) {
   char buf[PATH_MAX];
   return realpath(p.c_str(), buf) ? std::string(buf) : p;
+}
+
+// A stop signal (SIGINT, SIGTERM, SIGHUP) that arrived while run_captured waited.
+volatile sig_atomic_t g_stop_signal = 0;
+void note_stop(int sig) { g_stop_signal = sig; }
+
+// While a child runs in a process group of its own, a stop signal meant for
+// skelgen (Ctrl-C goes to the terminal's foreground group, a batch system's
+// SIGTERM to skelgen) does not reach it: these handlers note the signal, and
+// run_captured passes it on. Signals ignored on entry stay ignored (a command
+// started in the background by a non-interactive shell ignores SIGINT).
+class StopSignals {
+ public:
+  StopSignals() {
+    g_stop_signal = 0;
+    struct sigaction sa {};
+    sa.sa_handler = note_stop;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < kSignals.size(); ++i) {
+      sigaction(kSignals[i], nullptr, &old_[i]);
+      if (old_[i].sa_handler != SIG_IGN) sigaction(kSignals[i], &sa, nullptr);
+    }
+  }
+  ~StopSignals() {
+    for (size_t i = 0; i < kSignals.size(); ++i) sigaction(kSignals[i], &old_[i], nullptr);
+  }
+  // After the child's group is gone: ends skelgen as the signal would have
+  // (exit status 128 + signal), with what it would have done (its handler).
+  [[noreturn]] static void die_of(int sig) {
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    sigaction(sig, &dfl, nullptr);
+    raise(sig);
+    _exit(128 + sig);
+  }
+
+ private:
+  static constexpr std::array<int, 3> kSignals{SIGINT, SIGTERM, SIGHUP};
+  std::array<struct sigaction, 3> old_{};
+};
+
+// Ends the process group `pid` leads: SIGTERM (MPI launchers pass it on to
+// their ranks), SIGKILL for what is left once the leader has ended or after
+// `grace_s`, then reaps the leader (not before: while it is unreaped, its
+// group id cannot go to another process).
+void end_group(pid_t pid, int* status, double grace_s) {
+  kill(-pid, SIGTERM);
+  auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    siginfo_t info{};
+    int rc = waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT);
+    if ((rc == 0 && info.si_pid == pid) || (rc < 0 && errno != EINTR)) break;
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > grace_s) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  kill(-pid, SIGKILL);
+  while (waitpid(pid, status, 0) < 0 && errno == EINTR) {
+  }
 }
 
 std::string slurp_and_remove(const std::string& path) {
@@ -110,12 +171,22 @@ RunOutput run_captured(const std::vector<std::string>& argv, double timeout_s) {
     throw std::runtime_error(argv[0] + ": cannot run: " + std::strerror(rc));
   }
   RunOutput r;
+  StopSignals stop_signals;
   auto start = std::chrono::steady_clock::now();
   int status = 0;
   for (;;) {
     pid_t w = waitpid(pid, &status, WNOHANG);
     if (w == pid) break;
     if (w < 0 && errno != EINTR) break;
+    if (int sig = g_stop_signal) {  // skelgen is told to stop: the run goes first
+      end_group(pid, &status, 3.0);
+      std::remove(out_path.c_str());
+      std::remove(err_path.c_str());
+      const char* name = sigabbrev_np(sig);
+      std::fprintf(stderr, "skelgen: stopped by SIG%s; ended %s and its processes\n", name ? name : "?",
+                   basename_of(argv[0]).c_str());
+      StopSignals::die_of(sig);
+    }
     double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (timeout_s > 0 && waited > timeout_s) {
       kill(-pid, SIGKILL);

@@ -113,4 +113,50 @@ expect_error "needs --simgrid-npb-dir" --npb-dir "$npb" --class S --np 2 --mpi m
   --skelgen "$build/bin/skelgen" --simgrid "$repo/predict/platforms/homogeneous16.xml"
 expect_error "--launcher must contain {np}" --npb-dir "$npb" --class S --np 2 --mpi mpich \
   --skelgen "$build/bin/skelgen" --launcher "mpiexec.mpich -n 2"
+
+# stopped (Ctrl-C, or SIGTERM from a batch system): the running benchmark's processes go too (they run in a
+# session of their own, which the signal does not reach), one line says so, the CSV keeps the benchmark as
+# stopped, exit status 128 + the signal. The launcher stands in for a long run: it records its pid, then
+# sleeps.
+printf '#!/bin/sh\necho $$ > "%s/launcher.pid"\nsleep 120\nexec mpiexec.mpich -n "$@"\n' "$work" > "$work/slow-launcher"
+chmod +x "$work/slow-launcher"
+set -m  # background jobs as from a terminal: a script's `&` would start them with SIGINT ignored
+# stop_while_running SIG ERRFILE CMD...: starts CMD, sends SIG once the slow launcher runs, checks that CMD
+# exits with 128 + SIG (no traceback on ERRFILE) and that the launcher does not outlive it (a zombie counts
+# as gone: it waits for init, not for us)
+stop_while_running() {
+  local sig=$1 errfile=$2; shift 2
+  rm -f "$work/launcher.pid"
+  "$@" > /dev/null 2> "$errfile" &
+  local pid=$! rc=0 i
+  for i in $(seq 100); do [ -s "$work/launcher.pid" ] && break; sleep 0.1; done
+  [ -s "$work/launcher.pid" ] || fail "$1, SIG$sig: the launcher never started"
+  kill -"$sig" $pid
+  wait $pid || rc=$?
+  [ $rc = $((128 + $(kill -l "$sig"))) ] || { cat "$errfile"; fail "$1, SIG$sig: exit status $rc"; }
+  ! grep -q Traceback "$errfile" || { cat "$errfile"; fail "$1, SIG$sig: a traceback"; }
+  for i in $(seq 50); do
+    case "$(ps -o stat= -p "$(cat "$work/launcher.pid")" 2> /dev/null)" in "" | Z*) return 0 ;; esac
+    sleep 0.1
+  done
+  fail "$1, SIG$sig: the running launcher was left behind"
+}
+for sig in INT TERM; do
+  stop_while_running $sig "$work/stopped.err" "$exp" --npb-dir "$npb" --class S --np 2 --mpi mpich \
+    --benchmarks cg,bt --skelgen "$build/bin/skelgen" --launcher "$work/slow-launcher {np}" --out "$work/stopped"
+  tail -1 "$work/stopped.err" | grep -q "stopped by SIG$sig during CG (its runs killed)" ||
+    { cat "$work/stopped.err"; fail "SIG$sig: no line saying the experiment stopped"; }
+  grep -q "^CG,.*,failed,.*stopped by SIG$sig during its runs" "$work/stopped/results.csv" ||
+    { cat "$work/stopped/results.csv"; fail "SIG$sig: the CSV does not say CG was stopped"; }
+done
+# skelgen predict runs the skeleton in a process group of its own (so that a timeout kills all of it): told
+# to stop, it ends that group first, says so, and dies of the signal
+for sig in INT TERM HUP; do
+  stop_while_running $sig "$work/predict-stopped.err" "$build/bin/skelgen" predict \
+    "$work/out/work/cg/skeleton.mpich" -r 1 --launcher "$work/slow-launcher {np}"
+  grep -q "^skelgen: stopped by SIG$sig; ended slow-launcher and its processes$" "$work/predict-stopped.err" ||
+    { cat "$work/predict-stopped.err"; fail "predict, SIG$sig: no line saying it stopped"; }
+done
+set +m
 echo "PASS"
+
