@@ -512,9 +512,12 @@ std::vector<std::vector<double>> profile_of(const std::vector<std::vector<Acc>>&
 // of 1 us made the test program pair_exchange fold one way or the other
 // from run to run. Such a value, where it stands above the rank's median
 // phase by more than the tolerance, counts only where something else
-// confirms it: another phase of the rank, or the same phase on another rank,
-// within a quarter of that excess (work that differs by phase shows alike
-// in more than one place; spikes of noise differ from each other).
+// confirms it: two other phases of the rank, or the same phase on another
+// rank, above their own rank's median by about as much, within a quarter of
+// the smaller excess (work that differs by phase shows alike in more than
+// one place; spikes of noise differ from each other, and one pair of spikes
+// alike by chance, 107 and 137 us in one traced skeleton of pair_exchange,
+// is not enough).
 bool phases_alike(const std::vector<std::vector<Acc>>& phases, const FoldedNode& fn, const MergedTrace& m,
                   double phase_ns) {
   const size_t R = phases.size(), K = R ? phases[0].size() : 0;
@@ -547,11 +550,15 @@ bool phases_alike(const std::vector<std::vector<Acc>>& phases, const FoldedNode&
     const Acc& a = phases[r][k];
     const double excess = a.min - level[r];
     if (a.n > 1 || excess <= rank_tolerance[r]) return true;
-    const double near = kPhaseGapTolerance * excess;
+    auto alike = [&](size_t q, size_t j) {  // phase j of rank q stands as high, within a quarter of the smaller excess
+      const Acc& b = phases[q][j];
+      return b.n && std::fabs(b.min - a.min) <= kPhaseGapTolerance * std::min(excess, b.min - level[q]);
+    };
+    size_t same_rank = 0;
     for (size_t j = 0; j < K; ++j)
-      if (j != k && phases[r][j].n && std::fabs(phases[r][j].min - a.min) <= near) return true;
+      if (j != k && alike(r, j) && ++same_rank == 2) return true;
     for (size_t q = 0; q < R; ++q)
-      if (q != r && phases[q][k].n && std::fabs(phases[q][k].min - a.min) <= near) return true;
+      if (q != r && alike(q, k)) return true;
     return false;
   };
   std::vector<std::vector<double>> dev(R, std::vector<double>(K, std::nan("")));  // shortest gap - the rank's centre
