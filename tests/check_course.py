@@ -7,7 +7,12 @@ Both arguments are trace directories (skelgen trace) of the same ranks: the
 application's and its skeleton's own traced run. For each rank, its calls
 are split into PARTS (default 8) equal parts in order and the computation
 gaps summed per part, as a factor of the rank's mean part: the course of its
-computation through the run, measured from the two traces alone. Where the
+computation through the run, measured from the two traces alone. A trace
+taken with the thread CPU gap clock (SKELTRACE_GAP_CLOCK=cpu) is read by its
+CPU gaps: the work done, without the time the host took the core away (run
+the skeleton so, and a hiccup of the machine in one part of a 0.1 s run
+cannot fail it; the application's own course is what the skeleton was made
+from, noise included). Where the
 application's course drifts (some part at least 30 % off its mean), the
 skeleton's must follow it: correlation at least 0.8 with the application's,
 and the parts within 0.2 of it on average. A skeleton that computes its mean
@@ -22,11 +27,14 @@ import sys
 def course(skelgen, trace, parts):
     out = subprocess.run([skelgen, "dump", trace, "--format", "jsonl"], check=True, capture_output=True,
                          text=True).stdout
-    gaps = {}
+    gaps, cpu = {}, {}
     for line in out.splitlines():
         e = json.loads(line)
         if "rank" in e and "gap" in e:
             gaps.setdefault(e["rank"], []).append(e["gap"])
+            cpu.setdefault(e["rank"], []).append(e.get("cpu_gap") or 0.0)
+    if all(sum(v) > 0 for v in cpu.values()):  # a CPU-clock trace: the work, not the wall time
+        gaps = cpu
     res = {}
     for r, g in gaps.items():
         s = [0.0] * parts
