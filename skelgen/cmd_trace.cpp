@@ -170,10 +170,9 @@ int run_with_tracer(const std::vector<std::string>& command, const TracerLaunch&
     std::fprintf(stderr, "skelgen: error: cannot run %s: %s\n", cargv[0], std::strerror(errno));
     _exit(127);
   }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  // the launcher shares skelgen's process group: a Ctrl-C reaches both, a SIGTERM sent to skelgen alone
+  // (kill PID, a job script) is passed on
+  return skt::proc::wait_passing_stops(pid, false, 0, basename_of(argv[0]));
 }
 
 int run_trace(const TraceOptions& opt) {

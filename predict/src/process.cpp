@@ -73,12 +73,13 @@ class StopSignals {
   std::array<struct sigaction, 3> old_{};
 };
 
-// Ends the process group `pid` leads: SIGTERM (MPI launchers pass it on to
-// their ranks), SIGKILL for what is left once the leader has ended or after
-// `grace_s`, then reaps the leader (not before: while it is unreaped, its
-// group id cannot go to another process).
-void end_group(pid_t pid, int* status, double grace_s) {
-  kill(-pid, SIGTERM);
+// Ends the child `pid`, with its process group if it leads one: SIGTERM
+// (MPI launchers pass it on to their ranks), SIGKILL for what is left once
+// the leader has ended or after `grace_s`, then reaps the leader (not
+// before: while it is unreaped, its group id cannot go to another process).
+void end_child(pid_t pid, bool own_group, int* status, double grace_s) {
+  const pid_t target = own_group ? -pid : pid;
+  kill(target, SIGTERM);
   auto start = std::chrono::steady_clock::now();
   for (;;) {
     siginfo_t info{};
@@ -87,7 +88,7 @@ void end_group(pid_t pid, int* status, double grace_s) {
     if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > grace_s) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  kill(-pid, SIGKILL);
+  kill(target, SIGKILL);
   while (waitpid(pid, status, 0) < 0 && errno == EINTR) {
   }
 }
@@ -171,6 +172,17 @@ RunOutput run_captured(const std::vector<std::string>& argv, double timeout_s) {
     throw std::runtime_error(argv[0] + ": cannot run: " + std::strerror(rc));
   }
   RunOutput r;
+  r.status = wait_passing_stops(pid, true, timeout_s, basename_of(argv[0]), [&] {
+    std::remove(out_path.c_str());
+    std::remove(err_path.c_str());
+  });
+  r.out = slurp_and_remove(out_path);
+  r.err = slurp_and_remove(err_path);
+  return r;
+}
+
+int wait_passing_stops(int pid, bool own_group, double timeout_s, const std::string& what,
+                       const std::function<void()>& before_dying) {
   StopSignals stop_signals;
   auto start = std::chrono::steady_clock::now();
   int status = 0;
@@ -179,28 +191,23 @@ RunOutput run_captured(const std::vector<std::string>& argv, double timeout_s) {
     if (w == pid) break;
     if (w < 0 && errno != EINTR) break;
     if (int sig = g_stop_signal) {  // skelgen is told to stop: the run goes first
-      end_group(pid, &status, 3.0);
-      std::remove(out_path.c_str());
-      std::remove(err_path.c_str());
+      end_child(pid, own_group, &status, 3.0);
+      if (before_dying) before_dying();
       const char* name = sigabbrev_np(sig);
       std::fprintf(stderr, "skelgen: stopped by SIG%s; ended %s and its processes\n", name ? name : "?",
-                   basename_of(argv[0]).c_str());
+                   what.c_str());
       StopSignals::die_of(sig);
     }
     double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (timeout_s > 0 && waited > timeout_s) {
-      kill(-pid, SIGKILL);
+      kill(own_group ? -pid : pid, SIGKILL);
       while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
       }
-      r.status = -1;
-      break;
+      return -1;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(waited < 1 ? 2 : 20));
   }
-  if (r.status != -1) r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = slurp_and_remove(out_path);
-  r.err = slurp_and_remove(err_path);
-  return r;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 std::string tail_lines(const std::string& text, int lines) {

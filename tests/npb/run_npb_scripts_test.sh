@@ -149,13 +149,20 @@ for sig in INT TERM; do
   grep -q "^CG,.*,failed,.*stopped by SIG$sig during its runs" "$work/stopped/results.csv" ||
     { cat "$work/stopped/results.csv"; fail "SIG$sig: the CSV does not say CG was stopped"; }
 done
-# skelgen predict runs the skeleton in a process group of its own (so that a timeout kills all of it): told
-# to stop, it ends that group first, says so, and dies of the signal
+# skelgen predict runs the skeleton in a process group of its own (so that a timeout kills all of it), trace
+# and time in skelgen's: told to stop (the signal sent to skelgen alone), each ends the launcher first, says
+# so, and dies of the signal
 for sig in INT TERM HUP; do
-  stop_while_running $sig "$work/predict-stopped.err" "$build/bin/skelgen" predict \
-    "$work/out/work/cg/skeleton.mpich" -r 1 --launcher "$work/slow-launcher {np}"
-  grep -q "^skelgen: stopped by SIG$sig; ended slow-launcher and its processes$" "$work/predict-stopped.err" ||
-    { cat "$work/predict-stopped.err"; fail "predict, SIG$sig: no line saying it stopped"; }
+  for cmd in predict trace time; do
+    case $cmd in
+      predict) args=(predict "$work/out/work/cg/skeleton.mpich" -r 1 --launcher "$work/slow-launcher {np}") ;;
+      trace) args=(trace -q --force -o "$work/stopped.trace" --mpi mpich -- "$work/slow-launcher" 2 "$npb/bin/cg.S.x") ;;
+      time) args=(time -r 1 --mpi mpich -- "$work/slow-launcher" 2 "$npb/bin/cg.S.x") ;;
+    esac
+    stop_while_running $sig "$work/$cmd-stopped.err" "$build/bin/skelgen" "${args[@]}"
+    grep -q "^skelgen: stopped by SIG$sig; ended slow-launcher and its processes$" "$work/$cmd-stopped.err" ||
+      { cat "$work/$cmd-stopped.err"; fail "$cmd, SIG$sig: no line saying it stopped"; }
+  done
 done
 set +m
 echo "PASS"

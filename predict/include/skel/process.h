@@ -2,6 +2,7 @@
 // MPI jobs (trace, time, build, predict, place).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,20 @@ struct RunOutput {
 // timeout_s (0 = no limit) kills its whole process group. Throws
 // std::runtime_error when it cannot be started.
 RunOutput run_captured(const std::vector<std::string>& argv, double timeout_s);
+
+// Waits for the child `pid` (an MPI launcher skelgen started) to end and
+// returns its exit status (128 + signal if a signal ended it). A stop signal
+// skelgen gets meanwhile (SIGINT, SIGTERM, SIGHUP; those ignored on entry stay
+// ignored) is passed on, SIGTERM and after 3 s SIGKILL, to the child's
+// process group if `own_group` (the child leads a group of its own, which a
+// Ctrl-C at the terminal does not reach) or else to the child (it shares
+// skelgen's group); once it has ended, skelgen says on stderr that it
+// stopped `what` and dies of the signal (exit status 128 + signal).
+// `timeout_s` > 0: after that long the child's group is killed and -1
+// returned.
+// `before_dying` runs first then (removing temporary files).
+int wait_passing_stops(int pid, bool own_group, double timeout_s, const std::string& what,
+                       const std::function<void()>& before_dying = {});
 
 // The last `lines` non-empty lines of `text`, joined with " | " (for one-line errors).
 std::string tail_lines(const std::string& text, int lines);
