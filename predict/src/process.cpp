@@ -37,11 +37,12 @@ std::string real_path(const std::string& p) {
 volatile sig_atomic_t g_stop_signal = 0;
 void note_stop(int sig) { g_stop_signal = sig; }
 
-// While a child runs in a process group of its own, a stop signal meant for
-// skelgen (Ctrl-C goes to the terminal's foreground group, a batch system's
-// SIGTERM to skelgen) does not reach it: these handlers note the signal, and
-// run_captured passes it on. Signals ignored on entry stay ignored (a command
-// started in the background by a non-interactive shell ignores SIGINT).
+// A stop signal meant for skelgen does not reach a child in a process group
+// of its own (Ctrl-C goes to the terminal's foreground group), nor one in
+// skelgen's group when it is sent to skelgen alone (kill PID, a job script):
+// while wait_passing_stops waits, these handlers note the signal, and it
+// passes it on. Signals ignored on entry stay ignored (a command started in
+// the background by a non-interactive shell ignores SIGINT).
 class StopSignals {
  public:
   StopSignals() {
@@ -57,8 +58,8 @@ class StopSignals {
   ~StopSignals() {
     for (size_t i = 0; i < kSignals.size(); ++i) sigaction(kSignals[i], &old_[i], nullptr);
   }
-  // After the child's group is gone: ends skelgen as the signal would have
-  // (exit status 128 + signal), with what it would have done (its handler).
+  // After the child is gone: ends skelgen as the signal's default action
+  // would have (exit status 128 + signal).
   [[noreturn]] static void die_of(int sig) {
     struct sigaction dfl {};
     dfl.sa_handler = SIG_DFL;
