@@ -2,7 +2,6 @@
 #include <dirent.h>
 #include <limits.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -20,16 +19,12 @@
 namespace skelgen {
 namespace {
 
-std::string basename_of(const std::string& p) {
-  auto s = p.rfind('/');
-  return s == std::string::npos ? p : p.substr(s + 1);
-}
-
 std::string dirname_of(const std::string& p) {
   auto s = p.rfind('/');
   return s == std::string::npos ? "." : (s == 0 ? "/" : p.substr(0, s));
 }
 
+using skt::proc::basename_of;
 using skt::proc::flavor_of_launcher;
 using skt::proc::which;
 

@@ -9,8 +9,8 @@
 
 #include <array>
 #include <cerrno>
-#include <cstdio>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -23,17 +23,12 @@ extern char** environ;
 namespace skt::proc {
 namespace {
 
-std::string basename_of(const std::string& p) {
-  auto s = p.rfind('/');
-  return s == std::string::npos ? p : p.substr(s + 1);
-}
-
 std::string real_path(const std::string& p) {
   char buf[PATH_MAX];
   return realpath(p.c_str(), buf) ? std::string(buf) : p;
 }
 
-// A stop signal (SIGINT, SIGTERM, SIGHUP) that arrived while run_captured waited.
+// A stop signal (SIGINT, SIGTERM, SIGHUP) that arrived while wait_passing_stops waited.
 volatile sig_atomic_t g_stop_signal = 0;
 void note_stop(int sig) { g_stop_signal = sig; }
 
@@ -209,6 +204,11 @@ int wait_passing_stops(int pid, bool own_group, double timeout_s, const std::str
     std::this_thread::sleep_for(std::chrono::milliseconds(waited < 1 ? 2 : 20));
   }
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::string basename_of(const std::string& path) {
+  auto s = path.rfind('/');
+  return s == std::string::npos ? path : path.substr(s + 1);
 }
 
 std::string tail_lines(const std::string& text, int lines) {

@@ -117,8 +117,10 @@ expect_error "--launcher must contain {np}" --npb-dir "$npb" --class S --np 2 --
 # stopped (Ctrl-C, or SIGTERM from a batch system): the running benchmark's processes go too (they run in a
 # session of their own, which the signal does not reach), one line says so, the CSV keeps the benchmark as
 # stopped, exit status 128 + the signal. The launcher stands in for a long run: it records its pid, then
-# sleeps.
-printf '#!/bin/sh\necho $$ > "%s/launcher.pid"\nsleep 120\nexec mpiexec.mpich -n "$@"\n' "$work" > "$work/slow-launcher"
+# sleeps, and like mpiexec passes a SIGTERM (or SIGINT, SIGHUP) on to what it runs, so that no sleep outlives
+# the test.
+printf '#!/bin/sh\nsleep 120 &\ntrap '"'"'kill $!; exit 143'"'"' TERM INT HUP\necho $$ > "%s/launcher.pid"\nwait $!\nexec mpiexec.mpich -n "$@"\n' \
+  "$work" > "$work/slow-launcher"
 chmod +x "$work/slow-launcher"
 set -m  # background jobs as from a terminal: a script's `&` would start them with SIGINT ignored
 # stop_while_running SIG ERRFILE CMD...: starts CMD, sends SIG once the slow launcher runs, checks that CMD

@@ -8,6 +8,9 @@
 
 namespace skt::proc {
 
+// The last component of a path ("mpiexec.mpich" of "/usr/bin/mpiexec.mpich").
+std::string basename_of(const std::string& path);
+
 // Full path of a command as the shell would find it ("" if not found).
 std::string which(const std::string& cmd);
 
