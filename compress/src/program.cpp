@@ -21,20 +21,19 @@ bool tag_like(Param p) { return p == Param::tag || p == Param::tag2; }
 bool peer_like(Param p) { return p == Param::peer || p == Param::peer2; }
 // Parameters that may change from one instance of a call to the next and
 // still fold: counts (a + b*i, a cycle, or within a band), tags (a + b*i or a
-// cycle, exactly: a tag that is the iteration number, or the stage's cell) and,
-// with call sites joined only, peers (a cycle, exactly). Their order in
-// CountRule / Builder::counts; the peers last, so that without joined call
-// sites only the first kNumRuleParamsUnjoined are looked at.
+// cycle, exactly: a tag that is the iteration number, or the stage's cell) and
+// peers (a cycle, exactly: NPB CG's reduction, one call site whose peer is
+// rank xor 2 then rank xor 1). Their order in CountRule / Builder::counts.
 constexpr Param kRuleParams[] = {Param::count, Param::count2, Param::bytes, Param::bytes2,
                                  Param::tag,   Param::tag2,   Param::peer,  Param::peer2};
-constexpr int kNumRuleParams = 8, kNumRuleParamsUnjoined = 6;
+constexpr int kNumRuleParams = 8;
 // A value left out of the coarse key: counts always (their kind is kept), tags when
 // no rank's is MPI_ANY_TAG (-1, stays in the key), whether one value for all ranks
-// or one per rank (NPB BT's stage tags, WEST + the cell's coordinates); with
-// call sites joined, the peers of a call to given ranks (not MPI_ANY_SOURCE).
-bool coarse_free(Param p, const MergedEvent& e, const ParamDesc& d, const Identity& id, bool join) {
+// or one per rank (NPB BT's stage tags, WEST + the cell's coordinates); the
+// peers of a call to given ranks (not MPI_ANY_SOURCE).
+bool coarse_free(Param p, const MergedEvent& e, const ParamDesc& d, const Identity& id) {
   if (count_like(p)) return true;
-  if (peer_like(p)) return join && id.peer_class == 1 && d.kind != ParamKind::kAbsent;
+  if (peer_like(p)) return id.peer_class == 1 && d.kind != ParamKind::kAbsent;
   if (!tag_like(p)) return false;
   switch (d.kind) {
     case ParamKind::kConst: return d.a >= 0;
@@ -100,7 +99,7 @@ class SymbolTable {
     for (uint32_t r : e.ranks) put(r);
     for (size_t p = 0; p < kNumParams; ++p) {
       const ParamDesc& d = e.params[p];
-      bool free = coarse_free(static_cast<Param>(p), e, d, id, join_);
+      bool free = coarse_free(static_cast<Param>(p), e, d, id);
       // a free tag's or peer's kind is left out too: one value for all ranks in one
       // iteration, a table in the next (BT: 6000 + rank, then a permutation)
       if (!free || count_like(static_cast<Param>(p))) put(static_cast<int64_t>(d.kind));
@@ -126,7 +125,7 @@ class SymbolTable {
     for (int q = 0; q < kNumRuleParams; ++q) {
       size_t p = static_cast<size_t>(kRuleParams[q]);
       const ParamDesc& d = e.params[p];
-      if (!coarse_free(kRuleParams[q], e, d, id, join_) || !refined_.count(refinement(coarse, q))) continue;
+      if (!coarse_free(kRuleParams[q], e, d, id) || !refined_.count(refinement(coarse, q))) continue;
       if (!count_like(static_cast<Param>(p)) || !(d.kind == ParamKind::kConst && d.a > 0)) {  // exact
         put(static_cast<int64_t>(p));
         if (d.kind == ParamKind::kTable)
@@ -266,31 +265,37 @@ struct Periodic {
   uint64_t minimal = 1;
   std::vector<int64_t> seen;
   // v at index k; `first` is the first value of all (is_first: this is it),
-  // `varied` whether any value before this one differed from it.
+  // `varied` whether any value before this one differed from it. Most values
+  // never vary (a constant count or peer): that case only moves max_k, inline.
   void add(int64_t v, int64_t k, bool is_first, int64_t first, bool varied) {
-    if (!is_first && v != first && !varied)  // the first change: all values so far were `first`
+    if (is_first || (!varied && v == first)) {
+      max_k = std::max(max_k, k);
+      return;
+    }
+    add_varying(v, k, first, varied);
+  }
+  __attribute__((noinline)) void add_varying(int64_t v, int64_t k, int64_t first, bool varied) {
+    if (!varied)  // the first change: all values so far were `first`
       seen.assign(static_cast<size_t>(std::min<int64_t>(max_k + 1, kMaxCyclePeriod)), first);
-    if (!is_first && (varied || v != first)) {
-      if (k < kMaxCyclePeriod && k >= static_cast<int64_t>(seen.size())) seen.push_back(v);
-      bool all_hold = true;  // the common case, checked on the minimal periods alone
-      uint64_t check = minimal;
-      if (k < kMaxCyclePeriod) {  // every period p > k looks at the same value: k mod p = k
-        const uint64_t up_to_k = (1ull << k) - 1;  // bits p - 1 < k
-        if (check & ~up_to_k) all_hold = seen[static_cast<size_t>(k)] == v;
-        check &= up_to_k;
-      }
-      for (uint64_t left = check; left && all_hold; left &= left - 1)
-        all_hold = seen[mod(k, __builtin_ctzll(left) + 1)] == v;
-      if (!all_hold) {
-        minimal = 0;  // the periods checked below that hold
-        for (uint64_t left = periods; left; left &= left - 1) {  // the periods still holding, shortest first
-          int64_t p = __builtin_ctzll(left) + 1;
-          // a shorter period that divides p and still holds (checked just before)
-          // makes p hold too: the value depends on k mod p then as well
-          if (periods & kProperDivisors[static_cast<size_t>(p - 1)]) continue;
-          if (seen[mod(k, p)] != v) periods &= ~(1ull << (p - 1));
-          else minimal |= 1ull << (p - 1);
-        }
+    if (k < kMaxCyclePeriod && k >= static_cast<int64_t>(seen.size())) seen.push_back(v);
+    bool all_hold = true;  // the common case, checked on the minimal periods alone
+    uint64_t check = minimal;
+    if (k < kMaxCyclePeriod) {  // every period p > k looks at the same value: k mod p = k
+      const uint64_t up_to_k = (1ull << k) - 1;  // bits p - 1 < k
+      if (check & ~up_to_k) all_hold = seen[static_cast<size_t>(k)] == v;
+      check &= up_to_k;
+    }
+    for (uint64_t left = check; left && all_hold; left &= left - 1)
+      all_hold = seen[mod(k, __builtin_ctzll(left) + 1)] == v;
+    if (!all_hold) {
+      minimal = 0;  // the periods checked below that hold
+      for (uint64_t left = periods; left; left &= left - 1) {  // the periods still holding, shortest first
+        int64_t p = __builtin_ctzll(left) + 1;
+        // a shorter period that divides p and still holds (checked just before)
+        // makes p hold too: the value depends on k mod p then as well
+        if (periods & kProperDivisors[static_cast<size_t>(p - 1)]) continue;
+        if (seen[mod(k, p)] != v) periods &= ~(1ull << (p - 1));
+        else minimal |= 1ull << (p - 1);
       }
     }
     max_k = std::max(max_k, k);
@@ -305,11 +310,11 @@ struct CountAcc {  // one count-like parameter of one rank over a node's instanc
   // cycles over the innermost loop's iteration k (while every instance is in
   // a loop) and over the instance n
   bool in_loop = true;
-  Periodic by_k, by_instance;  // by_instance kept only with call sites joined (instance cycles)
-  void add(int64_t v, double band, int64_t k, bool instance_cycles) {
+  Periodic by_k, by_instance;
+  void add(int64_t v, double band, int64_t k) {
     if (k < 0) in_loop = false;
     if (in_loop) by_k.add(v, k, n == 0, first, varies);
-    if (instance_cycles) by_instance.add(v, static_cast<int64_t>(n), n == 0, first, varies);
+    by_instance.add(v, static_cast<int64_t>(n), n == 0, first, varies);
     if (n && std::fabs(static_cast<double>(v - first)) > band * std::fabs(static_cast<double>(first))) in_band = false;
     if (n == 0) first = v;
     else if (n == 1) step = v - first;
@@ -329,9 +334,9 @@ struct CountAcc {  // one count-like parameter of one rank over a node's instanc
 // nodes with a cycle, per phase.
 struct Builder {
   Builder(const MergedTrace& trace, const std::vector<int64_t>& symbols, FoldedProgram& program,
-          const Folded& fold_result, double count_band, int rule_params)
+          const Folded& fold_result, double count_band)
       : m(trace), seq(symbols), out(program), folded(fold_result), cursor(trace.world_size, 0),
-        band(count_band), params(rule_params), pending(trace.world_size, -1) {}
+        band(count_band), pending(trace.world_size, -1) {}
   const MergedTrace& m;
   const std::vector<int64_t>& seq;  // symbol of each merged event
   FoldedProgram& out;
@@ -341,10 +346,6 @@ struct Builder {
   std::vector<size_t> cursor;                    // per rank: next time index
   size_t pos = 0;                                // next merged event
   double band = 0;
-  int params = kNumRuleParams;                    // the first `params` of kRuleParams get rules
-  // all of them (peers too) only with call sites joined, the only folding
-  // whose rules may be instance cycles (CountAcc::by_instance)
-  bool joined() const { return params == kNumRuleParams; }
   std::vector<std::vector<Acc>> work;             // per node, per world rank (ranks with works only)
   // per node with a cycle: its period, over [0] the loop's iteration k, [1]
   // the instance i (0: none), and its own gaps per rank and phase (k or i mod period)
@@ -456,9 +457,9 @@ struct Builder {
           course[target][r][part].add(static_cast<double>(mr.works.empty() ? mr.gaps[c] : mr.works[c]));
         }
         dur[id][r].add(static_cast<double>(m.ranks[r].durations[c]));
-        for (int q = 0; q < params; ++q)
+        for (int q = 0; q < kNumRuleParams; ++q)
           if (e.params[static_cast<size_t>(kRuleParams[q])].kind != ParamKind::kAbsent)
-            counts[id][q][r].add(m.value(e, kRuleParams[q], r), band, iteration, joined());
+            counts[id][q][r].add(m.value(e, kRuleParams[q], r), band, iteration);
       }
       if (phase_walk) ++phase_instance[id];  // every rank of the node takes part in each instance
     }
@@ -722,7 +723,6 @@ std::set<int64_t> attempt(const MergedTrace& m, const std::vector<ListDesc>& bac
   out.merged_events = m.events.size();
   out.callsites_joined = opt.join_callsites;
   out.symbols = m.tables();
-  const int params = opt.join_callsites ? kNumRuleParams : kNumRuleParamsUnjoined;
   // 1. merged events -> symbols
   SymbolTable symbols(m, opt.count_band, opt.join_callsites, refined);
   std::vector<int64_t> seq, coarse_of;  // coarse_of: per symbol
@@ -751,7 +751,7 @@ std::set<int64_t> attempt(const MergedTrace& m, const std::vector<ListDesc>& bac
   // 2. fold, each loop starting where the fewest messages cross its iterations
   Folded folded = fold(str, {}, [&](uint64_t first, uint64_t length) { return partners.crossing(first, length); });
   // 3. the loop tree (children before parents) and 4. the timing walk
-  Builder b(m, seq, out, folded, opt.count_band, params);
+  Builder b(m, seq, out, folded, opt.count_band);
   out.top = b.build(folded.items);
   size_t N = out.nodes.size(), P = m.world_size;
   b.size_accumulators();
@@ -778,15 +778,16 @@ std::set<int64_t> attempt(const MergedTrace& m, const std::vector<ListDesc>& bac
     n.dur.resize(P);
     for (size_t r = 0; r < P; ++r) n.dur[r] = b.dur[i][r].stat();
     const MergedEvent& rep = out.symbols.events.at(static_cast<size_t>(n.symbol));
-    for (int q = 0; q < params; ++q) {
+    for (int q = 0; q < kNumRuleParams; ++q) {
       // A rule where the value changes between the node's instances, or where
       // it stays but differs from the symbol's (the first instance of another
       // node of the same symbol: e.g. two calls with tags 0 and 1).
       // The rule, in order of preference: every rank's value linear (a + b*i;
       // constant included; peers only constant); else a cycle over the
       // innermost loop's iterations that every rank's values keep (exact);
-      // else (call sites joined) a cycle over the node's instances; else, for counts, every
-      // rank's within the band (its mean). Otherwise the call is an offender:
+      // else a cycle over the node's instances (NPB MG's comm3: one Send call
+      // site per axis, its count the grid level's, 46 instances per V-cycle);
+      // else, for counts, every rank's within the band (its mean). Otherwise the call is an offender:
       // refined (tags and peers exact, counts banded) and folded again.
       const Param pm = kRuleParams[q];
       bool varies = false, linear = true, banded = count_like(pm);
@@ -805,7 +806,7 @@ std::set<int64_t> attempt(const MergedTrace& m, const std::vector<ListDesc>& bac
       uint64_t period = 0;
       int by = -1;  // the cycle's index: 0 the loop's iteration, 1 the instance
       if (!linear && smallest(periods_k)) period = smallest(periods_k), by = 0;
-      else if (!linear && opt.join_callsites && smallest(periods_i)) period = smallest(periods_i), by = 1;
+      else if (!linear && smallest(periods_i)) period = smallest(periods_i), by = 1;
       const bool cyclic = by >= 0;
       if (!linear && !cyclic && !banded) offenders.insert(refinement(coarse_of[static_cast<size_t>(n.symbol)], q));
       if (!varies) continue;
@@ -885,7 +886,7 @@ std::set<int64_t> attempt(const MergedTrace& m, const std::vector<ListDesc>& bac
           answers_for[c][by].push_back(node);
         }
     }
-    Builder pb(m, seq, out, folded, opt.count_band, params);
+    Builder pb(m, seq, out, folded, opt.count_band);
     pb.phase_period = checked;
     pb.phase_instance.assign(N, 0);
     pb.walk(out.top);

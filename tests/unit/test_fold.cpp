@@ -525,11 +525,14 @@ TEST(Compress, TagsFollowingTheIterationFoldExactlyOthersStay) {
 // on each rank its own pattern, sometimes broken once in some run. The rule
 // must be the smallest period p <= 64 for which every run's tag at k is the
 // first run's at k mod p, on every rank, its cycle the first p tags; a
-// linear or constant run has no cycle; where no period holds there is no
-// cycle either (the tags stay exact).
+// linear or constant run has no cycle; where no period over k holds, the
+// smallest p <= 64 over the instances (the runs one after the other) for
+// which the tag of instance i is that of i mod p, on every rank (an
+// instance cycle); where neither holds there is no cycle (the tags stay
+// exact).
 TEST(Compress, CycleRulesHoldTheSmallestPeriodABruteForceSearchFinds) {
   std::mt19937 rng(20261122);
-  int cycles_seen = 0, none_seen = 0;
+  int cycles_seen = 0, none_seen = 0, instance_cycles_seen = 0;
   for (int trial = 0; trial < 150; ++trial) {
     const int iters = 3 + static_cast<int>(rng() % 150), runs = 1 + static_cast<int>(rng() % 3);
     // tags[rank][run][k]
@@ -575,11 +578,36 @@ TEST(Compress, CycleRulesHoldTheSmallestPeriodABruteForceSearchFinds) {
     int64_t want = 0;
     for (int64_t period = 1; period <= 64 && !want; ++period)
       if (holds(period)) want = period;
+    // where no cycle over k holds: over the node's instances, the runs one
+    // after the other (an instance cycle, kind 4)
+    auto holds_by_instance = [&](int64_t period) {
+      for (const auto& rank_tags : tags) {
+        std::vector<int64_t> seq;
+        for (const auto& t : rank_tags) seq.insert(seq.end(), t.begin(), t.end());
+        for (size_t i = 0; i < seq.size(); ++i)
+          if (seq[i] != seq[i % static_cast<size_t>(period)]) return false;
+      }
+      return true;
+    };
+    int64_t want_by_instance = 0;
+    for (int64_t period = 1; period <= 64 && !want && !want_by_instance; ++period)
+      if (holds_by_instance(period)) want_by_instance = period;
     std::vector<const skt::CountRule*> found;
     for (const auto& n : p.nodes)
       if (const skt::CountRule* rule = n.rule(skt::Param::tag); rule && rule->is_cycle()) found.push_back(rule);
     SCOPED_TRACE("trial " + std::to_string(trial) + ": " + std::to_string(runs) + " x " + std::to_string(iters) +
                  " iterations, " + p.to_string());
+    if (!want && want_by_instance > 1) {
+      ASSERT_EQ(found.size(), 1u);
+      EXPECT_EQ(found[0]->period, static_cast<uint64_t>(want_by_instance));
+      for (uint32_t r = 0; r < 2; ++r) {
+        EXPECT_EQ(found[0]->kind[r], 4);
+        for (int64_t i = 0; i < want_by_instance; ++i)
+          EXPECT_EQ(found[0]->cycle[r * want_by_instance + i], tags[r][i / iters][i % iters]) << "rank " << r;
+      }
+      ++instance_cycles_seen;
+      continue;
+    }
     if (want <= 1 || linear()) {
       EXPECT_TRUE(found.empty()) << (want ? "a linear or constant run" : "no period holds") << ", yet a cycle of "
                                  << found.front()->period;
@@ -594,8 +622,9 @@ TEST(Compress, CycleRulesHoldTheSmallestPeriodABruteForceSearchFinds) {
     }
     ++cycles_seen;
   }
-  EXPECT_GE(cycles_seen, 20);  // both outcomes exercised
+  EXPECT_GE(cycles_seen, 20);  // every outcome exercised
   EXPECT_GE(none_seen, 10);
+  EXPECT_GE(instance_cycles_seen, 5);
 }
 
 // A master posts an MPI_ANY_SOURCE Irecv with the round as its tag and
@@ -988,6 +1017,40 @@ uint32_t sweep_site(size_t i) {
   size_t k = i - 9, dir = k / (4 * (kSweepStages + 1)), stage = k / 4 % (kSweepStages + 1);
   return static_cast<uint32_t>(10 + 8 * dir + 4 * (stage == kSweepStages) + k % 4);
 }
+// Walks the expanded program as the generator runs it: visit(node, its call,
+// function, the node's instance i, the innermost loop's iteration k).
+using CallVisit = std::function<void(const skt::FoldedNode&, const skt::MergedEvent&, uint32_t, uint64_t, int64_t)>;
+void walk_calls(const skt::FoldedProgram& p, const CallVisit& visit) {
+  std::vector<uint64_t> instance(p.nodes.size(), 0);
+  std::function<void(const std::vector<uint32_t>&, int64_t)> walk = [&](const std::vector<uint32_t>& items, int64_t k) {
+    for (uint32_t id : items) {
+      const skt::FoldedNode& n = p.nodes[id];
+      if (n.is_loop()) {
+        for (uint64_t i = 0; i < n.count; ++i) walk(n.body, static_cast<int64_t>(i));
+        continue;
+      }
+      const skt::MergedEvent& e = p.symbols.events.at(static_cast<size_t>(n.symbol));
+      visit(n, e, p.symbols.identities.at(e.identity).func, instance[id]++, k);
+    }
+  };
+  walk(p.top, -1);
+}
+
+// Rank r's value of pm at a node's instance i, iteration k, by its rules as
+// the generator evaluates them (kinds 1, 3, 4; another kind is a failure).
+int64_t value_by_rules(const skt::FoldedProgram& p, const skt::FoldedNode& n, const skt::MergedEvent& e, skt::Param pm,
+                       uint32_t r, uint64_t i, int64_t k) {
+  int64_t got = p.symbols.value(e, pm, r);
+  for (const auto& ru : n.rules) {
+    if (ru.param != pm) continue;
+    if (ru.kind[r] == 1) got = std::llround(ru.a[r] + ru.b[r] * static_cast<double>(i));
+    else if (ru.kind[r] == 3) got = ru.cycle[r * ru.period + static_cast<uint64_t>(k) % ru.period];
+    else if (ru.kind[r] == 4) got = ru.cycle[r * ru.period + i % ru.period];
+    else ADD_FAILURE() << "a rule of kind " << int(ru.kind[r]) << " on " << skt::param_name(pm);
+  }
+  return got;
+}
+
 skt::MergedTrace sweep_program() {
   return merged_from(kTorusRanks, [&](uint32_t r) {
     std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0, 0, 10)};
@@ -1040,47 +1103,28 @@ TEST(Compress, JoinedCallSitesFoldFacesAndSweepsWithExactPeersAndTags) {
   EXPECT_GE(apart.length(), 2 + 8 + 1 + 8 + 1u) << apart.to_string();
   // Walk the expanded program with every node's instance and loop iteration,
   // evaluating each rule as the generator does, against the oracle.
-  std::vector<uint64_t> instance(p.nodes.size(), 0);
-  std::vector<std::vector<size_t>> next(kTorusRanks);  // per rank: index into its iteration's calls
   std::vector<std::vector<SweepCall>> want(kTorusRanks);
   for (uint32_t r = 0; r < kTorusRanks; ++r) want[r] = sweep_iteration(r);
   size_t at = 0, checked = 0;  // the call within the iteration
-  std::function<void(const std::vector<uint32_t>&, int64_t)> walk = [&](const std::vector<uint32_t>& items, int64_t k) {
-    for (uint32_t id : items) {
-      const skt::FoldedNode& n = p.nodes[id];
-      if (n.is_loop()) {
-        for (uint64_t i = 0; i < n.count; ++i) walk(n.body, static_cast<int64_t>(i));
-        continue;
+  walk_calls(p, [&](const skt::FoldedNode& n, const skt::MergedEvent& e, uint32_t f, uint64_t i, int64_t k) {
+    if (f == skt::kFunc_MPI_Barrier) at = 0;
+    if (f != skt::kFunc_MPI_Irecv && f != skt::kFunc_MPI_Isend && f != skt::kFunc_MPI_Wait &&
+        f != skt::kFunc_MPI_Waitall)
+      return;
+    for (uint32_t r = 0; r < kTorusRanks; ++r) {
+      const SweepCall& w = want[r].at(at);
+      ASSERT_EQ(f, w.func) << "call " << at;
+      if (w.peer < 0) continue;
+      for (skt::Param pm : {skt::Param::peer, skt::Param::tag, skt::Param::count}) {
+        EXPECT_EQ(value_by_rules(p, n, e, pm, r, i, k), pm == skt::Param::peer ? w.peer
+                                                        : pm == skt::Param::tag ? w.tag
+                                                                                : w.count)
+            << skt::param_name(pm) << ", rank " << r << ", call " << at << " of the iteration";
+        ++checked;
       }
-      const skt::MergedEvent& e = p.symbols.events.at(static_cast<size_t>(n.symbol));
-      uint32_t f = p.symbols.identities.at(e.identity).func;
-      uint64_t i = instance[id]++;
-      if (f == skt::kFunc_MPI_Barrier) at = 0;
-      if (f != skt::kFunc_MPI_Irecv && f != skt::kFunc_MPI_Isend && f != skt::kFunc_MPI_Wait &&
-          f != skt::kFunc_MPI_Waitall)
-        continue;
-      for (uint32_t r = 0; r < kTorusRanks; ++r) {
-        const SweepCall& w = want[r].at(at);
-        ASSERT_EQ(f, w.func) << "call " << at;
-        if (w.peer < 0) continue;
-        for (skt::Param pm : {skt::Param::peer, skt::Param::tag, skt::Param::count}) {
-          int64_t got = p.symbols.value(e, pm, r);
-          for (const auto& ru : n.rules) {
-            if (ru.param != pm) continue;
-            if (ru.kind[r] == 1) got = std::llround(ru.a[r] + ru.b[r] * static_cast<double>(i));
-            else if (ru.kind[r] == 3) got = ru.cycle[r * ru.period + static_cast<uint64_t>(k) % ru.period];
-            else if (ru.kind[r] == 4) got = ru.cycle[r * ru.period + i % ru.period];
-            else ADD_FAILURE() << "a rule of kind " << int(ru.kind[r]) << " on " << skt::param_name(pm);
-          }
-          EXPECT_EQ(got, pm == skt::Param::peer ? w.peer : pm == skt::Param::tag ? w.tag : w.count)
-              << skt::param_name(pm) << ", rank " << r << ", call " << at << " of the iteration";
-          ++checked;
-        }
-      }
-      ++at;
     }
-  };
-  walk(p.top, -1);
+    ++at;
+  });
   EXPECT_EQ(checked, 3u * kTorusRanks * kSweepIterations * (8 + 2 * 2 * (kSweepStages + 1)));
   bool by_iteration = false, by_instance = false;
   for (const auto& n : p.nodes)
@@ -1090,6 +1134,55 @@ TEST(Compress, JoinedCallSitesFoldFacesAndSweepsWithExactPeersAndTags) {
     }
   EXPECT_TRUE(by_iteration) << "the faces' peers: a cycle over the loop's iterations";
   EXPECT_TRUE(by_instance) << "the sweeps' peers: a cycle over the instances";
+}
+
+// NPB CG's reductions: one Irecv, one Send and one Wait call site, made once
+// per step of a recursive exchange, the peer rank xor 2^step and the tag
+// the step's. Per call site (call sites not joined), the peers fold like
+// the tags, a cycle over the steps: three symbols, where keyed peers give
+// one symbol per call and step. Every rank computes 0.5 ms before the first
+// step and 5 us before the second, so the cycle is kept (the mean moves
+// every rank's work alike). Evaluating the rules as the generator does
+// gives back each call's peer and tag.
+TEST(Compress, PeersThatCycleOverTheStepsFoldPerCallSite) {
+  const uint32_t P = 4, kIterations = 12, kSteps = 2;
+  auto peer_of = [](uint32_t r, uint32_t step) { return static_cast<int64_t>(r ^ (1u << step)); };
+  auto m = merged_from(P, [&](uint32_t r) {
+    std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0, 0, 10)};
+    int64_t req = 1;
+    for (uint32_t it = 0; it < kIterations; ++it)
+      for (uint32_t step = 0; step < kSteps; ++step) {
+        skt::testing::Syn rv = call(skt::kFunc_MPI_Irecv, 1, step == 0 ? 500000 : 5000, 10, 8);
+        rv.peer = peer_of(r, step);
+        rv.tag = step + 1;
+        rv.reqs = {req};
+        skt::testing::Syn sd = call(skt::kFunc_MPI_Send, 2, 1000, 10, 8);
+        sd.peer = peer_of(r, step);
+        sd.tag = step + 1;
+        skt::testing::Syn wt = call(skt::kFunc_MPI_Wait, 3, 1000, 10);
+        wt.reqs = {req++};
+        v.insert(v.end(), {rv, sd, wt});
+      }
+    v.push_back(call(skt::kFunc_MPI_Finalize, 4, 0, 10));
+    return v;
+  });
+  skt::FoldedProgram p = compress(m, {});
+  EXPECT_FALSE(p.callsites_joined);
+  EXPECT_TRUE(verify(p, m).empty());
+  EXPECT_EQ(p.to_string(), "S0 ( S1 S2 S3 )^24 S4") << p.to_string();
+  uint32_t checked = 0, call_index = 0;  // call_index: Irecv and Send calls walked, per rank alike
+  walk_calls(p, [&](const skt::FoldedNode& n, const skt::MergedEvent& e, uint32_t f, uint64_t i, int64_t k) {
+    if (f != skt::kFunc_MPI_Irecv && f != skt::kFunc_MPI_Send) return;
+    const uint32_t step = (call_index++ / 2) % kSteps;
+    for (const auto& ru : n.rules) EXPECT_EQ(ru.kind[0], 3) << "a cycle over the loop's iterations";
+    for (uint32_t r = 0; r < P; ++r)
+      for (skt::Param pm : {skt::Param::peer, skt::Param::tag}) {
+        EXPECT_EQ(value_by_rules(p, n, e, pm, r, i, k), pm == skt::Param::peer ? peer_of(r, step) : step + 1)
+            << skt::param_name(pm) << ", rank " << r << ", call " << call_index;
+        ++checked;
+      }
+  });
+  EXPECT_EQ(checked, 2u * P * 2 * kIterations * kSteps);
 }
 
 // Joined call sites whose computation differs by direction on one rank

@@ -10,8 +10,8 @@
 // The exact values are kept: where they vary between a node's instances, its
 // CountRule says how (linear in the instance, a cycle over the loop's
 // iterations or over the instances, or, for counts only, the mean with its
-// range). With join_callsites, the call site is left out of the symbol and
-// the peers are kept like tags.
+// range). Peers of calls to given ranks are kept like tags (exactly). With
+// join_callsites, the call site is left out of the symbol.
 #pragma once
 
 #include <functional>
@@ -24,9 +24,10 @@ namespace skt::fold {
 
 struct CompressOptions {
   double count_band = 0.25;  // counts within +-25 % of a centre share a symbol (0: exact)
-  // Calls of one function from different call sites may share a symbol, and
-  // their peers (like tags) may then vary between a node's instances, kept
-  // exactly by cycle rules (NPB BT's six face exchanges become one loop).
+  // Calls of one function from different call sites may share a symbol,
+  // their peers and tags kept exactly by cycle rules, over the loop's
+  // iterations or the node's instances (NPB BT's six face exchanges become
+  // one loop).
   // Off: a symbol is one call site (the published method).
   bool join_callsites = false;
   std::function<void(const std::string&)> progress;

@@ -37,8 +37,7 @@ struct RankStat {
 // ranks' or none: the value at the node's i-th instance in the whole program
 // is cycle[r * period + i mod period] (a call made once per direction of a
 // sweep, the directions a loop around it). Peers (peer, peer2; world ranks,
-// -2 MPI_PROC_NULL) get rules only in programs folded with call sites
-// joined, and then only kind 1 with b = 0, 3 or 4.
+// -2 MPI_PROC_NULL) get only kind 1 with b = 0, 3 or 4.
 struct CountRule {
   Param param = Param::count;
   std::vector<uint8_t> kind;   // per world rank: 0 not taking part, 1 linear a + b*i, 2 mean (a) in [min, max],
@@ -82,8 +81,8 @@ struct FoldedProgram {
   uint64_t merged_events = 0;    // events in that merged trace
   // Folded with call sites joined (compress --join-call-sites, 1.4): a
   // symbol's calls may come from several call sites of one function, and its
-  // representative's call site is the first seen; peers may then vary between
-  // a node's instances (CountRule on peer, peer2).
+  // representative's call site is the first seen; a node's rules may then be
+  // instance cycles (CountRule kind 4).
   bool callsites_joined = false;
   MergedTrace symbols;           // tables; events[i] = the representative call of symbol i (no times)
   std::vector<FoldedNode> nodes;
