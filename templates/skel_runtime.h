@@ -205,7 +205,11 @@ static inline int* skel_displs(const int* counts, int n, int* out)
 
 /* Cut loops: a loop of n iterations cut from n * f stands for the
  * application's iterations around each of its own: iteration j >= 1 for f of
- * them, iteration 0 for itself and f - 1 more like iteration 1. Iteration 0
+ * them, iteration 0 for itself and f - 1 more like iteration 1. (Where the
+ * values of its calls cycle over P iterations, read "period of P
+ * iterations" for "iteration": the loop keeps whole periods, and
+ * skel_loop_first and skel_loop_second mark the ends of its first two.)
+ * Iteration 0
  * also holds the ranks' skew on entering the loop (one rank waits for the
  * others' first messages), which the left-out iterations would not pay
  * again, so it is not extrapolated; and each iteration stands for its own

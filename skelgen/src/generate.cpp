@@ -93,6 +93,7 @@ class Emitter {
   }
   void measure();
   void choose_cuts(const std::vector<uint32_t>& items, double program);
+  uint64_t value_period(uint32_t loop) const;
   bool has_cut_candidate(const std::vector<uint32_t>& items, double program) const;
   bool cuttable(uint32_t loop, double program) const;
   bool closed(uint32_t loop) const;
@@ -303,9 +304,44 @@ bool Emitter::has_cut_candidate(const std::vector<uint32_t>& items, double progr
   return false;
 }
 
+// The iterations after which a loop's calls come back to the same values: 1,
+// or where a node inside it has a cycle rule, the iterations its period
+// spans: an instance cycle of p over a node made m times per iteration,
+// p / gcd(p, m); a cycle of p over this loop's own iteration k, p (over an
+// inner loop's k: 1, that loop runs whole in each iteration); their least
+// common multiple, at most the loop's count. NPB MG folded per call site:
+// one comm3 exchange per iteration, its sends' counts the level's, an
+// instance cycle over the 23 exchanges of a V-cycle.
+uint64_t Emitter::value_period(uint32_t loop) const {
+  const uint64_t count = p_.nodes[loop].count;
+  uint64_t period = 1;
+  std::function<void(const std::vector<uint32_t>&, uint64_t, bool)> visit = [&](const std::vector<uint32_t>& body,
+                                                                              uint64_t per_iteration, bool own) {
+    for (uint32_t c : body) {
+      const FoldedNode& n = p_.nodes[c];
+      if (n.is_loop()) {  // its nodes run n.count times as often (saturated: only gcd with p <= 64 matters below)
+        visit(n.body, per_iteration > (1ull << 40) / std::max<uint64_t>(n.count, 1) ? 1ull << 40 : per_iteration * n.count,
+              false);
+        continue;
+      }
+      for (const CountRule& rule : n.rules) {
+        if (!rule.is_cycle()) continue;
+        const uint64_t span = rule.by_instance() ? rule.period / std::gcd(rule.period, per_iteration) : own ? rule.period : 1;
+        period = std::min(count, std::lcm(period, span));
+      }
+    }
+  };
+  visit(p_.nodes[loop].body, 1, true);
+  return period;
+}
+
 // The loops that hold the time: a loop of at least K iterations (and
 // min_share of the time) is cut; a shorter one is cut only when nothing
 // inside it could be. Either must be closed() (its messages stay inside).
+// A loop whose iterations differ by a value period (value_period) keeps
+// whole periods, at least two, so that the iterations it runs sample every
+// phase (NPB MG at 4 ranks, class S: its V-cycle's 14 exchanges cut to the
+// first 5, the finest levels, predicted 26 % short under SimGrid).
 void Emitter::choose_cuts(const std::vector<uint32_t>& items, double program) {
   for (uint32_t id : items) {
     const FoldedNode& n = p_.nodes[id];
@@ -316,12 +352,15 @@ void Emitter::choose_cuts(const std::vector<uint32_t>& items, double program) {
            " iterations) is not cut: its messages are not all sent and received inside one iteration");
     // At least two iterations stay, so that the left-out ones are predicted
     // from a steady iteration (skel_loop_end); a loop that would keep all stays whole.
+    const uint64_t period = value_period(id);
     uint64_t keep = std::max<uint64_t>(kMinCutIterations, n.count / opt_.scale);
+    if (period > 1) keep = period * std::max<uint64_t>(kMinCutIterations, (n.count / opt_.scale + period / 2) / period);
     if (candidate && keep < n.count && (n.count >= opt_.scale || !has_cut_candidate(n.body, program))) {
       CutLoop c;
       c.node = id;
       c.count = n.count;
       c.iterations = keep;
+      c.period = period;
       c.share = share(id, program);
       cut_[id] = static_cast<int32_t>(out_.cut.size());
       out_.cut.push_back(c);
@@ -1172,9 +1211,11 @@ void Emitter::emit_loop(uint32_t n, int depth, const std::string& loop_var, doub
   open_loops_.push_back({var, iters, node.count});
   emit_items(node.body, depth + 1, var, inner);
   open_loops_.pop_back();
-  if (c >= 0 && iters >= 2)
-    body_ << in << "  if (" << var << " == 0) skel_loop_first(" << c << ");\n"
-          << in << "  else if (" << var << " == 1) skel_loop_second(" << c << ");\n";
+  if (c >= 0 && iters >= 2) {  // the ends of its first and second period (of value_period iterations)
+    const uint64_t period = out_.cut[static_cast<size_t>(c)].period;
+    body_ << in << "  if (" << var << " == " << period - 1 << ") skel_loop_first(" << c << ");\n"
+          << in << "  else if (" << var << " == " << 2 * period - 1 << ") skel_loop_second(" << c << ");\n";
+  }
   body_ << in << "}\n";
   if (c >= 0) body_ << in << "skel_loop_end(" << c << ");\n";
 }

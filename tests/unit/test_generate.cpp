@@ -598,3 +598,60 @@ TEST(Generate, AComputationThatDriftsFollowsItsCourseAtEveryScale) {
     EXPECT_NE(c.find(id + "_i += " + std::to_string(K) + ";"), std::string::npos) << "K = " << K << ":\n" << c;
   }
 }
+
+// A loop whose iterations differ by a cycle of values (NPB MG's V-cycle, an
+// exchange per grid level, two messages and a barrier: counts 1024, 256, 64,
+// 16, 64, 256, again and again) keeps whole periods when cut, so that the
+// iterations the skeleton runs sample every level: 30 iterations at K = 10
+// are cut to 12 (two periods of 6), not 3, and the first two periods' ends
+// are marked for the prediction (skel_runtime.h, "Cut loops"). Folded per
+// call site, the messages are a loop of 2 inside, their counts an instance
+// cycle of 12 (6 iterations of the outer loop).
+TEST(Generate, ALoopWhoseValuesCycleIsCutToWholePeriods) {
+  const int64_t kLevels[] = {1024, 256, 64, 16, 64, 256};
+  const uint32_t kPeriod = 6, kCycles = 5;
+  skt::FoldedProgram p = folded_from(2, [&](uint32_t r) {
+    std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0)};
+    for (uint32_t c = 0; c < kCycles; ++c)
+      for (int64_t count : kLevels) {
+        for (int twice = 0; twice < 2; ++twice) {
+          skt::testing::Syn s = message(r == 0 ? skt::kFunc_MPI_Send : skt::kFunc_MPI_Recv, 1 + r, 1 - r, 7);
+          s.count = count;
+          s.gap = 20000;
+          v.push_back(s);
+        }
+        skt::testing::Syn b = call(skt::kFunc_MPI_Barrier, 3);
+        b.gap = 20000;
+        v.push_back(b);
+      }
+    v.push_back(call(skt::kFunc_MPI_Finalize, 9));
+    return v;
+  });
+  uint32_t loop = UINT32_MAX;
+  for (uint32_t n = 0; n < p.nodes.size(); ++n)
+    if (p.nodes[n].is_loop() && p.nodes[n].count == kPeriod * kCycles) loop = n;
+  ASSERT_NE(loop, UINT32_MAX) << p.to_string();
+  ASSERT_TRUE(p.nodes[p.nodes[loop].body[0]].is_loop()) << p.to_string();
+  const skt::FoldedNode& inner = p.nodes[p.nodes[loop].body[0]];
+  const skt::CountRule* counts = p.nodes[inner.body[0]].rule(skt::Param::count);
+  ASSERT_TRUE(counts && counts->by_instance()) << p.to_string();
+  EXPECT_EQ(counts->period, 2 * kPeriod);
+  skt::gen::GenerateOptions opt;
+  opt.scale = 10;
+  opt.min_share = 0;
+  skt::gen::Skeleton sk = skt::gen::generate(p, opt);
+  ASSERT_EQ(sk.cut.size(), 1u);
+  EXPECT_EQ(sk.cut[0].node, loop);
+  EXPECT_EQ(sk.cut[0].period, kPeriod);
+  EXPECT_EQ(sk.cut[0].iterations, 2 * kPeriod);
+  const std::string var = "i" + std::to_string(loop);
+  EXPECT_NE(sk.code.find("if (" + var + " == 5) skel_loop_first(0);"), std::string::npos);
+  EXPECT_NE(sk.code.find("else if (" + var + " == 11) skel_loop_second(0);"), std::string::npos);
+  // without the cycle (every count alike) the same loop is cut to 3
+  skt::FoldedProgram q = p;
+  for (uint32_t c : q.nodes[p.nodes[loop].body[0]].body) q.nodes[c].rules.clear();
+  skt::gen::Skeleton even = skt::gen::generate(q, opt);
+  ASSERT_EQ(even.cut.size(), 1u);
+  EXPECT_EQ(even.cut[0].iterations, 3u);
+  EXPECT_EQ(even.cut[0].period, 1u);
+}

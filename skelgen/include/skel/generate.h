@@ -33,7 +33,8 @@ struct GenerateOptions {
 struct CutLoop {
   uint32_t node = 0;            // index in FoldedProgram::nodes
   uint64_t count = 0;           // iterations per instance in the trace
-  uint64_t iterations = 0;      // in the skeleton
+  uint64_t iterations = 0;      // in the skeleton: whole periods
+  uint64_t period = 1;          // iterations after which its calls' values repeat (cycle rules inside)
   double share = 0;             // of the program's time (max over ranks)
 };
 
