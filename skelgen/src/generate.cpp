@@ -350,11 +350,11 @@ void Emitter::choose_cuts(const std::vector<uint32_t>& items, double program) {
     if (opt_.scale > 1 && n.count > kMinCutIterations && share(id, program) >= opt_.min_share && !candidate)
       note("loop n" + std::to_string(id) + " (" + std::to_string(n.count) +
            " iterations) is not cut: its messages are not all sent and received inside one iteration");
-    // At least two iterations stay, so that the left-out ones are predicted
-    // from a steady iteration (skel_loop_end); a loop that would keep all stays whole.
-    const uint64_t period = value_period(id);
-    uint64_t keep = std::max<uint64_t>(kMinCutIterations, n.count / opt_.scale);
-    if (period > 1) keep = period * std::max<uint64_t>(kMinCutIterations, (n.count / opt_.scale + period / 2) / period);
+    // At least two iterations (periods) stay, so that the left-out ones are
+    // predicted from a steady one (skel_loop_end); a loop that would keep all
+    // stays whole. With period 1 this is max(2, count / K).
+    const uint64_t period = candidate ? value_period(id) : 1;
+    const uint64_t keep = period * std::max<uint64_t>(kMinCutIterations, (n.count / opt_.scale + period / 2) / period);
     if (candidate && keep < n.count && (n.count >= opt_.scale || !has_cut_candidate(n.body, program))) {
       CutLoop c;
       c.node = id;
