@@ -355,6 +355,11 @@ int dump_folded(const std::string& path, const DumpOptions& opt) {
         for (const auto& f : n.profile) per.push_back(f.empty() ? json(nullptr) : json(f));
         j["profile"] = per;
       }
+      if (n.phase_period) {  // per rank: null, or the factor of its mean gap at each phase of a cycle
+        json per = json::array();
+        for (const auto& f : n.phase_factor) per.push_back(f.empty() ? json(nullptr) : json(f));
+        j["phases"] = {{"period", n.phase_period}, {"by", n.phase_by_instance ? "instance" : "iteration"}, {"per_rank", per}};
+      }
       if (n.is_loop()) {
         j["count"] = n.count;
         j["body"] = n.body;
@@ -387,19 +392,28 @@ int dump_folded(const std::string& path, const DumpOptions& opt) {
   std::printf("# symbols\n");
   for (size_t i = 0; i < m.events.size(); ++i)
     std::printf("S%zu = %s\n", i, event_words(m, m.events[i]).c_str());
-  bool any_profile = false;
-  for (size_t i = 0; i < p.nodes.size(); ++i) {
-    const skt::FoldedNode& n = p.nodes[i];
-    if (n.profile.empty()) continue;
-    if (!any_profile) std::printf("# computation that drifts through the run: per rank, its gap in parts of the node's instances, as factors of the mean\n");
-    any_profile = true;
-    for (size_t r = 0; r < n.profile.size(); ++r) {
-      if (n.profile[r].empty()) continue;
-      std::printf("%s%zu rank %zu:", n.is_loop() ? "loop n" : "n", i, r);
-      for (double f : n.profile[r]) std::printf(" %.2f", f);
-      std::printf("\n");
+  // per node and rank: factors of the mean gap (FoldedNode::profile, phase_factor)
+  auto factor_tables = [&](const char* title, auto tables_of) {
+    bool any = false;
+    for (size_t i = 0; i < p.nodes.size(); ++i) {
+      const skt::FoldedNode& n = p.nodes[i];
+      const std::vector<std::vector<double>>& tables = tables_of(n);
+      for (size_t r = 0; r < tables.size(); ++r) {
+        if (tables[r].empty()) continue;
+        if (!any) std::printf("# %s\n", title);
+        any = true;
+        std::printf("%s%zu rank %zu:", n.is_loop() ? "loop n" : "n", i, r);
+        for (double f : tables[r]) std::printf(" %.2f", f);
+        std::printf("\n");
+      }
     }
-  }
+  };
+  factor_tables("computation that drifts through the run: per rank, its gap in parts of the node's instances, as "
+                "factors of the mean",
+                [](const skt::FoldedNode& n) -> const std::vector<std::vector<double>>& { return n.profile; });
+  factor_tables("computation that differs by phase: per rank, its gap at each phase of a cycle (over the loop's "
+                "iteration or the node's instance, as its rules), as factors of the mean",
+                [](const skt::FoldedNode& n) -> const std::vector<std::vector<double>>& { return n.phase_factor; });
   return 0;
 }
 

@@ -352,6 +352,9 @@ struct Builder {
   using Periods = std::array<uint64_t, 2>;
   std::map<uint32_t, Periods> phase_period;
   std::map<uint32_t, std::array<std::vector<std::vector<Acc>>, 2>> phase_gap;
+  // ... and, for nodes with a course (kProfileMinInstances), per rank the
+  // same values by part of the instances and phase: [part * period + phase]
+  std::map<uint32_t, std::array<std::vector<std::vector<Acc>>, 2>> phase_course;
   std::vector<uint64_t> phase_instance;           // phase walk, per node: its instances walked so far (sized by the caller)
 
   // The timing walk's accumulators, one per node built.
@@ -445,6 +448,11 @@ struct Builder {
             auto& g = phase_gap[id][static_cast<size_t>(by)];
             if (g.empty()) g.assign(m.world_size, std::vector<Acc>(period));
             g[r][static_cast<size_t>(index[by]) % period].add(v);
+            if (node.instances < kProfileMinInstances) continue;
+            auto& pc = phase_course[id][static_cast<size_t>(by)];
+            if (pc.empty()) pc.assign(m.world_size, std::vector<Acc>(kProfileParts * period));
+            const uint64_t part = phase_instance[id] * kProfileParts / node.instances;
+            pc[r][part * period + static_cast<size_t>(index[by]) % period].add(v);
           }
           continue;
         }
@@ -496,46 +504,31 @@ std::vector<std::vector<double>> profile_of(const std::vector<std::vector<Acc>>&
 }
 
 // Whether the phases of a node's cycle (its gaps per rank and phase)
-// compute alike enough for the node's one mean gap. Each phase's shortest
-// gap stands for it (a rank descheduled once in a phase must not make the
-// phases look uneven), by CPU time where the trace measured it. Alike: on
-// every rank the phases lie within the tolerance of each other, or they
-// differ by phase the same way on every rank (every rank computes more
-// before a sweep's first direction than before the next): the mean then
-// moves every rank's computation alike, and the waits between ranks stay.
-// The tolerance: 25 % of the node's mean gap or of a phase's time (the
-// loop's iteration, `phase_ns`: what a difference would shift the waits
-// against), at least 50 us.
+// compute alike enough for the node's one mean gap: on every rank, the
+// phases lie within the tolerance of each other. Each phase's shortest gap
+// stands for it (a rank descheduled once in a phase must not make the phases
+// look uneven), by CPU time where the trace measured it. The tolerance: 25 %
+// of the node's mean gap or of a phase's time (the loop's iteration,
+// `phase_ns`: what a difference would shift the waits against), at least 50 us.
 //
 // A phase seen once on a rank (a cycle whose loop runs once: its table is
 // the loop's whole pass) has no shortest gap to filter noise with, and noise
 // only adds time: one interrupt or page fault of 60 us in one of 61 phases
-// of 1 us made the test program pair_exchange fold one way or the other
-// from run to run. Such a value, where it stands above the rank's median
-// phase by more than the tolerance, counts only where something else
-// confirms it: two other phases of the rank, or the same phase on another
-// rank, above their own rank's median by about as much, within a quarter of
-// the smaller excess (work that differs by phase shows alike in more than
-// one place; spikes of noise differ from each other, and one pair of spikes
-// alike by chance, 107 and 137 us in one traced skeleton of pair_exchange,
-// is not enough).
+// of 1 us gave the test program pair_exchange a table of noise from run to
+// run. Such a value, where it stands above the rank's median phase by more
+// than the tolerance, counts only where something else confirms it: two
+// other phases of the rank, or the same phase on another rank, above their
+// own rank's median by about as much, within a quarter of the smaller excess
+// (work that differs by phase shows alike in more than one place; spikes of
+// noise differ from each other, and one pair of spikes alike by chance, 107
+// and 137 us in one traced skeleton of pair_exchange, is not enough).
 bool phases_alike(const std::vector<std::vector<Acc>>& phases, const FoldedNode& fn, const MergedTrace& m,
                   double phase_ns) {
   const size_t R = phases.size(), K = R ? phases[0].size() : 0;
-  auto tolerance_of = [&](double mean) {
-    return std::max(kPhaseGapTolerance * std::max(mean, phase_ns), kPhaseGapFloorNs);
-  };
   std::vector<double> rank_tolerance(R);
-  double means = 0;
-  size_t ranks = 0;
   for (size_t r = 0; r < R; ++r) {
     double mean = m.ranks[r].works.empty() ? fn.gap[r].mean : fn.work[r].mean;
-    rank_tolerance[r] = tolerance_of(mean);
-    bool any = false;
-    for (const Acc& a : phases[r]) any |= a.n > 0;
-    if (!any) continue;
-    means += mean;
-    ++ranks;
+    rank_tolerance[r] = std::max(kPhaseGapTolerance * std::max(mean, phase_ns), kPhaseGapFloorNs);
   }
   // per rank, the median of its phases' shortest gaps: the level a spike stands above
   std::vector<double> level(R, 0);
@@ -562,40 +555,56 @@ bool phases_alike(const std::vector<std::vector<Acc>>& phases, const FoldedNode&
       if (q != r && alike(q, k)) return true;
     return false;
   };
-  std::vector<std::vector<double>> dev(R, std::vector<double>(K, std::nan("")));  // shortest gap - the rank's centre
-  bool each_even = true;
   for (size_t r = 0; r < R; ++r) {
-    double lo = 0, hi = 0, sum = 0;
-    size_t n = 0;
-    std::vector<bool> kept(K, false);
+    double lo = 0, hi = 0;
+    bool any = false;
     for (size_t k = 0; k < K; ++k) {
       const Acc& a = phases[r][k];
       if (!a.n || !confirmed(r, k)) continue;
-      kept[k] = true;
-      lo = n ? std::min(lo, a.min) : a.min;
-      hi = n ? std::max(hi, a.min) : a.min;
-      sum += a.min;
-      ++n;
-    }
-    if (!n) continue;
-    if (hi - lo > rank_tolerance[r]) each_even = false;
-    for (size_t k = 0; k < K; ++k)
-      if (kept[k]) dev[r][k] = phases[r][k].min - sum / static_cast<double>(n);
-  }
-  if (each_even) return true;
-  const double tolerance = tolerance_of(means / static_cast<double>(std::max<size_t>(ranks, 1)));
-  for (size_t k = 0; k < K; ++k) {
-    double lo = 0, hi = 0;
-    bool any = false;
-    for (size_t r = 0; r < R; ++r) {
-      if (std::isnan(dev[r][k])) continue;
-      lo = any ? std::min(lo, dev[r][k]) : dev[r][k];
-      hi = any ? std::max(hi, dev[r][k]) : dev[r][k];
+      lo = any ? std::min(lo, a.min) : a.min;
+      hi = any ? std::max(hi, a.min) : a.min;
       any = true;
     }
-    if (hi - lo > tolerance) return false;
+    if (any && hi - lo > rank_tolerance[r]) return false;
   }
   return true;
+}
+
+// Keeps node fn's computation by phase (FoldedNode::phase_factor): per
+// rank, each phase's mean as a factor of the rank's mean over the phases (1
+// for a phase the rank has no value in; none for a rank with no computation
+// there). `by`: the phases' index, 0 the loop's iteration, 1 the instance.
+// Where the node has a course through the run (`course`: the values by part
+// and phase), the course is taken again with the phases divided out: a part
+// that holds more of the heavy phases than another is no drift.
+void keep_phases(FoldedNode& fn, size_t by, const std::vector<std::vector<Acc>>& phases,
+                 const std::vector<std::vector<Acc>>& course, const std::vector<double>& rank_ns) {
+  const size_t R = phases.size(), K = R ? phases[0].size() : 0;
+  fn.phase_period = K;
+  fn.phase_by_instance = by == 1;
+  fn.phase_factor.assign(R, {});
+  for (size_t r = 0; r < R; ++r) {
+    double sum = 0;
+    uint64_t n = 0;
+    for (const Acc& a : phases[r]) sum += a.sum, n += a.n;
+    if (!n || sum <= 0) continue;
+    const double mean = sum / static_cast<double>(n);
+    fn.phase_factor[r].assign(K, 1.0);
+    for (size_t k = 0; k < K; ++k)
+      if (phases[r][k].n) fn.phase_factor[r][k] = phases[r][k].sum / static_cast<double>(phases[r][k].n) / mean;
+  }
+  if (course.empty()) return;
+  std::vector<std::vector<Acc>> parts(R, std::vector<Acc>(kProfileParts));
+  for (size_t r = 0; r < R; ++r)
+    for (size_t part = 0; part < kProfileParts; ++part)
+      for (size_t k = 0; k < K; ++k) {
+        const Acc& a = course[r][part * K + k];
+        const double f = fn.phase_factor[r].empty() ? 1.0 : fn.phase_factor[r][k];
+        if (!a.n || f <= 0) continue;
+        parts[r][part].n += a.n;
+        parts[r][part].sum += a.sum / f;
+      }
+  fn.profile = profile_of(parts, rank_ns);
 }
 
 // A loop's time per iteration, mean over the ranks: its body's gaps and
@@ -764,7 +773,6 @@ std::set<int64_t> attempt(const MergedTrace& m, const std::vector<ListDesc>& bac
       rank_ns[r] += static_cast<double>(m.ranks[r].gaps[k]) + static_cast<double>(m.ranks[r].durations[k]);
   std::set<int64_t> offenders;
   std::map<uint32_t, Builder::Periods> cycles;  // node -> the periods of its cycle rules (by k, by instance)
-  std::map<uint32_t, std::array<std::vector<int64_t>, 2>> cycle_refinements;  // node -> its cycle rules' refinements
   for (size_t i = 0; i < N; ++i) {
     FoldedNode& n = out.nodes[i];
     n.gap.resize(P);
@@ -813,8 +821,6 @@ std::set<int64_t> attempt(const MergedTrace& m, const std::vector<ListDesc>& bac
       if (cyclic) {
         uint64_t& held = cycles[static_cast<uint32_t>(i)][static_cast<size_t>(by)];
         held = std::max(held, period);
-        cycle_refinements[static_cast<uint32_t>(i)][static_cast<size_t>(by)].push_back(
-            refinement(coarse_of[static_cast<size_t>(n.symbol)], q));
       }
       CountRule rule;
       rule.param = pm;
@@ -851,20 +857,19 @@ std::set<int64_t> attempt(const MergedTrace& m, const std::vector<ListDesc>& bac
   // A cycle keeps the values exact, but the node's computation is one mean
   // over all its instances. Where the computation before it differs by phase
   // (a pipeline whose stages work on cells of different sizes; calls from
-  // different call sites), the mean would even out the waits between the
-  // ranks: such nodes keep their values in the symbol instead (one node per
-  // phase, each with its own gap). Compared by CPU time where the trace
-  // measured it (ranks sharing cores).
+  // different call sites; NPB MG's levels), the mean would even out the
+  // waits between the ranks: such nodes keep their computation by phase
+  // (keep_phases). Compared by CPU time where the trace measured it (ranks
+  // sharing cores). Which nodes fold does not depend on it: the timing, and
+  // its noise, decides only whether a node keeps a table.
   if (!cycles.empty()) {
     // The calls beside a cycled one in its loop's body fold with it, so
     // their computation is checked by the same phases (NPB BT's sweeps
-    // compute before their Waits): each event node checked, with the cycled
-    // nodes it answers for.
+    // compute before their Waits).
     std::vector<int64_t> parent(N, -1);
     for (size_t i = 0; i < N; ++i)
       for (uint32_t c : out.nodes[i].body) parent[c] = static_cast<int64_t>(i);
     std::map<uint32_t, Builder::Periods> checked;
-    std::map<uint32_t, std::array<std::vector<uint32_t>, 2>> answers_for;
     std::map<uint32_t, double> phase_ns;  // checked node -> its loop's time per iteration (mean over ranks)
     std::map<int64_t, double> iteration_of;  // loop -> iteration_ns(loop), once per loop
     for (const auto& [node, periods] : cycles) {
@@ -881,34 +886,21 @@ std::set<int64_t> attempt(const MergedTrace& m, const std::vector<ListDesc>& bac
       for (uint32_t c : beside)
         for (size_t by = 0; by < 2; ++by) {
           phase_ns[c] = std::max(phase_ns[c], iteration);
-          if (!periods[by]) continue;
-          checked[c][by] = std::max(checked[c][by], periods[by]);
-          answers_for[c][by].push_back(node);
+          if (periods[by]) checked[c][by] = std::max(checked[c][by], periods[by]);
         }
     }
     Builder pb(m, seq, out, folded, opt.count_band);
     pb.phase_period = checked;
     pb.phase_instance.assign(N, 0);
     pb.walk(out.top);
-    for (const auto& [node, by_phases] : pb.phase_gap) {
-      for (size_t by = 0; by < 2; ++by) {
-        bool even = phases_alike(by_phases[by], out.nodes[node], m, phase_ns[node]);
-        if (even) continue;
-        // Refine one kind of parameter at a time, the one most likely to
-        // tell the phases apart and to cost the least folding: the counts
-        // (banded: NPB BT's forward and backward stages) before the peers
-        // (the sweeps' directions) before the tags (the cells).
-        for (uint32_t cycled : answers_for[node][by]) {
-          const auto& refs = cycle_refinements[cycled][by];
-          for (auto kind : {count_like, peer_like, tag_like}) {
-            size_t before = offenders.size();
-            for (int64_t ref : refs)
-              if (kind(kRuleParams[ref % kNumRuleParams])) offenders.insert(ref);
-            if (offenders.size() > before) break;
-          }
-        }
+    for (const auto& [node, by_phases] : pb.phase_gap)
+      for (size_t by = 0; by < 2; ++by) {  // one table per node: by the loop's iteration before by the instance
+        if (by_phases[by].empty() || phases_alike(by_phases[by], out.nodes[node], m, phase_ns[node])) continue;
+        auto course = pb.phase_course.find(node);
+        keep_phases(out.nodes[node], by, by_phases[by],
+                    course == pb.phase_course.end() ? std::vector<std::vector<Acc>>{} : course->second[by], rank_ns);
+        break;
       }
-    }
   }
   return offenders;
 }

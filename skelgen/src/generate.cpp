@@ -131,6 +131,7 @@ class Emitter {
   std::string work(uint32_t n, const std::vector<uint32_t>& ranks);
   double computation_ns(const FoldedNode& node, uint32_t r) const;
   std::string profile(uint32_t n);
+  std::string phases(uint32_t n);
   std::string instance_counter(uint32_t n);
   int64_t comm_size(uint32_t n) const;
   int64_t type_size(int64_t d) const;
@@ -753,7 +754,32 @@ std::string Emitter::work(uint32_t n, const std::vector<uint32_t>& ranks) {
     vals.push_back(num(units));
   }
   if (!any) return "";
-  return per_rank(n, "work", ranks, vals, "double") + profile(n);
+  return per_rank(n, "work", ranks, vals, "double") + profile(n) + phases(n);
+}
+
+// The factor of node n's computation at this phase where it differs by the
+// phase of a cycle (FoldedNode::phase_factor): a table per rank and phase,
+// indexed as a cycle rule of the same kind (cycle()); whole periods of a cut
+// loop run (value_period), so the phases keep their weight.
+std::string Emitter::phases(uint32_t n) {
+  const FoldedNode& node = p_.nodes[n];
+  if (!node.phase_period || open_loops_.empty()) return "";
+  const std::string name = "n" + std::to_string(n) + "_phase";
+  tables_ << "/* n" << n << ": its computation at each " << (node.phase_by_instance ? "of its instances" : "iteration of its loop")
+          << " (a cycle of " << node.phase_period << "), as factors of its mean */\n";
+  tables_ << "static const double " << name << "[SKEL_WORLD_SIZE][" << node.phase_period << "] = {";
+  for (uint32_t r = 0; r < P_; ++r) {
+    tables_ << "\n  {";
+    for (uint64_t k = 0; k < node.phase_period; ++k) {
+      const bool kept = r < node.phase_factor.size() && !node.phase_factor[r].empty();
+      tables_ << (k ? ", " : "") << num(kept ? node.phase_factor[r][k] : 1.0);
+    }
+    tables_ << "}" << (r + 1 < P_ ? "," : "");
+  }
+  tables_ << "\n};\n";
+  if (node.phase_by_instance) return " * " + name + "[skel_rank][" + instance_index(node.phase_period) + "]";
+  const OpenLoop& l = open_loops_.back();
+  return " * " + name + "[skel_rank][" + l.var + (node.phase_period < l.iters ? " % " + std::to_string(node.phase_period) : "") + "]";
 }
 
 // The factor of node n's computation at this instance where it drifts

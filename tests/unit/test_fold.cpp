@@ -738,27 +738,75 @@ TEST(Compress, StageTagsThatWrapFoldWithACycle) {
   }
 }
 
+// Walks the expanded program as the generator runs it: visit(node, its call,
+// function, the node's instance i, the innermost loop's iteration k).
+using CallVisit = std::function<void(const skt::FoldedNode&, const skt::MergedEvent&, uint32_t, uint64_t, int64_t)>;
+void walk_calls(const skt::FoldedProgram& p, const CallVisit& visit) {
+  std::vector<uint64_t> instance(p.nodes.size(), 0);
+  std::function<void(const std::vector<uint32_t>&, int64_t)> walk = [&](const std::vector<uint32_t>& items, int64_t k) {
+    for (uint32_t id : items) {
+      const skt::FoldedNode& n = p.nodes[id];
+      if (n.is_loop()) {
+        for (uint64_t i = 0; i < n.count; ++i) walk(n.body, static_cast<int64_t>(i));
+        continue;
+      }
+      const skt::MergedEvent& e = p.symbols.events.at(static_cast<size_t>(n.symbol));
+      visit(n, e, p.symbols.identities.at(e.identity).func, instance[id]++, k);
+    }
+  };
+  walk(p.top, -1);
+}
+
+// Rank r's value of pm at a node's instance i, iteration k, by its rules as
+// the generator evaluates them (kinds 1, 3, 4; another kind is a failure).
+int64_t value_by_rules(const skt::FoldedProgram& p, const skt::FoldedNode& n, const skt::MergedEvent& e, skt::Param pm,
+                       uint32_t r, uint64_t i, int64_t k) {
+  int64_t got = p.symbols.value(e, pm, r);
+  for (const auto& ru : n.rules) {
+    if (ru.param != pm) continue;
+    if (ru.kind[r] == 1) got = std::llround(ru.a[r] + ru.b[r] * static_cast<double>(i));
+    else if (ru.kind[r] == 3) got = ru.cycle[r * ru.period + static_cast<uint64_t>(k) % ru.period];
+    else if (ru.kind[r] == 4) got = ru.cycle[r * ru.period + i % ru.period];
+    else ADD_FAILURE() << "a rule of kind " << int(ru.kind[r]) << " on " << skt::param_name(pm);
+  }
+  return got;
+}
+
+// The computation node n's table gives rank r at phase k (FoldedNode::phase_factor).
+double phase_gap(const skt::FoldedNode& n, uint32_t r, uint64_t k) {
+  if (!n.phase_period || n.phase_factor.at(r).empty()) return n.gap.at(r).mean;
+  return n.gap.at(r).mean * n.phase_factor.at(r).at(k % n.phase_period);
+}
+
 // The same stages, but each stage computes as long as its cell is large
 // (100-500 us): one mean gap over the stages would even out the pipeline's
-// waits, so the tags stay exact and every stage keeps its own node and gap.
-TEST(Compress, StagesThatComputeUnevenlyKeepTheirTagsAndGaps) {
+// waits, so every stage's send keeps its own computation in a table over the
+// loop's iterations, and the cycle still folds: the program's gaps, exactly,
+// through the file and back.
+TEST(Compress, StagesThatComputeUnevenlyKeepTheirGapsByPhase) {
   skt::MergedTrace m = stage_program(false, true);
-  skt::FoldedProgram p = compress(m, {});
+  std::string dir = skt::testing::temp_dir("fold-phases");
+  skt::write_folded(dir + "/p.skf", compress(m, {}));
+  skt::FoldedProgram p = skt::read_folded(dir + "/p.skf");
   EXPECT_TRUE(verify(p, m).empty());
-  std::set<int64_t> send_symbols;
+  EXPECT_EQ(p.to_string(), "S0 ( S1 S2 )^80") << "the cycle folds as with even stages";
+  int tables = 0;
   for (const auto& n : p.nodes) {
-    for (const auto& ru : n.rules) EXPECT_NE(ru.kind[0], 3) << "a cycle over uneven stages";
     if (n.is_loop() || p.symbols.identities.at(p.symbols.events.at(static_cast<size_t>(n.symbol)).identity).func !=
-                           skt::kFunc_MPI_Send)
+                           skt::kFunc_MPI_Send) {
+      EXPECT_EQ(n.phase_period, 0u) << "the receives compute alike in every stage";
       continue;
-    send_symbols.insert(n.symbol);
-    for (uint32_t r = 0; r < 2; ++r) {  // each stage's own gap: the program's, exactly
-      int64_t tag = p.symbols.value(p.symbols.events.at(static_cast<size_t>(n.symbol)), skt::Param::tag, r);
-      EXPECT_EQ(n.gap[r].sd, 0) << "rank " << r << " tag " << tag;
-      EXPECT_DOUBLE_EQ(n.gap[r].mean, 100000.0 * static_cast<double>(tag - 100 + 1)) << "rank " << r;
     }
+    ASSERT_EQ(n.phase_period, static_cast<uint64_t>(kStages));
+    EXPECT_FALSE(n.phase_by_instance);
+    for (uint32_t r = 0; r < 2; ++r)
+      for (int s = 0; s < kStages; ++s)
+        EXPECT_NEAR(phase_gap(n, r, static_cast<uint64_t>(s)), 100000.0 * static_cast<double>(1 + stage_cell(r, s)),
+                    1e-6)
+            << "rank " << r << " stage " << s;
+    ++tables;
   }
-  EXPECT_EQ(send_symbols.size(), static_cast<size_t>(kStages)) << p.to_string();
+  EXPECT_EQ(tables, 1) << p.to_string();
 }
 
 // The test program pair_exchange's shape: one exchange with tag 1, then 30
@@ -797,11 +845,18 @@ bool has_cycle(const skt::FoldedProgram& p) {
   return false;
 }
 
+bool has_phases(const skt::FoldedProgram& p) {
+  for (const auto& n : p.nodes)
+    if (n.phase_period) return true;
+  return false;
+}
+
 // One spike in one phase seen once is noise, not a phase that computes more:
-// the cycle stays (it did not, and the test program folded one way or the
-// other from run to run). Work that differs by phase and by rank, seen in
-// every phase of a tag, still keeps the phases apart.
-TEST(Compress, ASpikeInAPhaseSeenOnceDoesNotSplitACycle) {
+// no table of the phases' computation is kept (the test program's traced
+// skeleton has such spikes; they once split the cycle, and it folded one way
+// or the other from run to run). Work that differs by phase and by rank, seen
+// in every phase of a tag, is kept by phase, and the fold stays the same.
+TEST(Compress, ASpikeInAPhaseSeenOnceKeepsNoPhaseTable) {
   skt::MergedTrace even = one_pass_exchanges(1300, 0);
   skt::FoldedProgram p_even = compress(even, {});
   EXPECT_TRUE(has_cycle(p_even)) << p_even.to_string();
@@ -813,21 +868,25 @@ TEST(Compress, ASpikeInAPhaseSeenOnceDoesNotSplitACycle) {
     EXPECT_TRUE(verify(p_spiked, spiked).empty());
     EXPECT_EQ(p_spiked.to_string(), p_even.to_string()) << "spikes " << spike << ", " << spike2;
     EXPECT_TRUE(has_cycle(p_spiked));
+    EXPECT_FALSE(has_phases(p_spiked)) << "spikes " << spike << ", " << spike2;
   }
 
+  // where the work differs by tag and by rank, the cycle folds as before, and the sends keep it by phase
   skt::MergedTrace uneven = one_pass_exchanges(61300, 0);
   skt::FoldedProgram p = compress(uneven, {});
   EXPECT_TRUE(verify(p, uneven).empty());
-  EXPECT_FALSE(has_cycle(p)) << p.to_string();
-  for (const auto& n : p.nodes) {  // each tag's send keeps its own gap
-    if (n.is_loop() || p.symbols.identities.at(p.symbols.events.at(static_cast<size_t>(n.symbol)).identity).func !=
-                           skt::kFunc_MPI_Send)
-      continue;
-    int64_t tag = p.symbols.value(p.symbols.events.at(static_cast<size_t>(n.symbol)), skt::Param::tag, 0);
-    if (tag == 1) continue;
-    EXPECT_DOUBLE_EQ(n.gap[0].mean, tag == 3 ? 61300 : 1300) << "rank 0, tag " << tag << ": " << p.to_string();
-    EXPECT_DOUBLE_EQ(n.gap[1].mean, tag == 2 ? 61300 : 1300) << "rank 1, tag " << tag << ": " << p.to_string();
-  }
+  EXPECT_EQ(p.to_string(), p_even.to_string());
+  int tables = 0;
+  walk_calls(p, [&](const skt::FoldedNode& n, const skt::MergedEvent& e, uint32_t f, uint64_t i, int64_t k) {
+    if (f != skt::kFunc_MPI_Send || i == 0) return;  // the first is the loop's computation
+    tables += i == 1;
+    ASSERT_NE(n.phase_period, 0u) << p.to_string();
+    const int64_t tag = value_by_rules(p, n, e, skt::Param::tag, 0, i, k);
+    const uint64_t phase = n.phase_by_instance ? i : static_cast<uint64_t>(k);
+    EXPECT_NEAR(phase_gap(n, 0, phase), tag == 3 ? 61300 : 1300, 1e-6) << "rank 0, tag " << tag << ", instance " << i;
+    EXPECT_NEAR(phase_gap(n, 1, phase), tag == 2 ? 61300 : 1300, 1e-6) << "rank 1, tag " << tag << ", instance " << i;
+  });
+  EXPECT_EQ(tables, 1) << p.to_string();
 }
 
 // A computation that drifts through the run (rank 0's gap grows from 0.1 to
@@ -957,6 +1016,22 @@ TEST(Compress, DamagedFoldedFilesAreRejectedWithTheirName) {
       EXPECT_NE(std::string(e.what()).find("profile parts differ between ranks"), std::string::npos) << e.what();
     }
   }
+  // a phase table (section 7) with a negative factor is rejected; one of another length than its period is not written
+  {
+    skt::FoldedProgram q = cyc;
+    q.nodes.back().phase_period = 4;
+    q.nodes.back().phase_factor.assign(q.symbols.world_size, std::vector<double>(4, 1.0));
+    q.nodes.back().phase_factor[1][2] = -0.5;
+    write_folded(dir + "/ph.skf", q);
+    expect_error(skt::testing::read_file(dir + "/ph.skf"), "corrupt folded program (phase factor)");
+    q.nodes.back().phase_factor[1].resize(3, 1.0);
+    try {
+      write_folded(dir + "/ph2.skf", q);
+      ADD_FAILURE() << "wrote a phase table of another length than its period";
+    } catch (const skt::TraceError& e) {
+      EXPECT_NE(std::string(e.what()).find("phase table of another length"), std::string::npos) << e.what();
+    }
+  }
   // kind 4 alone reads back, with the call sites joined flag
   skt::FoldedProgram q = cyc;
   q.callsites_joined = true;
@@ -1017,40 +1092,6 @@ uint32_t sweep_site(size_t i) {
   size_t k = i - 9, dir = k / (4 * (kSweepStages + 1)), stage = k / 4 % (kSweepStages + 1);
   return static_cast<uint32_t>(10 + 8 * dir + 4 * (stage == kSweepStages) + k % 4);
 }
-// Walks the expanded program as the generator runs it: visit(node, its call,
-// function, the node's instance i, the innermost loop's iteration k).
-using CallVisit = std::function<void(const skt::FoldedNode&, const skt::MergedEvent&, uint32_t, uint64_t, int64_t)>;
-void walk_calls(const skt::FoldedProgram& p, const CallVisit& visit) {
-  std::vector<uint64_t> instance(p.nodes.size(), 0);
-  std::function<void(const std::vector<uint32_t>&, int64_t)> walk = [&](const std::vector<uint32_t>& items, int64_t k) {
-    for (uint32_t id : items) {
-      const skt::FoldedNode& n = p.nodes[id];
-      if (n.is_loop()) {
-        for (uint64_t i = 0; i < n.count; ++i) walk(n.body, static_cast<int64_t>(i));
-        continue;
-      }
-      const skt::MergedEvent& e = p.symbols.events.at(static_cast<size_t>(n.symbol));
-      visit(n, e, p.symbols.identities.at(e.identity).func, instance[id]++, k);
-    }
-  };
-  walk(p.top, -1);
-}
-
-// Rank r's value of pm at a node's instance i, iteration k, by its rules as
-// the generator evaluates them (kinds 1, 3, 4; another kind is a failure).
-int64_t value_by_rules(const skt::FoldedProgram& p, const skt::FoldedNode& n, const skt::MergedEvent& e, skt::Param pm,
-                       uint32_t r, uint64_t i, int64_t k) {
-  int64_t got = p.symbols.value(e, pm, r);
-  for (const auto& ru : n.rules) {
-    if (ru.param != pm) continue;
-    if (ru.kind[r] == 1) got = std::llround(ru.a[r] + ru.b[r] * static_cast<double>(i));
-    else if (ru.kind[r] == 3) got = ru.cycle[r * ru.period + static_cast<uint64_t>(k) % ru.period];
-    else if (ru.kind[r] == 4) got = ru.cycle[r * ru.period + i % ru.period];
-    else ADD_FAILURE() << "a rule of kind " << int(ru.kind[r]) << " on " << skt::param_name(pm);
-  }
-  return got;
-}
-
 skt::MergedTrace sweep_program() {
   return merged_from(kTorusRanks, [&](uint32_t r) {
     std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0, 0, 10)};
@@ -1084,10 +1125,11 @@ skt::MergedTrace sweep_program() {
 // Per call site, the faces and the sweeps are 8 + 1 + 2 x 8 symbols; with
 // the call sites joined, the faces fold into a loop of receives and one of
 // sends (peers and tags a cycle over its iterations) and the sweeps into one
-// loop over the directions (the forward stages' peers and tags a cycle over
-// their instances; the backward stage, whose computation before it differs
-// from theirs by rank, apart by its count).
-// Expanding every rule gives back each rank's peers and tags, exactly.
+// loop over both directions' stages (peers, tags and counts a cycle over its
+// iterations; the backward stage, whose computation before it differs from
+// the forward ones' by rank, in a phase table of the receive).
+// Expanding every rule gives back each rank's peers, tags and counts, and
+// the phase table the computation before each sweep receive, exactly.
 TEST(Compress, JoinedCallSitesFoldFacesAndSweepsWithExactPeersAndTags) {
   skt::MergedTrace m = sweep_program();
   skt::FoldedProgram apart = compress(m, {});
@@ -1099,13 +1141,13 @@ TEST(Compress, JoinedCallSitesFoldFacesAndSweepsWithExactPeersAndTags) {
   EXPECT_TRUE(p.callsites_joined);
   EXPECT_FALSE(apart.callsites_joined);
   EXPECT_TRUE(verify(p, m).empty());
-  EXPECT_EQ(p.to_string(), "S0 ( ( S1 )^4 ( S2 )^4 S3 ( ( S1 S2 S4 S5 )^3 S6 S7 S4 S5 )^2 S8 )^12 S9") << p.to_string();
+  EXPECT_EQ(p.to_string(), "S0 ( ( S1 )^4 ( S2 )^4 S3 ( S1 S2 S4 S5 )^8 S6 )^12 S7") << p.to_string();
   EXPECT_GE(apart.length(), 2 + 8 + 1 + 8 + 1u) << apart.to_string();
   // Walk the expanded program with every node's instance and loop iteration,
   // evaluating each rule as the generator does, against the oracle.
   std::vector<std::vector<SweepCall>> want(kTorusRanks);
   for (uint32_t r = 0; r < kTorusRanks; ++r) want[r] = sweep_iteration(r);
-  size_t at = 0, checked = 0;  // the call within the iteration
+  size_t at = 0, checked = 0, timed = 0;  // the call within the iteration
   walk_calls(p, [&](const skt::FoldedNode& n, const skt::MergedEvent& e, uint32_t f, uint64_t i, int64_t k) {
     if (f == skt::kFunc_MPI_Barrier) at = 0;
     if (f != skt::kFunc_MPI_Irecv && f != skt::kFunc_MPI_Isend && f != skt::kFunc_MPI_Wait &&
@@ -1122,18 +1164,24 @@ TEST(Compress, JoinedCallSitesFoldFacesAndSweepsWithExactPeersAndTags) {
             << skt::param_name(pm) << ", rank " << r << ", call " << at << " of the iteration";
         ++checked;
       }
+      // a sweep receive's own computation (in the loop's first iteration it is the loop's)
+      if (at >= 9 && f == skt::kFunc_MPI_Irecv && k > 0) {
+        const uint64_t phase = n.phase_by_instance ? i : static_cast<uint64_t>(k);
+        EXPECT_NEAR(phase_gap(n, r, phase), static_cast<double>(w.gap), 1e-6) << "rank " << r << ", call " << at;
+        ++timed;
+      }
     }
     ++at;
   });
   EXPECT_EQ(checked, 3u * kTorusRanks * kSweepIterations * (8 + 2 * 2 * (kSweepStages + 1)));
-  bool by_iteration = false, by_instance = false;
-  for (const auto& n : p.nodes)
-    for (const auto& ru : n.rules) {
-      by_iteration |= ru.kind[0] == 3 && ru.param == skt::Param::peer;
-      by_instance |= ru.kind[0] == 4 && ru.param == skt::Param::peer;
-    }
-  EXPECT_TRUE(by_iteration) << "the faces' peers: a cycle over the loop's iterations";
-  EXPECT_TRUE(by_instance) << "the sweeps' peers: a cycle over the instances";
+  EXPECT_EQ(timed, kTorusRanks * kSweepIterations * (2 * (kSweepStages + 1) - 1));
+  bool by_iteration = false, phases = false;
+  for (const auto& n : p.nodes) {
+    for (const auto& ru : n.rules) by_iteration |= ru.kind[0] == 3 && ru.param == skt::Param::peer;
+    phases |= n.phase_period != 0;
+  }
+  EXPECT_TRUE(by_iteration) << "the peers: a cycle over the loop's iterations";
+  EXPECT_TRUE(phases) << "the backward stage's computation: a phase table";
 }
 
 // NPB CG's reductions: one Irecv, one Send and one Wait call site, made once
@@ -1141,9 +1189,9 @@ TEST(Compress, JoinedCallSitesFoldFacesAndSweepsWithExactPeersAndTags) {
 // the step's. Per call site (call sites not joined), the peers fold like
 // the tags, a cycle over the steps: three symbols, where keyed peers give
 // one symbol per call and step. Every rank computes 0.5 ms before the first
-// step and 5 us before the second, so the cycle is kept (the mean moves
-// every rank's work alike). Evaluating the rules as the generator does
-// gives back each call's peer and tag.
+// step and 5 us before the second (kept by phase: the cycle folds whatever
+// the computation). Evaluating the rules as the generator does gives back
+// each call's peer and tag.
 TEST(Compress, PeersThatCycleOverTheStepsFoldPerCallSite) {
   const uint32_t P = 4, kIterations = 12, kSteps = 2;
   auto peer_of = [](uint32_t r, uint32_t step) { return static_cast<int64_t>(r ^ (1u << step)); };
@@ -1185,11 +1233,11 @@ TEST(Compress, PeersThatCycleOverTheStepsFoldPerCallSite) {
   EXPECT_EQ(checked, 2u * P * 2 * kIterations * kSteps);
 }
 
-// Joined call sites whose computation differs by direction on one rank
-// only: a cycle would even out that rank's work between the directions, so
-// the calls stay apart. The same unevenness on every rank folds: the mean
-// moves every rank's work alike. (The first direction's computation is the
-// loop's own, kept apart from the mean in any case.)
+// Joined call sites whose computation differs by direction, on one rank or
+// on every rank: one mean would even out the rank's work between the
+// directions, so the send keeps its computation by direction (a phase table
+// over the loop's iterations), and the calls fold as one. (The first
+// direction's computation is the loop's own, kept apart in any case.)
 skt::MergedTrace direction_program(bool every_rank) {
   return merged_from(2, [&](uint32_t r) {
     std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0, 0, 10)};
@@ -1210,22 +1258,24 @@ skt::MergedTrace direction_program(bool every_rank) {
   });
 }
 
-TEST(Compress, JoinedCallSitesKeepApartWhatComputesUnevenlyPerRank) {
+TEST(Compress, JoinedCallSitesKeepByPhaseWhatComputesUnevenlyPerRank) {
   CompressOptions join;
   join.join_callsites = true;
-  skt::MergedTrace m = direction_program(false);
-  skt::FoldedProgram p = compress(m, join);
-  EXPECT_TRUE(verify(p, m).empty());
-  // every call computes 0.1 ms or more before it, so each Send and its Recv
-  // are a step of their own (docs/merge.md, "Normalise"): apart, six calls
-  EXPECT_EQ(p.to_string(), "S0 ( S1 S2 S3 S4 S5 S6 )^10") << p.to_string();
-  skt::MergedTrace alike = direction_program(true);
-  skt::FoldedProgram q = compress(alike, join);
-  EXPECT_TRUE(verify(q, alike).empty());
-  EXPECT_EQ(q.to_string(), "S0 ( S1 S2 )^30") << q.to_string();
-  // apart, one call keeps rank 1's 2 ms exactly
-  int exact = 0;
-  for (const auto& n : p.nodes)
-    exact += !n.is_loop() && n.gap[1].n == 10 && n.gap[1].mean == 2000000.0 && n.gap[0].mean == 100000.0;
-  EXPECT_EQ(exact, 1) << p.to_string();
+  for (bool every_rank : {false, true}) {
+    skt::MergedTrace m = direction_program(every_rank);
+    skt::FoldedProgram p = compress(m, join);
+    EXPECT_TRUE(verify(p, m).empty());
+    EXPECT_EQ(p.to_string(), "S0 ( S1 S2 )^30") << p.to_string();
+    EXPECT_TRUE(has_phases(p)) << p.to_string();
+    // the program's gaps by direction, from the table (the first send's is the loop's)
+    size_t sends = 0;
+    walk_calls(p, [&](const skt::FoldedNode& n, const skt::MergedEvent&, uint32_t f, uint64_t i, int64_t k) {
+      if (f != skt::kFunc_MPI_Send || i == 0) return;
+      ++sends;
+      const uint64_t phase = n.phase_by_instance ? i : static_cast<uint64_t>(k);
+      EXPECT_NEAR(phase_gap(n, 0, phase), every_rank && i % 3 == 2 ? 2000000 : 100000, 1e-6) << "instance " << i;
+      EXPECT_NEAR(phase_gap(n, 1, phase), i % 3 == 2 ? 2000000 : 100000, 1e-6) << "instance " << i;
+    });
+    EXPECT_EQ(sends, 29u);
+  }
 }

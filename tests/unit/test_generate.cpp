@@ -599,25 +599,21 @@ TEST(Generate, AComputationThatDriftsFollowsItsCourseAtEveryScale) {
   }
 }
 
-// A loop whose iterations differ by a cycle of values (NPB MG's V-cycle, an
-// exchange per grid level, two messages and a barrier: counts 1024, 256, 64,
-// 16, 64, 256, again and again) keeps whole periods when cut, so that the
-// iterations the skeleton runs sample every level: 30 iterations at K = 10
-// are cut to 12 (two periods of 6), not 3, and the first two periods' ends
-// are marked for the prediction (skel_runtime.h, "Cut loops"). Folded per
-// call site, the messages are a loop of 2 inside, their counts an instance
-// cycle of 12 (6 iterations of the outer loop).
-TEST(Generate, ALoopWhoseValuesCycleIsCutToWholePeriods) {
-  const int64_t kLevels[] = {1024, 256, 64, 16, 64, 256};
-  const uint32_t kPeriod = 6, kCycles = 5;
-  skt::FoldedProgram p = folded_from(2, [&](uint32_t r) {
+// NPB MG's V-cycle in small: kCycles times an exchange per grid level (rank
+// 0 sends twice, rank 1 receives, counts kLevels) and a barrier; `gap`: the
+// computation before each message (rank, which of the two, count), 20 us
+// before each barrier.
+const int64_t kLevels[] = {1024, 256, 64, 16, 64, 256};
+const uint32_t kPeriod = 6, kCycles = 5;
+skt::FoldedProgram levels_program(const std::function<int64_t(uint32_t, int, int64_t)>& gap) {
+  return folded_from(2, [&](uint32_t r) {
     std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0)};
     for (uint32_t c = 0; c < kCycles; ++c)
       for (int64_t count : kLevels) {
         for (int twice = 0; twice < 2; ++twice) {
           skt::testing::Syn s = message(r == 0 ? skt::kFunc_MPI_Send : skt::kFunc_MPI_Recv, 1 + r, 1 - r, 7);
           s.count = count;
-          s.gap = 20000;
+          s.gap = gap(r, twice, count);
           v.push_back(s);
         }
         skt::testing::Syn b = call(skt::kFunc_MPI_Barrier, 3);
@@ -627,6 +623,18 @@ TEST(Generate, ALoopWhoseValuesCycleIsCutToWholePeriods) {
     v.push_back(call(skt::kFunc_MPI_Finalize, 9));
     return v;
   });
+}
+
+// A loop whose iterations differ by a cycle of values (NPB MG's V-cycle, an
+// exchange per grid level, two messages and a barrier: counts 1024, 256, 64,
+// 16, 64, 256, again and again) keeps whole periods when cut, so that the
+// iterations the skeleton runs sample every level: 30 iterations at K = 10
+// are cut to 12 (two periods of 6), not 3, and the first two periods' ends
+// are marked for the prediction (skel_runtime.h, "Cut loops"). Folded per
+// call site, the messages are a loop of 2 inside, their counts an instance
+// cycle of 12 (6 iterations of the outer loop).
+TEST(Generate, ALoopWhoseValuesCycleIsCutToWholePeriods) {
+  skt::FoldedProgram p = levels_program([](uint32_t, int, int64_t) { return 20000; });
   uint32_t loop = UINT32_MAX;
   for (uint32_t n = 0; n < p.nodes.size(); ++n)
     if (p.nodes[n].is_loop() && p.nodes[n].count == kPeriod * kCycles) loop = n;
@@ -654,4 +662,48 @@ TEST(Generate, ALoopWhoseValuesCycleIsCutToWholePeriods) {
   ASSERT_EQ(even.cut.size(), 1u);
   EXPECT_EQ(even.cut[0].iterations, 3u);
   EXPECT_EQ(even.cut[0].period, 1u);
+}
+
+// The same V-cycle where rank 0 computes before each level's second message
+// in proportion to the level's count (1 us per element; rank 1 20 us at
+// every level): the message keeps its computation by phase, a table over its
+// instances (FoldedNode::phase_factor), and the skeleton computes its mean
+// times the factor of the application's instance, from that table, in the cut
+// loop's whole periods as in the whole one.
+TEST(Generate, AComputationThatDiffersByPhaseIsComputedByPhase) {
+  skt::FoldedProgram p =
+      levels_program([](uint32_t r, int twice, int64_t count) { return twice == 1 && r == 0 ? 1000 * count : 20000; });
+  uint32_t loop = UINT32_MAX;
+  for (uint32_t n = 0; n < p.nodes.size(); ++n)
+    if (p.nodes[n].is_loop() && p.nodes[n].count == kPeriod * kCycles) loop = n;
+  ASSERT_NE(loop, UINT32_MAX) << p.to_string();
+  const uint32_t msg = p.nodes[p.nodes[loop].body[0]].body[0];
+  const skt::FoldedNode& m = p.nodes[msg];
+  ASSERT_EQ(m.phase_period, 2 * kPeriod) << p.to_string();
+  ASSERT_TRUE(m.phase_by_instance);
+  for (uint32_t level = 0; level < kPeriod; ++level)  // the second message of each level: its own gap
+    EXPECT_NEAR(m.gap[0].mean * m.phase_factor[0][2 * level + 1], 1000.0 * static_cast<double>(kLevels[level]), 1e-3)
+        << "level " << level;
+  for (int K : {1, 10}) {
+    skt::gen::GenerateOptions opt;
+    opt.scale = K;
+    opt.min_share = 0;
+    skt::gen::Skeleton sk = skt::gen::generate(p, opt);
+    const std::string id = "n" + std::to_string(msg);
+    size_t table = sk.code.find("static const double " + id + "_phase[SKEL_WORLD_SIZE][12] = {");
+    ASSERT_NE(table, std::string::npos) << sk.code;
+    char row[64];  // rank 0's row: the table's factors, in order
+    std::snprintf(row, sizeof row, "\n  {%.9g, %.9g, ", m.phase_factor[0][0], m.phase_factor[0][1]);
+    EXPECT_EQ(sk.code.compare(table + sk.code.substr(table).find("\n  {"), std::strlen(row), row), 0)
+        << sk.code.substr(table, 400);
+    // the application's instance: the inner loop's iteration and twice the outer one's, mod 12
+    const std::string inner = "i" + std::to_string(p.nodes[loop].body[0]), outer = "i" + std::to_string(loop);
+    EXPECT_NE(sk.code.find(" * " + id + "_phase[skel_rank][(" + inner + " + 2 * " + outer + ") % 12]);"),
+              std::string::npos)
+        << sk.code;
+    if (K == 10) {
+      ASSERT_EQ(sk.cut.size(), 1u);
+      EXPECT_EQ(sk.cut[0].iterations, 2 * kPeriod) << "whole periods of the levels";
+    }
+  }
 }

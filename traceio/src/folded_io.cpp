@@ -111,6 +111,31 @@ std::vector<int64_t> FoldedProgram::expand() const {
   return out;
 }
 
+// Per world rank, a flag (0: none) and, if 1, `length` factors
+// (FoldedNode::profile, phase_factor); a rank's table of another length is
+// not written (`mismatch`: the error).
+static void put_factors(Out& o, const std::vector<std::vector<double>>& tables, uint64_t length, const std::string& mismatch) {
+  o.u(tables.size());
+  for (const auto& f : tables) {
+    o.u(f.empty() ? 0 : 1);
+    if (f.empty()) continue;
+    if (f.size() != length) throw TraceError(mismatch);
+    for (double x : f) o.f64(x);
+  }
+}
+static std::vector<std::vector<double>> get_factors(In& in, uint64_t length, const std::string& what) {
+  std::vector<std::vector<double>> tables(in.count((what + " ranks").c_str()));
+  for (auto& f : tables) {
+    if (!in.u()) continue;
+    f.resize(length);
+    for (double& x : f) {
+      x = in.f64();
+      if (!(x >= 0 && x < 1e6)) in.bad((what + " factor").c_str());
+    }
+  }
+  return tables;
+}
+
 void write_folded(const std::string& path, const FoldedProgram& p) {
   Out body;
   {
@@ -181,15 +206,24 @@ void write_folded(const std::string& path, const FoldedProgram& p) {
       for (const auto& f : n.profile) parts = std::max(parts, f.size());
       o.u(i);
       o.u(parts);
-      o.u(n.profile.size());
-      for (const auto& f : n.profile) {
-        o.u(f.empty() ? 0 : 1);
-        if (f.empty()) continue;
-        if (f.size() != parts) throw TraceError(path + ": profile parts differ between ranks");
-        for (double x : f) o.f64(x);
-      }
+      put_factors(o, n.profile, parts, path + ": profile parts differ between ranks");
     }
     body.section(FoldedSection::kProfile, o);
+  }
+  size_t phased = 0;
+  for (const FoldedNode& n : p.nodes) phased += n.phase_period ? 1 : 0;
+  if (phased) {
+    Out o;
+    o.u(phased);
+    for (size_t i = 0; i < p.nodes.size(); ++i) {
+      const FoldedNode& n = p.nodes[i];
+      if (!n.phase_period) continue;
+      o.u(i);
+      o.u(n.phase_period);
+      o.u(n.phase_by_instance ? 1 : 0);
+      put_factors(o, n.phase_factor, n.phase_period, path + ": phase table of another length than its period");
+    }
+    body.section(FoldedSection::kPhases, o);
   }
   write_compressed_file(path, kFoldedMagic, kFoldedVersionMajor, kFoldedVersionMinor, body.b);
 }
@@ -269,15 +303,23 @@ FoldedProgram read_folded(const std::string& path) {
           uint64_t parts = in.u();
           if (parts == 0 || parts > 4096) in.bad("profile parts");
           FoldedNode& n = p.nodes[node];
-          n.profile.resize(in.count("profile ranks"));
-          for (auto& f : n.profile) {
-            if (!in.u()) continue;
-            f.resize(parts);
-            for (double& x : f) {
-              x = in.f64();
-              if (!(x >= 0 && x < 1e6)) in.bad("profile factor");
-            }
-          }
+          n.profile = get_factors(in, parts, "profile");
+        }
+        break;
+      }
+      case FoldedSection::kPhases: {
+        if (!have_nodes) in.bad("phases before the nodes");
+        size_t k = in.count("phase tables");
+        while (k--) {
+          uint64_t node = in.u();
+          if (node >= p.nodes.size()) in.bad("phase table node");
+          FoldedNode& n = p.nodes[node];
+          n.phase_period = in.u();
+          if (n.phase_period == 0 || n.phase_period > 4096) in.bad("phase period");
+          uint64_t flags = in.u();
+          if (flags > 1) in.bad("phase index");
+          n.phase_by_instance = flags == 1;
+          n.phase_factor = get_factors(in, n.phase_period, "phase");
         }
         break;
       }

@@ -68,6 +68,19 @@ struct FoldedNode {
   // Kept where the computation drifts (values that grow small and slow in a
   // solver's sweep): one mean would even out which rank waits when.
   std::vector<std::vector<double>> profile;
+  // The computation by phase (folded 1.8): where it differs between the
+  // phases of a value cycle (the node's own, or a cycled call's beside it in
+  // its loop's body: NPB MG's levels, BT's stages) so that one mean would
+  // even out the waits between ranks, the phase is, as for a cycle rule, the
+  // innermost loop's iteration k (phase_by_instance false) or the node's
+  // instance i in the whole program, mod phase_period; per world rank
+  // (empty: the rank keeps its mean) the mean computation at each phase, as
+  // a factor of that rank's mean. profile, where kept too, is then the course
+  // with the phases divided out; the computation at an instance is the mean
+  // times both factors. phase_period 0: no table.
+  uint64_t phase_period = 0;
+  bool phase_by_instance = false;
+  std::vector<std::vector<double>> phase_factor;
   bool is_loop() const { return symbol < 0; }
   const CountRule* rule(Param p) const {  // the rule of parameter p, or nullptr (at most one per parameter)
     for (const CountRule& r : rules)

@@ -251,8 +251,8 @@ inline constexpr char kFoldedMagic[8] = {'S', 'K', 'E', 'L', 'F', 'L', 'D', '\0'
 inline constexpr uint16_t kFoldedVersionMajor = 1;
 // 1.1: kWork; 1.2: list field reqback; 1.3: rule kind 3 (cycle); 1.4: rule kind 4 (instance cycle),
 // peer rules, kInfo's flags (bit 0: call sites joined); 1.5: the symbols' kMoreParams (forwards);
-// 1.6: kProfile; 1.7: the symbols' kGapFloors
-inline constexpr uint16_t kFoldedVersionMinor = 7;
+// 1.6: kProfile; 1.7: the symbols' kGapFloors; 1.8: kPhases
+inline constexpr uint16_t kFoldedVersionMinor = 8;
 enum class FoldedSection : uint32_t {
   kInfo = 1,     // source, merged events folded, flags (1.4; absent: 0)
   kSymbols = 2,  // an embedded merged body (no times): events = symbols
@@ -260,6 +260,7 @@ enum class FoldedSection : uint32_t {
   kTop = 4,      // node indices of the top level
   kWork = 5,     // per node and rank: thread CPU time of its gap (traces with GapClock::kThreadCpu)
   kProfile = 6,  // (1.6) the nodes whose computation drifts through the run: per rank, its course in parts
+  kPhases = 7,   // (1.8) the nodes whose computation differs by a cycle's phase: per rank, a factor per phase
 };
 
 // How one parameter of a merged event is given for each participating rank r
