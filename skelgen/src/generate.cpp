@@ -116,6 +116,9 @@ class Emitter {
   std::string send_buffer(uint32_t n, const std::string& own = "skel_sbuf");
   std::string cycle(uint32_t n, const CountRule& rule, const std::function<std::string(uint32_t, int64_t)>& cell);
   std::string instance_index(uint64_t period) const;
+  std::string cycle_index(bool by_instance, uint64_t period) const;
+  void factor_table(const std::string& name, const std::string& comment, uint64_t width,
+                    const std::vector<std::vector<double>>& per_rank);
   std::string peer(uint32_t n, Param pm, bool any_source);
   std::string peer_in_comm(uint32_t n, uint32_t r, int64_t world) const;
   std::string root(uint32_t n);
@@ -444,9 +447,16 @@ std::string Emitter::cycle(uint32_t n, const CountRule& rule, const std::functio
     tables_ << "}" << (r + 1 < P_ ? "," : "");
   }
   tables_ << "\n};\n";
-  if (by_instance) return name + "[skel_rank][" + instance_index(rule.period) + "]";
+  return name + "[skel_rank][" + cycle_index(by_instance, rule.period) + "]";
+}
+
+// The phase of a cycle of `period` at the node being emitted: the
+// application's instance mod period (kind 4), or the innermost open loop's
+// iteration mod period (kind 3).
+std::string Emitter::cycle_index(bool by_instance, uint64_t period) const {
+  if (by_instance) return instance_index(period);
   const OpenLoop& l = open_loops_.back();
-  return name + "[skel_rank][" + l.var + (rule.period < l.iters ? " % " + std::to_string(rule.period) : "") + "]";
+  return l.var + (period < l.iters ? " % " + std::to_string(period) : "");
 }
 
 // Counts and tags: the node's own rule where the value changed between
@@ -765,21 +775,29 @@ std::string Emitter::phases(uint32_t n) {
   const FoldedNode& node = p_.nodes[n];
   if (!node.phase_period || open_loops_.empty()) return "";
   const std::string name = "n" + std::to_string(n) + "_phase";
-  tables_ << "/* n" << n << ": its computation at each " << (node.phase_by_instance ? "of its instances" : "iteration of its loop")
-          << " (a cycle of " << node.phase_period << "), as factors of its mean */\n";
-  tables_ << "static const double " << name << "[SKEL_WORLD_SIZE][" << node.phase_period << "] = {";
+  factor_table(name,
+               "n" + std::to_string(n) + ": its computation at each " +
+                   (node.phase_by_instance ? "of its instances" : "iteration of its loop") + " (a cycle of " +
+                   std::to_string(node.phase_period) + "), as factors of its mean",
+               node.phase_period, node.phase_factor);
+  return " * " + name + "[skel_rank][" + cycle_index(node.phase_by_instance, node.phase_period) + "]";
+}
+
+// A table of factors per rank (`per_rank`: a row of `width`, or empty: 1
+// throughout) as `static const double name[SKEL_WORLD_SIZE][width]`.
+void Emitter::factor_table(const std::string& name, const std::string& comment, uint64_t width,
+                           const std::vector<std::vector<double>>& per_rank) {
+  tables_ << "/* " << comment << " */\n";
+  tables_ << "static const double " << name << "[SKEL_WORLD_SIZE][" << width << "] = {";
   for (uint32_t r = 0; r < P_; ++r) {
     tables_ << "\n  {";
-    for (uint64_t k = 0; k < node.phase_period; ++k) {
-      const bool kept = r < node.phase_factor.size() && !node.phase_factor[r].empty();
-      tables_ << (k ? ", " : "") << num(kept ? node.phase_factor[r][k] : 1.0);
+    for (uint64_t k = 0; k < width; ++k) {
+      const bool kept = r < per_rank.size() && k < per_rank[r].size();
+      tables_ << (k ? ", " : "") << num(kept ? per_rank[r][k] : 1.0);
     }
     tables_ << "}" << (r + 1 < P_ ? "," : "");
   }
   tables_ << "\n};\n";
-  if (node.phase_by_instance) return " * " + name + "[skel_rank][" + instance_index(node.phase_period) + "]";
-  const OpenLoop& l = open_loops_.back();
-  return " * " + name + "[skel_rank][" + l.var + (node.phase_period < l.iters ? " % " + std::to_string(node.phase_period) : "") + "]";
 }
 
 // The factor of node n's computation at this instance where it drifts
@@ -791,18 +809,10 @@ std::string Emitter::profile(uint32_t n) {
   for (const auto& f : node.profile) parts = std::max(parts, f.size());
   if (!parts || node.instances == 0) return "";
   const std::string id = "n" + std::to_string(n), counter = instance_counter(n);
-  tables_ << "/* " << id << ": its computation through the run, in " << parts << " parts of its "
-          << node.instances << " instances, as factors of its mean */\n";
-  tables_ << "static const double " << id << "_course[SKEL_WORLD_SIZE][" << parts << "] = {";
-  for (uint32_t r = 0; r < P_; ++r) {
-    tables_ << "\n  {";
-    for (size_t k = 0; k < parts; ++k) {
-      double f = r < node.profile.size() && k < node.profile[r].size() ? node.profile[r][k] : 1.0;
-      tables_ << (k ? ", " : "") << num(f);
-    }
-    tables_ << "}" << (r + 1 < P_ ? "," : "");
-  }
-  tables_ << "\n};\n";
+  factor_table(id + "_course",
+               id + ": its computation through the run, in " + std::to_string(parts) + " parts of its " +
+                   std::to_string(node.instances) + " instances, as factors of its mean",
+               parts, node.profile);
   return " * " + id + "_course[skel_rank][skel_part(" + counter + ", " + std::to_string(node.instances) + ", " +
          std::to_string(parts) + ")]";
 }
