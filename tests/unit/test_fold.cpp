@@ -1024,6 +1024,11 @@ TEST(Compress, DamagedFoldedFilesAreRejectedWithTheirName) {
     q.nodes.back().phase_factor[1][2] = -0.5;
     write_folded(dir + "/ph.skf", q);
     expect_error(skt::testing::read_file(dir + "/ph.skf"), "corrupt folded program (phase factor)");
+    skt::FoldedProgram longer = cyc;  // a period beyond the reader's bound (4096)
+    longer.nodes.back().phase_period = 5000;
+    longer.nodes.back().phase_factor.assign(longer.symbols.world_size, std::vector<double>(5000, 1.0));
+    write_folded(dir + "/ph3.skf", longer);
+    expect_error(skt::testing::read_file(dir + "/ph3.skf"), "corrupt folded program (phase period)");
     q.nodes.back().phase_factor[1].resize(3, 1.0);
     try {
       write_folded(dir + "/ph2.skf", q);
