@@ -2,8 +2,12 @@
 # Generates a skeleton from a test program's trace, compiles it with -Wall
 # -Werror, runs it under a timeout (a deadlock fails the test), checks its
 # result line, then traces the skeleton itself and checks the round trip
-# (tests/check_roundtrip.py).
-#   run_skeleton_test.sh SKELGEN FLAVOR NP TRACE_DIR|MERGED.skm WORK K [--allow-partial] [--no-roundtrip] [--join-call-sites]
+# (tests/check_roundtrip.py); with --check-computation (K = 1), that it
+# computes at each of the application's long gaps as long as the application
+# did, and that the same skeleton with its phase tables taken out does not
+# (tests/check_computation.py).
+#   run_skeleton_test.sh SKELGEN FLAVOR NP TRACE_DIR|MERGED.skm WORK K [--allow-partial] [--no-roundtrip]
+#                        [--join-call-sites] [--check-computation]
 set -euo pipefail
 skelgen=$1 flavor=$2 np=$3 trace=$4 work=$5 K=$6
 shift 6
@@ -13,9 +17,11 @@ shift 6
 extra=()
 fold=()
 roundtrip=1
+check_computation=0
 for a in "$@"; do
   case "$a" in
     --no-roundtrip) roundtrip=0 ;;
+    --check-computation) check_computation=1 ;;
     --allow-partial) roundtrip=0; extra+=("$a") ;;
     --join-call-sites) fold+=("$a"); extra+=("$a") ;;
     *) extra+=("$a") ;;
@@ -52,9 +58,25 @@ else
   cp "$trace" "$work/app.skm"
 fi
 "$skelgen" compress "$work/app.skm" -o "$work/app.skf" -q ${fold[@]+"${fold[@]}"}
-# round trip: the skeleton under our tracer, merged and folded
+# round trip: the skeleton under our tracer, merged and folded (its gaps by thread CPU time where they
+# are checked: the work done, not the time another test had the core)
+if [ $check_computation = 1 ]; then export SKELTRACE_GAP_CLOCK=cpu; fi
 "$skelgen" trace -q --force -o "$work/skel.trace" -- "${launch[@]}" "$work/skel" > /dev/null
 "$skelgen" merge "$work/skel.trace" -o "$work/skel.skm" -q
 "$skelgen" compress "$work/skel.skm" -o "$work/skel.skf" -q ${fold[@]+"${fold[@]}"}
 python3 "$here/check_roundtrip.py" "$skelgen" "$work/app.skm" "$work/app.skf" "$work/skel.c" "$work/skel.skm" \
   "$work/skel.skf"
+[ $check_computation = 1 ] || exit 0
+[ "$K" = 1 ] || { echo "ERROR: --check-computation needs K = 1 (every loop run as traced)" >&2; exit 2; }
+python3 "$here/check_computation.py" "$skelgen" "$work/app.skm" "$work/skel.skm"
+# the control: the same skeleton computing each position's mean, its phase tables taken out, must fail
+grep -q '_phase\[skel_rank\]\[' "$work/skel.c" || { echo "FAIL: no phase table in skel.c" >&2; exit 1; }
+sed -E 's/ \* n[0-9]+_phase\[skel_rank\]\[[^]]*\]//g' "$work/skel.c" > "$work/flat.c"
+if grep -q '_phase\[skel_rank\]\[' "$work/flat.c"; then
+  echo "FAIL: a phase table is still used in flat.c" >&2
+  exit 1
+fi
+"$skelgen" build "$work/flat.c" --mpi "$flavor" -q -o "$work/flat" 2> "$work/flat.build.err"
+"$skelgen" trace -q --force -o "$work/flat.trace" -- "${launch[@]}" "$work/flat" > /dev/null
+"$skelgen" merge "$work/flat.trace" -o "$work/flat.skm" -q
+python3 "$here/check_computation.py" --expect-fail "$skelgen" "$work/app.skm" "$work/flat.skm"
