@@ -25,7 +25,7 @@ CSV_COLUMNS = ["benchmark", "class", "ranks", "mpi", "target", "scale", "status"
                "joined_folded_length", "joined_main_loop_body", "joined_main_loop_count", "joined_fold_s",
                "iterations", "runs", "original_s", "original_min_s", "skeleton_s", "predicted_s", "predicted_min_s",
                "predicted_max_s", "error_pct", "error_min_pct", "traced_s", "traced_run_s", "one_run_error_pct",
-               "original_runs_s", "predicted_runs_s", "note"]
+               "original_runs_s", "predicted_runs_s", "expected_skeleton_s", "cut", "loops_not_cut", "note"]
 
 # MISSION.md section 3: NPB class C on 16 ranks, events per rank -> folded length, main loop (body) x count.
 PUBLISHED_FOLD = {
@@ -65,7 +65,7 @@ def _num(v):
 def read_csv(path):
     with open(path, newline="") as f:
         return [{k: _num(v) if k not in ("benchmark", "class", "mpi", "target", "status", "verification",
-                                          "traced_verification", "original_runs_s", "predicted_runs_s", "note") else v
+                                          "traced_verification", "original_runs_s", "predicted_runs_s", "cut", "note") else v
                  for k, v in r.items()} for r in csv.DictReader(f)]
 
 
@@ -129,6 +129,26 @@ def skelgen_revision(root):
         return "unknown"
 
 
+def scale_lines(ok, meta):
+    """How much shorter each skeleton ran than its benchmark (original s / skeleton s, the medians), and the
+    skeletons whose loops were not cut at all, with why (skelgen generate's summary: the cut and loops_not_cut
+    columns; none in a CSV from before 2026-11-22)."""
+    ratios = [(r["benchmark"], r["original_s"] / r["skeleton_s"]) for r in ok
+              if _given(r.get("skeleton_s")) and r["skeleton_s"] > 0 and _given(r.get("original_s"))]
+    if not ratios:
+        return []
+    line = (f"- Skeleton length (K = {meta['scale']}): the skeleton ran "
+            + ", ".join(f"{b} {x:.1f}×" for b, x in ratios) + " shorter than the benchmark (original s / skeleton s).")
+    whole = [r for r in ok if r.get("cut") == "none"]
+    if whole:
+        line += " Not cut, every loop run as traced: " + ", ".join(
+            f"{r['benchmark']} ({r['loops_not_cut']} loop(s) holding time left whole: their messages cross "
+            f"iterations; `work/{r['benchmark'].lower()}/generate.err`)" if _given(r.get("loops_not_cut"))
+            and r["loops_not_cut"] > 0 else f"{r['benchmark']} (no loop of at least K iterations holds its time)"
+            for r in whole) + "."
+    return [line]
+
+
 def report_md(rows, meta):
     ok = [r for r in rows if r.get("status") == "ok"]
     simgrid = meta.get("simgrid")
@@ -186,6 +206,7 @@ def report_md(rows, meta):
                    f"{sum(e <= ERROR_TARGET_PCT for e in mins)} of {len(mins)} within {ERROR_TARGET_PCT:g} %."
                    if mins and not simgrid else ""),
                 f"- Fold time: largest {max(folds):.3f} s (target ≤ {FOLD_TIME_TARGET_S} s per benchmark)."]
+        out += scale_lines(ok, meta)
         if replays and not simgrid:
             out.append("- Against the traced run itself (traced s, the run the skeleton replays, tracer included): "
                        + ", ".join(f"{b} {d:+.1f} %" for b, d in replays)

@@ -75,6 +75,13 @@ check(cg["joined_folded_length"] == str(j["folded_length"]) and cg["joined_main_
 meta = open(f"{out}/work/cg/skeleton.c").read()
 check(f"traced_s={cg['traced_s']}" in meta or abs(float(cg["traced_s"]) - float(meta.split("traced_s=")[1].split()[0])) < 1e-6,
       f"CG traced_s {cg['traced_s']} is not the skeleton's")
+# what generate cut, against the skeleton's own header (" *   cut loop 0 (n5): 40 -> 4 iterations, ..."; its
+# notes on loops left whole; "expected skeleton time X s")
+cuts = " ".join(f"n{n} {a}->{b}" for n, a, b in re.findall(r"^ \*   cut loop \d+ \(n(\d+)\): (\d+) -> (\d+) iterations", meta, re.M))
+check(cg["cut"] == (cuts or "none") and cuts.endswith("40->4"), f"CG cut '{cg['cut']}', the skeleton's header says '{cuts}'")
+check(cg["loops_not_cut"] == str(len(re.findall(r"^ \* note: loop n\d+ .* is not cut", meta, re.M))), "CG loops not cut")
+exp_s = float(re.search(r"expected skeleton time ([\d.e+-]+) s", meta).group(1))
+check(abs(float(cg["expected_skeleton_s"]) - exp_s) <= 1e-3 * exp_s, f"CG expected skeleton {cg['expected_skeleton_s']}, header {exp_s}")
 check(rows["BT"]["status"] == "skipped" and "square" in rows["BT"]["note"], "BT must be skipped (2 is not square)")
 check(rows["SP"]["status"] == "skipped", "SP must be skipped (2 is not square)")
 check(rows["IS"]["status"] == "failed" and rows["IS"]["note"].startswith("original run: NPB verification is not "
@@ -85,6 +92,7 @@ check("| CG | SUCCESSFUL / SUCCESSFUL |" in report, "report: CG row")
 check("Folding beside the published figures" in report and "| CG | 40 / 75 |" in report, "report: published CG")
 check(f"| {cg['folded_length']} / {cg['joined_folded_length']} | 26 |" in report, "report: CG's lengths per call site / joined")
 check("runtime.svg" in report, "report: plot")
+check(f"the skeleton ran CG {orig / float(cg['skeleton_s']):.1f}× shorter" in report, "report: the skeleton's length")
 check(f"taken as the prediction of its other runs" in report and f"CG {float(cg['one_run_error_pct']):.1f} %" in report,
       "report: the one-run floor")
 svg = xml.dom.minidom.parse(f"{out}/runtime.svg")
@@ -94,6 +102,21 @@ PY
 # the report is rebuilt from the CSV alone
 rm "$work/out/report.md" && "$repo/npb-scripts/npb_report.py" "$work/out" > /dev/null
 grep -q "| CG | SUCCESSFUL / SUCCESSFUL |" "$work/out/report.md" || fail "npb_report.py did not rebuild the report"
+# a skeleton whose loops were all left whole is named, with why (here the CSV says so of CG)
+cp -r "$work/out" "$work/whole"
+python3 - "$work/whole/results.csv" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+for r in rows:
+    if r["benchmark"] == "CG":
+        r.update(cut="none", loops_not_cut="2")
+w = csv.DictWriter(open(sys.argv[1], "w", newline=""), fieldnames=rows[0].keys())
+w.writeheader()
+w.writerows(rows)
+PY
+"$repo/npb-scripts/npb_report.py" "$work/whole" > /dev/null
+grep -q "Not cut, every loop run as traced: CG (2 loop(s) holding time left whole: their messages cross iterations" \
+  "$work/whole/report.md" || fail "npb_report.py did not name the skeleton left whole"
 
 # bad input: one line on stderr, exit status 2, nothing run
 expect_error() {  # expect_error PATTERN ARGS...
