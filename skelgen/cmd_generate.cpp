@@ -97,6 +97,7 @@ skt::FoldedProgram load_program(const std::string& input, const GenerateOptions&
   if (S_ISDIR(sb.st_mode)) {
     skt::merge::Options mo;
     mo.allow_partial = opt.allow_partial;
+    mo.align = opt.align;
     mo.progress = say;
     say("merging the ranks of " + input);
     skt::merge::Loaded loaded = skt::merge::load(input, mo);
@@ -175,6 +176,7 @@ void setup_generate(CLI::App& app, GenerateOptions& opt) {
       ->check(CLI::Range(0.0, 1.0));
   app.add_flag("--join-call-sites", opt.join_callsites,
                "When folding here (INPUT a trace or merged trace): as skelgen compress --join-call-sites");
+  app.add_flag("--align", opt.align, "When merging here (INPUT a trace directory): as skelgen merge --align");
   app.add_flag("--allow-partial", opt.allow_partial, "Accept a trace whose ranks ended early (see skelgen merge)");
   app.add_flag("--build", opt.build, "Also compile it (as skelgen build)");
   app.add_option("--mpi", opt.mpi, "With --build: mpich, openmpi or simgrid (default: the MPI it was traced with)")

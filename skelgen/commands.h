@@ -43,6 +43,7 @@ int run_dump(const DumpOptions& opt);
 struct MergeOptions {
   std::string input, output;
   uint32_t lookahead = 64;
+  bool align = false;
   bool allow_partial = false;
   bool verify = false;
   bool quiet = false;
@@ -67,6 +68,7 @@ struct GenerateOptions {
   uint32_t scale = 10;
   double min_share = 0.01;
   bool join_callsites = false;
+  bool align = false;
   bool allow_partial = false;
   bool build = false;
   std::string mpi, exe;

@@ -183,6 +183,16 @@ MergedTrace merge(Loaded& in, const Options& opt) {
     }
   };
 
+  if (opt.align) {
+    const std::vector<AlignedColumn> cols = align_ranks(in, opt.align_work);
+    if (!cols.empty() || total == 0) {
+      for (const AlignedColumn& c : cols) emit(c.identity, c.ranks);
+      return m;
+    }
+    if (opt.progress)
+      opt.progress("note: the ranks' sequences are too unlike to align within the work bound; merged by the "
+                   "look-ahead walk");
+  }
   for (;;) {
     active.clear();
     for (uint32_t r = 0; r < P; ++r)

@@ -21,11 +21,14 @@ struct Result {
   MergedTrace merged;
 };
 
-Result run(uint32_t P, const std::function<std::vector<Syn>(uint32_t)>& program, uint32_t lookahead = 64) {
+Result run(uint32_t P, const std::function<std::vector<Syn>(uint32_t)>& program, uint32_t lookahead = 64,
+           bool align = false, size_t align_work = 64) {
   std::string dir = temp_dir("merge");
   write_synthetic(dir, P, program);
   merge::Options opt;
   opt.lookahead = lookahead;
+  opt.align = align;
+  opt.align_work = align_work;
   Result res{merge::load(dir, opt), {}};
   res.merged = merge::merge(res.loaded, opt);
   // Through the file format and back, then every rank rebuilt.
@@ -446,6 +449,83 @@ TEST(Merge, LookaheadOfOneStillLossless) {
   };
   run(P, program, 1);
   run(P, program, 8);
+}
+
+// NPB MG at 16 ranks: two halves of the ranks run the same cycle, but one
+// half makes two exchanges more (the coarsest levels) and then sends the
+// other half its result, which that half receives. Per cycle, ranks 0-1
+// make C^3 R C^5 and ranks 2-3 C^5 S C^5 (C: a send and a receive, R two
+// receives, S two sends). Aligned, every cycle is merged alike: C^3 by all,
+// R by the first half, C^2 S by the second, C^5 by all, and the merged
+// trace repeats with the cycle; the greedy walk pairs the halves'
+// exchanges at places that shift from cycle to cycle.
+// Each exchange, R and S follow 0.1 ms of computation, so that normalising
+// keeps them apart (as MG's levels compute between their exchanges).
+std::vector<Syn> uneven_halves(uint32_t r, int cycles) {
+  const bool first = r < 2;
+  const int64_t peer = (r + 2) % 4;
+  auto after_work = [](Syn s) {
+    s.gap = 100000;
+    return s;
+  };
+  auto exchange = [&](std::vector<Syn>& v) {
+    v.push_back(after_work(send(10, r ^ 1)));
+    v.push_back(recv(11, r ^ 1));
+  };
+  std::vector<Syn> v{simple(kFunc_MPI_Init, 0)};
+  for (int c = 0; c < cycles; ++c) {
+    for (int k = 0; k < (first ? 3 : 5); ++k) exchange(v);
+    if (first) {
+      v.push_back(after_work(recv(20, peer)));
+      v.push_back(recv(21, peer));
+    } else {
+      v.push_back(after_work(send(30, peer)));
+      v.push_back(send(31, peer));
+    }
+    for (int k = 0; k < 5; ++k) exchange(v);
+  }
+  v.push_back(simple(kFunc_MPI_Finalize, 1));
+  return v;
+}
+
+// The merged events of cycle c (after MPI_Init) as (identity, ranks), for a cycle of `len` events.
+std::vector<std::pair<uint32_t, std::vector<uint32_t>>> cycle_events(const MergedTrace& m, int c, size_t len) {
+  std::vector<std::pair<uint32_t, std::vector<uint32_t>>> out;
+  for (size_t i = 1 + c * len; i < 1 + (c + 1) * len && i < m.events.size(); ++i)
+    out.emplace_back(m.events[i].identity, m.events[i].ranks);
+  return out;
+}
+
+TEST(Merge, AlignedHalvesThatMakeDifferentNumbersOfExchangesRepeatEveryCycle) {
+  const int cycles = 6;
+  Result res = run(4, [&](uint32_t r) { return uneven_halves(r, cycles); }, 64, true);
+  const MergedTrace& m = res.merged;
+  // per cycle: 3 exchanges by all, R by the first half, 2 exchanges and S by the second, 5 by all
+  const size_t len = 3 * 2 + 2 + 2 * 2 + 2 + 5 * 2;
+  ASSERT_EQ(m.events.size(), 2 + cycles * len);
+  const auto first = cycle_events(m, 0, len);
+  for (int c = 1; c < cycles; ++c) EXPECT_EQ(cycle_events(m, c, len), first) << "cycle " << c;
+  std::map<std::vector<uint32_t>, size_t> by_ranks;  // events per rank set in a cycle
+  for (const auto& [id, ranks] : first) ++by_ranks[ranks];
+  EXPECT_EQ(by_ranks[all(4)], 8u * 2);
+  EXPECT_EQ(by_ranks[(std::vector<uint32_t>{0, 1})], 2u);
+  EXPECT_EQ(by_ranks[(std::vector<uint32_t>{2, 3})], 2u * 2 + 2);
+  // the greedy walk does not repeat so (what --align is for)
+  Result greedy = run(4, [&](uint32_t r) { return uneven_halves(r, cycles); });
+  bool repeats = greedy.merged.events.size() == m.events.size();
+  for (int c = 1; c < cycles && repeats; ++c) repeats = cycle_events(greedy.merged, c, len) == cycle_events(greedy.merged, 0, len);
+  EXPECT_FALSE(repeats);
+}
+
+TEST(Merge, AlignmentBeyondItsWorkBoundIsTheGreedyWalk) {
+  auto program = [](uint32_t r) { return uneven_halves(r, 4); };
+  Result bounded = run(4, program, 64, true, 0);  // no work allowed: every alignment is over the bound
+  Result greedy = run(4, program);
+  ASSERT_EQ(bounded.merged.events.size(), greedy.merged.events.size());
+  for (size_t i = 0; i < greedy.merged.events.size(); ++i) {
+    EXPECT_EQ(bounded.merged.events[i].identity, greedy.merged.events[i].identity) << i;
+    EXPECT_EQ(bounded.merged.events[i].ranks, greedy.merged.events[i].ranks) << i;
+  }
 }
 
 TEST(Merge, VerifyCatchesAWrongParameter) {

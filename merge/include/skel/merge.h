@@ -8,6 +8,8 @@
 //                they do not, a look-ahead of m calls per rank decides which
 //                call comes first; ranks without it do not take part.
 //                O(n L) when ranks agree, O(m n L) at most, for n ranks of L calls.
+//                With Options::align, the order of an alignment of the ranks'
+//                sequences instead (align_ranks).
 //   verify()     rebuilds every rank's sequence from a merged trace and
 //                compares it with the normalised input, call for call.
 #pragma once
@@ -24,6 +26,11 @@ namespace skt::merge {
 
 struct Options {
   uint32_t lookahead = 64;    // m: calls looked at ahead in each rank on a mismatch
+  // Order the merged events by an alignment of the ranks' sequences (align_ranks) instead of the greedy
+  // walk; where aligning a group would read its calls and the columns more than align_work times over,
+  // the greedy walk after all.
+  bool align = false;
+  size_t align_work = 64;
   bool allow_partial = false; // merge ranks whose trace ends early (process died, MPI_Abort)
   std::function<void(const std::string&)> progress;  // called now and then on long work
 };
@@ -85,6 +92,19 @@ inline constexpr int64_t kDefaultStepGapNs = kStepGapNs;
 void normalize(RankData& rank, const std::vector<Identity>& identities, int64_t step_gap_ns = kDefaultStepGapNs);
 
 MergedTrace merge(Loaded& in, const Options& opt);
+
+// One merged event of an alignment: an identity and the ranks making it there.
+struct AlignedColumn {
+  uint32_t identity = 0;
+  std::vector<uint32_t> ranks;
+};
+// The ranks' calls as columns of a progressive alignment (merge/src/align.cpp): ranks whose identity
+// sequences are equal form a group, and each group, the largest first, is aligned against the columns so
+// far by their matching blocks, found as Python's difflib finds them (the longest common run of calls,
+// then the same on each side of it): equal calls in a block share a column, the others stand alone, the
+// columns' first. Every rank's calls come in its order. Empty when aligning a group would search ranges
+// adding up to more than work_factor times its length and the columns' (a suffix automaton each, O(n)).
+std::vector<AlignedColumn> align_ranks(const Loaded& in, size_t work_factor);
 
 // Mismatches between the ranks rebuilt from `m` and the normalised input
 // (at most `limit` lines); empty when the merge is lossless.
