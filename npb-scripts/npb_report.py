@@ -172,7 +172,8 @@ def report_md(rows, meta):
            how
            + " Times are the slowest rank's MPI_Init to MPI_Finalize."
            + (" Folded with call sites joined (`skelgen compress --join-call-sites`)." if meta.get("join_call_sites")
-              else ""), "",
+              else "")
+           + (" Merged by alignment (`skelgen merge --align`)." if meta.get("merge_align") else ""), "",
            "| benchmark | verification (original / traced) | calls per rank (min–max) | merged length | merge s | "
            "folded length | main loop | compression | fold s | runs | original s | traced s | skeleton s | predicted s | "
            "error | error (minima) |",
@@ -309,7 +310,7 @@ def experiment_meta(args, command):
     return {"cls": args.cls, "np": args.np, "mpi": args.mpi, "reps": args.reps, "min_seconds": args.min_seconds,
             "scale": args.scale,
             "simgrid": args.simgrid, "hostfile": args.hostfile, "npb_dir": args.npb_dir, "title": args.title,
-            "join_call_sites": args.join_call_sites,
+            "join_call_sites": args.join_call_sites, "merge_align": args.merge_align,
             "command": command, "machine": machine_line(), "revision": skelgen_revision(root),
             "date": datetime.date.today().isoformat()}
 

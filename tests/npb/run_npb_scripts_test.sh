@@ -99,6 +99,18 @@ svg = xml.dom.minidom.parse(f"{out}/runtime.svg")
 check(len(svg.getElementsByTagName("circle")) == 1, "plot: one point (CG)")
 print("npb-experiment: CSV, report and plot checked")
 PY
+# --merge-align: the merge is skelgen merge --align, the report says so, the program folds as its own
+"$exp" --npb-dir "$npb" --class S --np 2 --mpi mpich --benchmarks cg --reps 1 --min-seconds 0 --timeout 120 \
+  --skelgen "$build/bin/skelgen" --merge-align --out "$work/aligned" 2> "$work/aligned.err" \
+  || { cat "$work/aligned.err"; fail "--merge-align: exit status not 0"; }
+grep -q -- " --align" "$work/aligned/work/cg/merge.cmd" || fail "--merge-align: merge.cmd has no --align"
+grep -q "Merged by alignment (\`skelgen merge --align\`)" "$work/aligned/report.md" || fail "--merge-align: the report does not say so"
+python3 - "$work/aligned/results.csv" <<'PY'
+import csv, sys
+r = next(csv.DictReader(open(sys.argv[1])))
+if r["status"] != "ok" or r["main_loop_count"] != "40":
+    sys.exit(f"FAIL: --merge-align: CG {r['status']} {r['note']}, main loop count {r['main_loop_count']} (the program runs 40)")
+PY
 # the report is rebuilt from the CSV alone
 rm "$work/out/report.md" && "$repo/npb-scripts/npb_report.py" "$work/out" > /dev/null
 grep -q "| CG | SUCCESSFUL / SUCCESSFUL |" "$work/out/report.md" || fail "npb_report.py did not rebuild the report"
