@@ -508,8 +508,9 @@ std::vector<std::vector<double>> profile_of(const std::vector<std::vector<Acc>>&
 // phases lie within the tolerance of each other. Each phase's shortest gap
 // stands for it (a rank descheduled once in a phase must not make the phases
 // look uneven), by CPU time where the trace measured it. The tolerance: 25 %
-// of the node's mean gap or of a phase's time (the loop's iteration,
-// `phase_ns`: what a difference would shift the waits against), at least 50 us.
+// of the node's mean gap or of a phase's computation (the loop's per
+// iteration, `phase_ns`: what a difference would shift the waits against),
+// at least 50 us.
 //
 // A phase seen once on a rank (a cycle whose loop runs once: its table is
 // the loop's whole pass) has no shortest gap to filter noise with, and noise
@@ -607,18 +608,24 @@ void keep_phases(FoldedNode& fn, size_t by, const std::vector<std::vector<Acc>>&
   fn.profile = profile_of(parts, rank_ns);
 }
 
-// A loop's time per iteration, mean over the ranks: its body's gaps and
-// call durations, nested loops counted by their iterations (the timing
-// walk's means, so that the first iteration's gap, which is the loop's own,
-// is left out).
-double iteration_ns(const FoldedProgram& p, uint32_t loop) {
+// A loop's computation per iteration, mean over the ranks: its body's gaps
+// (thread CPU time where the trace measured it), nested loops counted by
+// their iterations (the timing walk's means, so that the first iteration's
+// gap, which is the loop's own, is left out). Not its calls' durations: on
+// a loaded machine they grow with the waits, and with them the phases'
+// tolerance; NPB-like sweeps whose backward stage computes 4 times as long
+// as the forward ones lost their phase table in a test run beside another
+// test (and their skeleton computed each stage's mean).
+double computation_per_iteration_ns(const FoldedProgram& p, const MergedTrace& m, uint32_t loop) {
   std::function<double(uint32_t, size_t)> one = [&](uint32_t id, size_t r) {
     const FoldedNode& n = p.nodes[id];
+    const bool by_cpu = !m.ranks[r].works.empty();
     double t = 0;
     for (uint32_t c : n.body) {
       const FoldedNode& cn = p.nodes[c];
-      t += r < cn.gap.size() ? cn.gap[r].mean : 0;
-      t += cn.is_loop() ? static_cast<double>(cn.count) * one(c, r) : (r < cn.dur.size() ? cn.dur[r].mean : 0);
+      const std::vector<RankStat>& comp = by_cpu ? cn.work : cn.gap;
+      t += r < comp.size() ? comp[r].mean : 0;
+      if (cn.is_loop()) t += static_cast<double>(cn.count) * one(c, r);
     }
     return t;
   };
@@ -870,8 +877,8 @@ std::set<int64_t> attempt(const MergedTrace& m, const std::vector<ListDesc>& bac
     for (size_t i = 0; i < N; ++i)
       for (uint32_t c : out.nodes[i].body) parent[c] = static_cast<int64_t>(i);
     std::map<uint32_t, Builder::Periods> checked;
-    std::map<uint32_t, double> phase_ns;  // checked node -> its loop's time per iteration (mean over ranks)
-    std::map<int64_t, double> iteration_of;  // loop -> iteration_ns(loop), once per loop
+    std::map<uint32_t, double> phase_ns;  // checked node -> its loop's computation per iteration (mean over ranks)
+    std::map<int64_t, double> iteration_of;  // loop -> its computation per iteration, once per loop
     for (const auto& [node, periods] : cycles) {
       std::vector<uint32_t> beside{node};
       if (parent[node] >= 0)
@@ -880,7 +887,7 @@ std::set<int64_t> attempt(const MergedTrace& m, const std::vector<ListDesc>& bac
       double iteration = 0;
       if (parent[node] >= 0) {
         auto [it, fresh] = iteration_of.emplace(parent[node], 0.0);
-        if (fresh) it->second = iteration_ns(out, static_cast<uint32_t>(parent[node]));
+        if (fresh) it->second = computation_per_iteration_ns(out, m, static_cast<uint32_t>(parent[node]));
         iteration = it->second;
       }
       for (uint32_t c : beside)
