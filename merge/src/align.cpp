@@ -13,7 +13,6 @@
 // run first keeps the long runs of exchanges whole.
 #include <algorithm>
 #include <array>
-#include <cstdlib>
 #include <map>
 
 #include "skel/merge.h"
