@@ -111,6 +111,18 @@ r = next(csv.DictReader(open(sys.argv[1])))
 if r["status"] != "ok" or r["main_loop_count"] != "40":
     sys.exit(f"FAIL: --merge-align: CG {r['status']} {r['note']}, main loop count {r['main_loop_count']} (the program runs 40)")
 PY
+# a skelgen whose generate prints no 'cut:' line (another version): the benchmark fails, saying so
+cat > "$work/skelgen-nocut" <<WRAP
+#!/bin/bash
+if [ "\$1" = generate ]; then "$build/bin/skelgen" "\$@" | grep -v '^cut:'; exit "\${PIPESTATUS[0]}"; fi
+exec "$build/bin/skelgen" "\$@"
+WRAP
+chmod +x "$work/skelgen-nocut"
+rc=0
+"$exp" --npb-dir "$npb" --class S --np 2 --mpi mpich --benchmarks cg --reps 1 --min-seconds 0 --timeout 120 \
+  --skelgen "$work/skelgen-nocut" --out "$work/nocut" 2> "$work/nocut.err" || rc=$?
+[ $rc = 3 ] || { cat "$work/nocut.err"; fail "generate without a cut line: exit status $rc, expected 3"; }
+grep -q "generate printed no 'cut:' line" "$work/nocut/results.csv" || fail "generate without a cut line: no such note"
 # the report is rebuilt from the CSV alone
 rm "$work/out/report.md" && "$repo/npb-scripts/npb_report.py" "$work/out" > /dev/null
 grep -q "| CG | SUCCESSFUL / SUCCESSFUL |" "$work/out/report.md" || fail "npb_report.py did not rebuild the report"
