@@ -136,6 +136,20 @@ static std::vector<std::vector<double>> get_factors(In& in, uint64_t length, con
   return tables;
 }
 
+// The head of a node's table in a profile or phases section: the node it
+// belongs to, then the table's width, 1 to 4096 (`node`, `width`: what the
+// error names).
+static FoldedNode& table_node(In& in, FoldedProgram& p, const char* node) {
+  const uint64_t i = in.u();
+  if (i >= p.nodes.size()) in.bad(node);
+  return p.nodes[i];
+}
+static uint64_t table_width(In& in, const char* width) {
+  const uint64_t w = in.u();
+  if (w == 0 || w > 4096) in.bad(width);
+  return w;
+}
+
 void write_folded(const std::string& path, const FoldedProgram& p) {
   Out body;
   {
@@ -298,12 +312,8 @@ FoldedProgram read_folded(const std::string& path) {
         if (!have_nodes) in.bad("profile before the nodes");
         size_t k = in.count("profiles");
         while (k--) {
-          uint64_t node = in.u();
-          if (node >= p.nodes.size()) in.bad("profile node");
-          uint64_t parts = in.u();
-          if (parts == 0 || parts > 4096) in.bad("profile parts");
-          FoldedNode& n = p.nodes[node];
-          n.profile = get_factors(in, parts, "profile");
+          FoldedNode& n = table_node(in, p, "profile node");
+          n.profile = get_factors(in, table_width(in, "profile parts"), "profile");
         }
         break;
       }
@@ -311,11 +321,8 @@ FoldedProgram read_folded(const std::string& path) {
         if (!have_nodes) in.bad("phases before the nodes");
         size_t k = in.count("phase tables");
         while (k--) {
-          uint64_t node = in.u();
-          if (node >= p.nodes.size()) in.bad("phase table node");
-          FoldedNode& n = p.nodes[node];
-          n.phase_period = in.u();
-          if (n.phase_period == 0 || n.phase_period > 4096) in.bad("phase period");
+          FoldedNode& n = table_node(in, p, "phase table node");
+          n.phase_period = table_width(in, "phase period");
           uint64_t flags = in.u();
           if (flags > 1) in.bad("phase index");
           n.phase_by_instance = flags == 1;
