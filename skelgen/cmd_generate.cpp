@@ -15,6 +15,7 @@
 #include <stdexcept>
 
 #include "commands.h"
+#include "merge_order.h"
 #include "skel/compress.h"
 #include "skel/generate.h"
 #include "skel/merge.h"
@@ -97,11 +98,13 @@ skt::FoldedProgram load_program(const std::string& input, const GenerateOptions&
   if (S_ISDIR(sb.st_mode)) {
     skt::merge::Options mo;
     mo.allow_partial = opt.allow_partial;
-    mo.align = opt.align;
+    set_merge_order(mo, opt.merge_order);
     mo.progress = say;
     say("merging the ranks of " + input);
     skt::merge::Loaded loaded = skt::merge::load(input, mo);
-    skt::MergedTrace m = skt::merge::merge(loaded, mo);
+    skt::merge::Ordered ordered;
+    skt::MergedTrace m = skt::merge::merge(loaded, mo, &ordered);
+    say("merged " + skt::merge::describe(ordered, kMergeScore));
     cut_at_early_end(m, opt);
     say("folding " + std::to_string(m.events.size()) + " merged events");
     skt::fold::CompressOptions co;
@@ -176,7 +179,12 @@ void setup_generate(CLI::App& app, GenerateOptions& opt) {
       ->check(CLI::Range(0.0, 1.0));
   app.add_flag("--join-call-sites", opt.join_callsites,
                "When folding here (INPUT a trace or merged trace): as skelgen compress --join-call-sites");
-  app.add_flag("--align", opt.align, "When merging here (INPUT a trace directory): as skelgen merge --align");
+  auto* order = app.add_option("--merge-order", opt.merge_order,
+                               "When merging here (INPUT a trace directory): as skelgen merge --order")
+                    ->check(CLI::IsMember({"auto", "walk", "align"}))
+                    ->capture_default_str();
+  app.add_flag_callback("--align", [&opt] { opt.merge_order = "align"; }, "The same as --merge-order align")
+      ->excludes(order);
   app.add_flag("--allow-partial", opt.allow_partial, "Accept a trace whose ranks ended early (see skelgen merge)");
   app.add_flag("--build", opt.build, "Also compile it (as skelgen build)");
   app.add_option("--mpi", opt.mpi, "With --build: mpich, openmpi or simgrid (default: the MPI it was traced with)")

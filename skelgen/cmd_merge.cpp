@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "commands.h"
+#include "merge_order.h"
 #include "skel/merge.h"
 
 namespace skelgen {
@@ -20,13 +21,22 @@ void setup_merge(CLI::App& app, MergeOptions& opt) {
   app.add_option("-o,--output", opt.output, "Merged trace file (default: TRACE.skm)");
   app.add_option("-m,--lookahead", opt.lookahead, "Calls looked at ahead in each rank where ranks differ")
       ->check(CLI::Range(1, 100000));
-  app.add_flag("--align", opt.align,
-               "Order the merged events by an alignment of the ranks' call sequences (each group of alike ranks\n"
-               "aligned to the others by their longest common runs) instead of the look-ahead walk: calls that only\n"
-               "some ranks make stand apart wherever they fall in time, and the runs around them line up (NPB MG at\n"
-               "16 ranks, whose rank halves make different numbers of exchanges; worse where the walk's pairing by\n"
-               "time keeps a pipeline's loop closed, docs/merge.md). Falls back to the walk, with a note, where the\n"
-               "ranks are too unlike to align in reasonable time");
+  auto* order =
+      app.add_option("--order", opt.order,
+                     "How the ranks' calls are ordered into merged events:\n"
+                     "  walk:  the look-ahead walk: where all ranks are at the same call it is one event; where they\n"
+                     "         differ, the call no other rank makes soon goes first (pairs calls by time; keeps a\n"
+                     "         pipeline's loop closed, NPB LU)\n"
+                     "  align: an alignment of the ranks' call sequences, each group of alike ranks aligned to the\n"
+                     "         others by their longest common runs: calls that only some ranks make stand apart\n"
+                     "         wherever they fall in time, and the runs around them line up (NPB MG at 16 ranks,\n"
+                     "         whose rank halves make different numbers of exchanges). Where the ranks are too\n"
+                     "         unlike to align in reasonable time, the walk, with a note\n"
+                     "  auto:  both; where they differ, the one whose fold (per call site) is shorter, the walk's\n"
+                     "         on a tie (docs/merge.md)")
+          ->check(CLI::IsMember({"auto", "walk", "align"}))
+          ->capture_default_str();
+  app.add_flag_callback("--align", [&opt] { opt.order = "align"; }, "The same as --order align")->excludes(order);
   app.add_flag("--allow-partial", opt.allow_partial,
                "Merge ranks whose trace ends early (the process died or called MPI_Abort)");
   app.add_flag("--verify", opt.verify,
@@ -44,12 +54,13 @@ int run_merge(const MergeOptions& opt) {
   std::string out = opt.output.empty() ? input + ".skm" : opt.output;
   skt::merge::Options mo;
   mo.lookahead = opt.lookahead;
-  mo.align = opt.align;
+  set_merge_order(mo, opt.order);
   mo.allow_partial = opt.allow_partial;
   if (!opt.quiet) mo.progress = [](const std::string& s) { std::fprintf(stderr, "skelgen merge: %s\n", s.c_str()); };
   skt::merge::Loaded loaded = skt::merge::load(input, mo);
   auto t1 = clock::now();
-  skt::MergedTrace m = skt::merge::merge(loaded, mo);
+  skt::merge::Ordered ordered;
+  skt::MergedTrace m = skt::merge::merge(loaded, mo, &ordered);
   auto t2 = clock::now();
   skt::write_merged(out, m);
   auto t3 = clock::now();
@@ -78,6 +89,7 @@ int run_merge(const MergeOptions& opt) {
                 static_cast<unsigned long long>(hi));
     std::printf("events:  %zu merged events (%zu with only some ranks), %zu distinct calls\n", m.events.size(),
                 partial, m.identities.size());
+    std::printf("order:   %s\n", skt::merge::describe(ordered, kMergeScore).c_str());
     std::printf("params:  %zu described, %zu by per-rank table\n", described, tables);
     std::printf("time:    %.3f s (read %.3f, merge %.3f, write %.3f); %lld bytes\n", secs(t0, t3), secs(t0, t1),
                 secs(t1, t2), secs(t2, t3), static_cast<long long>(sb.st_size));
@@ -97,6 +109,7 @@ int run_merge(const MergeOptions& opt) {
     if (!opt.quiet && !opt.json) std::printf("verify:  every rank's calls, parameters and times rebuilt exactly\n");
   }
   if (opt.json) {
+    auto or_null = [](uint64_t v) { return v ? nlohmann::json(v) : nlohmann::json(nullptr); };  // 0: not done
     nlohmann::json j = {{"input", input},
                         {"output", out},
                         {"ranks", m.world_size},
@@ -106,6 +119,13 @@ int run_merge(const MergeOptions& opt) {
                         {"merged_events", m.events.size()},
                         {"partial_events", partial},
                         {"distinct_calls", m.identities.size()},
+                        {"order_asked", opt.order},
+                        {"order", skt::merge::order_name(ordered.used)},
+                        {"walk_events", or_null(ordered.walk_events)},
+                        {"align_events", or_null(ordered.align_events)},
+                        {"align_gave_up", ordered.align_gave_up},
+                        {"walk_folded_length", or_null(ordered.walk_judged)},
+                        {"align_folded_length", or_null(ordered.align_judged)},
                         {"params_described", described},
                         {"params_by_table", tables},
                         {"read_s", secs(t0, t1)},

@@ -43,7 +43,7 @@ int run_dump(const DumpOptions& opt);
 struct MergeOptions {
   std::string input, output;
   uint32_t lookahead = 64;
-  bool align = false;
+  std::string order = "auto";  // skt::merge::Order by name (--align: "align")
   bool allow_partial = false;
   bool verify = false;
   bool quiet = false;
@@ -68,7 +68,7 @@ struct GenerateOptions {
   uint32_t scale = 10;
   double min_share = 0.01;
   bool join_callsites = false;
-  bool align = false;
+  std::string merge_order = "auto";  // as MergeOptions::order
   bool allow_partial = false;
   bool build = false;
   std::string mpi, exe;

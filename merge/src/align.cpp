@@ -133,7 +133,7 @@ std::vector<Edit> diff(const std::vector<uint32_t>& a, const std::vector<uint32_
 
 }  // namespace
 
-std::vector<AlignedColumn> align_ranks(const Loaded& in, size_t work_factor) {
+std::vector<Column> align_ranks(const Loaded& in, size_t work_factor) {
   // Groups of ranks with equal identity sequences, the largest first (then by lowest rank).
   std::map<std::vector<uint32_t>, std::vector<uint32_t>> by_sequence;
   for (uint32_t r = 0; r < in.ranks.size(); ++r) {
@@ -147,24 +147,24 @@ std::vector<AlignedColumn> align_ranks(const Loaded& in, size_t work_factor) {
   std::sort(groups.begin(), groups.end(), [](const auto& x, const auto& y) {
     return x.second->size() != y.second->size() ? x.second->size() > y.second->size() : x.second->front() < y.second->front();
   });
-  std::vector<AlignedColumn> cols;
+  std::vector<Column> cols;
   for (const auto& [seq, ranks] : groups) {
     if (cols.empty()) {  // the first group: its calls as they come
-      for (uint32_t x : *seq) cols.push_back(AlignedColumn{x, *ranks});
+      for (uint32_t x : *seq) cols.push_back(Column{x, *ranks});
       continue;
     }
     std::vector<uint32_t> have;
     have.reserve(cols.size());
-    for (const AlignedColumn& c : cols) have.push_back(c.identity);
+    for (const Column& c : cols) have.push_back(c.identity);
     bool ok = true;
     const std::vector<Edit> script = diff(have, *seq, work_factor * (have.size() + seq->size()), ok);
     if (!ok) return {};
-    std::vector<AlignedColumn> next;
+    std::vector<Column> next;
     next.reserve(script.size());
     size_t i = 0, j = 0;
     for (Edit e : script) {
       if (e == Edit::kNew) {
-        next.push_back(AlignedColumn{(*seq)[j++], *ranks});
+        next.push_back(Column{(*seq)[j++], *ranks});
         continue;
       }
       next.push_back(std::move(cols[i++]));
@@ -175,7 +175,7 @@ std::vector<AlignedColumn> align_ranks(const Loaded& in, size_t work_factor) {
     }
     cols = std::move(next);
   }
-  for (AlignedColumn& c : cols) std::sort(c.ranks.begin(), c.ranks.end());
+  for (Column& c : cols) std::sort(c.ranks.begin(), c.ranks.end());
   return cols;
 }
 

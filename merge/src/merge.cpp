@@ -1,6 +1,7 @@
 // The merge itself (MISSION.md §2) and the compact description of per-rank
 // parameters.
 #include <algorithm>
+#include <stdexcept>
 #include <unordered_map>
 
 #include "skel/merge.h"
@@ -70,22 +71,42 @@ ParamDesc describe(Param p, const std::vector<uint32_t>& ranks, const std::vecto
 
 }  // namespace
 
-MergedTrace merge(Loaded& in, const Options& opt) {
-  MergedTrace m = in.tables;
-  const uint32_t P = m.world_size;
-  const uint32_t look = std::max<uint32_t>(1, opt.lookahead);
+const char* order_name(Order o) {
+  switch (o) {
+    case Order::kAuto: return "auto";
+    case Order::kWalk: return "walk";
+    case Order::kAlign: return "align";
+  }
+  return "?";
+}
+
+Order order_from_name(const std::string& name) {
+  for (Order o : {Order::kAuto, Order::kWalk, Order::kAlign})
+    if (name == order_name(o)) return o;
+  throw std::invalid_argument("unknown merge order '" + name + "' (auto, walk or align)");
+}
+
+std::string describe(const Ordered& o, const std::string& score) {
+  std::string how = o.used == Order::kAlign ? "by alignment" : "by the look-ahead walk";
+  if (o.used == Order::kWalk && o.align_gave_up)
+    return how + " (the ranks are too unlike to align within the work bound)";
+  if (o.walk_judged || o.align_judged) {
+    const bool a = o.used == Order::kAlign;
+    return how + " (" + score + " " + std::to_string(a ? o.align_judged : o.walk_judged) + " against the " +
+           (a ? "walk's " : "alignment's ") + std::to_string(a ? o.walk_judged : o.align_judged) + ")";
+  }
+  if (o.walk_events && o.align_events) return how + " (the alignment's order is the same)";
+  return how;
+}
+
+std::vector<Column> walk_ranks(const Loaded& in, uint32_t lookahead) {
+  const uint32_t P = static_cast<uint32_t>(in.ranks.size());
+  const uint32_t look = std::max<uint32_t>(1, lookahead);
+  const std::vector<Identity>& identities = in.tables.identities;
   std::vector<size_t> cur(P, 0);
-  std::vector<int64_t> last_served(P, -1);  // merged index of each rank's last call (fairness)
-  std::vector<std::vector<int64_t>> merged_index(P);  // per rank: merged index of each of its events
-  for (uint32_t r = 0; r < P; ++r) merged_index[r].resize(in.ranks[r].events.size());
+  std::vector<int64_t> last_served(P, -1);  // column of each rank's last call (fairness)
   std::vector<uint32_t> active, holders;
-  std::vector<int64_t> values;
-  std::vector<const std::vector<int64_t>*> lists;
-  std::vector<std::vector<int64_t>> refs_store;
-  const std::vector<int64_t> empty;
-  size_t total = 0;
-  for (auto& rd : in.ranks) total += rd.events.size();
-  size_t done = 0, next_report = 5000000;
+  std::vector<Column> cols;
 
   auto ident = [&](uint32_t r, size_t i) { return in.ranks[r].events[i].identity; };
   // Distance (0..look) of identity x in rank r's window, or -1.
@@ -96,6 +117,90 @@ MergedTrace merge(Loaded& in, const Options& opt) {
       if (ev[i].identity == x) return static_cast<long>(i - cur[r]);
     return -1;
   };
+  auto take = [&](uint32_t x, const std::vector<uint32_t>& ranks) {
+    const bool posts = posts_a_message(identities[x].func);
+    for (uint32_t r : ranks) {
+      if (!posts) last_served[r] = static_cast<int64_t>(cols.size());
+      ++cur[r];
+    }
+    cols.push_back(Column{x, ranks});
+  };
+
+  for (;;) {
+    active.clear();
+    for (uint32_t r = 0; r < P; ++r)
+      if (cur[r] < in.ranks[r].events.size()) active.push_back(r);
+    if (active.empty()) break;
+    uint32_t first = ident(active[0], cur[active[0]]);
+    bool all_same = true;
+    for (uint32_t r : active) all_same &= ident(r, cur[r]) == first;
+    if (all_same) {
+      take(first, active);
+      continue;
+    }
+    // Candidates: the current calls. One is blocked when a rank that is not
+    // at it now will make it later (within the window): that rank must first
+    // make what comes before. Unblocked candidates go first. Among equals,
+    // the candidate whose ranks were served longest ago wins, so that no rank
+    // runs ahead of the others: in a pipeline (every candidate blocked) this
+    // keeps the ranks in step and the merged program periodic like the
+    // application. Posting a message (Isend, Irecv) is not a turn: a master
+    // that posts an Irecv and waits for it keeps pace with a worker that
+    // makes one Send a round. Then more ranks, then the lowest rank.
+    uint32_t best = 0;
+    bool best_free = false;
+    int64_t best_served = 0;
+    long best_holders = -1;
+    std::vector<uint32_t> seen;
+    for (uint32_t r : active) {
+      uint32_t x = ident(r, cur[r]);
+      if (std::find(seen.begin(), seen.end(), x) != seen.end()) continue;
+      seen.push_back(x);
+      long holders_n = 0;
+      int64_t served = INT64_MAX;
+      bool blocked = false;
+      for (uint32_t s : active) {
+        if (ident(s, cur[s]) == x) {
+          ++holders_n;
+          served = std::min(served, last_served[s]);
+        } else if (!blocked && find_in_window(s, x) > 0) {
+          blocked = true;
+        }
+      }
+      bool better = best_holders < 0 || (!blocked && !best_free) ||
+                    (blocked == !best_free &&
+                     (served < best_served || (served == best_served && holders_n > best_holders)));
+      if (better) {
+        best = x;
+        best_free = !blocked;
+        best_served = served;
+        best_holders = holders_n;
+      }
+    }
+    holders.clear();
+    for (uint32_t r : active)
+      if (ident(r, cur[r]) == best) holders.push_back(r);
+    take(best, holders);
+  }
+  return cols;
+}
+
+namespace {
+
+// The merged trace of one order of the ranks' calls: each column's per-rank parameters described.
+MergedTrace build(const Loaded& in, const std::vector<Column>& cols, const Options& opt) {
+  MergedTrace m = in.tables;
+  const uint32_t P = m.world_size;
+  std::vector<size_t> cur(P, 0);
+  std::vector<std::vector<int64_t>> merged_index(P);  // per rank: merged index of each of its events
+  for (uint32_t r = 0; r < P; ++r) merged_index[r].resize(in.ranks[r].events.size());
+  std::vector<int64_t> values;
+  std::vector<const std::vector<int64_t>*> lists;
+  std::vector<std::vector<int64_t>> refs_store;
+  const std::vector<int64_t> empty;
+  size_t total = 0;
+  for (auto& rd : in.ranks) total += rd.events.size();
+  size_t done = 0, next_report = 5000000;
 
   auto emit = [&](uint32_t x, const std::vector<uint32_t>& ranks) {
     MergedEvent e;
@@ -168,7 +273,6 @@ MergedTrace merge(Loaded& in, const Options& opt) {
     }
     for (uint32_t r : ranks) {
       const RankEvent& re = in.ranks[r].events[cur[r]];
-      if (!posts_a_message(id.func)) last_served[r] = static_cast<int64_t>(idx);
       m.ranks[r].gaps.push_back(re.gap);
       m.ranks[r].durations.push_back(re.dur);
       if (in.ranks[r].cpu_work) m.ranks[r].works.push_back(re.work);
@@ -183,72 +287,47 @@ MergedTrace merge(Loaded& in, const Options& opt) {
     }
   };
 
-  if (opt.align) {
-    const std::vector<AlignedColumn> cols = align_ranks(in, opt.align_work);
-    if (!cols.empty() || total == 0) {
-      for (const AlignedColumn& c : cols) emit(c.identity, c.ranks);
-      return m;
-    }
-    if (opt.progress)
+  for (const Column& c : cols) emit(c.identity, c.ranks);
+  return m;
+}
+
+}  // namespace
+
+MergedTrace merge(Loaded& in, const Options& opt, Ordered* ordered) {
+  if (opt.order == Order::kAuto && !opt.judge) throw std::logic_error("merge: Order::kAuto needs Options::judge");
+  Ordered how;
+  std::vector<Column> aligned, walked;
+  size_t total = 0;
+  for (const auto& rd : in.ranks) total += rd.events.size();
+  if (opt.order != Order::kWalk && total > 0) {
+    aligned = align_ranks(in, opt.align_work);
+    how.align_gave_up = aligned.empty();
+    how.align_events = aligned.size();
+    if (how.align_gave_up && opt.order == Order::kAlign && opt.progress)
       opt.progress("note: the ranks' sequences are too unlike to align within the work bound; merged by the "
                    "look-ahead walk");
   }
-  for (;;) {
-    active.clear();
-    for (uint32_t r = 0; r < P; ++r)
-      if (cur[r] < in.ranks[r].events.size()) active.push_back(r);
-    if (active.empty()) break;
-    uint32_t first = ident(active[0], cur[active[0]]);
-    bool all_same = true;
-    for (uint32_t r : active) all_same &= ident(r, cur[r]) == first;
-    if (all_same) {
-      emit(first, active);
-      continue;
-    }
-    // Candidates: the current calls. One is blocked when a rank that is not
-    // at it now will make it later (within the window): that rank must first
-    // make what comes before. Unblocked candidates go first. Among equals,
-    // the candidate whose ranks were served longest ago wins, so that no rank
-    // runs ahead of the others: in a pipeline (every candidate blocked) this
-    // keeps the ranks in step and the merged program periodic like the
-    // application. Posting a message (Isend, Irecv) is not a turn: a master
-    // that posts an Irecv and waits for it keeps pace with a worker that
-    // makes one Send a round. Then more ranks, then the lowest rank.
-    uint32_t best = 0;
-    bool best_free = false;
-    int64_t best_served = 0;
-    long best_holders = -1;
-    std::vector<uint32_t> seen;
-    for (uint32_t r : active) {
-      uint32_t x = ident(r, cur[r]);
-      if (std::find(seen.begin(), seen.end(), x) != seen.end()) continue;
-      seen.push_back(x);
-      long holders_n = 0;
-      int64_t served = INT64_MAX;
-      bool blocked = false;
-      for (uint32_t s : active) {
-        if (ident(s, cur[s]) == x) {
-          ++holders_n;
-          served = std::min(served, last_served[s]);
-        } else if (!blocked && find_in_window(s, x) > 0) {
-          blocked = true;
-        }
-      }
-      bool better = best_holders < 0 || (!blocked && !best_free) ||
-                    (blocked == !best_free &&
-                     (served < best_served || (served == best_served && holders_n > best_holders)));
-      if (better) {
-        best = x;
-        best_free = !blocked;
-        best_served = served;
-        best_holders = holders_n;
-      }
-    }
-    holders.clear();
-    for (uint32_t r : active)
-      if (ident(r, cur[r]) == best) holders.push_back(r);
-    emit(best, holders);
+  if (opt.order == Order::kWalk || opt.order == Order::kAuto || how.align_gave_up) {
+    walked = walk_ranks(in, opt.lookahead);
+    how.walk_events = walked.size();
   }
+  MergedTrace m;
+  if (aligned.empty() || (opt.order == Order::kAuto && aligned == walked)) {
+    how.used = Order::kWalk;
+    m = build(in, walked, opt);
+  } else if (opt.order == Order::kAlign) {
+    how.used = Order::kAlign;
+    m = build(in, aligned, opt);
+  } else {  // auto, two different orders: the one the judge scores lower, the walk's on a tie
+    if (opt.progress) opt.progress("judging the walk's merge and the alignment's");
+    m = build(in, walked, opt);
+    how.walk_judged = opt.judge(m);
+    MergedTrace by_alignment = build(in, aligned, opt);
+    how.align_judged = opt.judge(by_alignment);
+    how.used = how.align_judged < how.walk_judged ? Order::kAlign : Order::kWalk;
+    if (how.used == Order::kAlign) m = std::move(by_alignment);
+  }
+  if (ordered) *ordered = how;
   return m;
 }
 

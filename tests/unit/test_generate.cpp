@@ -20,10 +20,12 @@
 namespace {
 
 skt::FoldedProgram folded_from(uint32_t P, const std::function<std::vector<skt::testing::Syn>(uint32_t)>& program,
-                               const skt::fold::CompressOptions& fold = {}) {
+                               const skt::fold::CompressOptions& fold = {},
+                               skt::merge::Order order = skt::merge::Options{}.order) {
   std::string dir = skt::testing::temp_dir("generate");
   skt::testing::write_synthetic(dir, P, program);
   skt::merge::Options opt;
+  opt.order = order;
   auto loaded = skt::merge::load(dir, opt);
   skt::FoldedProgram p = skt::fold::compress(skt::merge::merge(loaded, opt), fold);
   for (auto& r : p.symbols.ranks) {  // as the tracer's calibration would have it
@@ -92,9 +94,10 @@ void sends_first(skt::FoldedProgram& p, skt::FoldedNode& loop) {
 
 TEST(Generate, ARankThatFinalizesBeforeTheOthersStopsThere) {
   // Rank 0 polls thousands of times after the barrier; rank 1 finalizes at
-  // once. The merge cannot line the two MPI_Finalize calls up, so rank 1's
-  // comes first in the program, and nothing after it may run on rank 1
-  // (MPICH aborts a process that calls MPI_Wtime after MPI_Finalize).
+  // once. The look-ahead walk does not line the two MPI_Finalize calls up
+  // (the alignment does), so rank 1's comes first in the program, and nothing
+  // after it may run on rank 1 (MPICH aborts a process that calls MPI_Wtime
+  // after MPI_Finalize).
   skt::FoldedProgram p = folded_from(2, [&](uint32_t r) {
     std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0), call(skt::kFunc_MPI_Barrier, 1)};
     if (r == 0)
@@ -106,7 +109,7 @@ TEST(Generate, ARankThatFinalizesBeforeTheOthersStopsThere) {
       }
     v.push_back(call(skt::kFunc_MPI_Finalize, 3));
     return v;
-  });
+  }, {}, skt::merge::Order::kWalk);
   skt::gen::GenerateOptions opt;
   opt.scale = 10;
   opt.min_share = 0;

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "skel/codec.h"
+#include "skel/compress.h"
 #include "skel/merge.h"
 #include "skel/skel_funcs.h"
 #include "synthetic.h"
@@ -19,18 +20,21 @@ namespace {
 struct Result {
   merge::Loaded loaded;
   MergedTrace merged;
+  merge::Ordered ordered;
 };
 
 Result run(uint32_t P, const std::function<std::vector<Syn>(uint32_t)>& program, uint32_t lookahead = 64,
-           bool align = false, size_t align_work = 64) {
+           merge::Order order = merge::Options{}.order, size_t align_work = 64,
+           std::function<uint64_t(const MergedTrace&)> judge = {}) {
   std::string dir = temp_dir("merge");
   write_synthetic(dir, P, program);
   merge::Options opt;
   opt.lookahead = lookahead;
-  opt.align = align;
+  opt.order = order;
+  opt.judge = std::move(judge);
   opt.align_work = align_work;
   Result res{merge::load(dir, opt), {}};
-  res.merged = merge::merge(res.loaded, opt);
+  res.merged = merge::merge(res.loaded, opt, &res.ordered);
   // Through the file format and back, then every rank rebuilt.
   std::string path = dir + "/merged.skm";
   write_merged(path, res.merged);
@@ -498,7 +502,7 @@ std::vector<std::pair<uint32_t, std::vector<uint32_t>>> cycle_events(const Merge
 
 TEST(Merge, AlignedHalvesThatMakeDifferentNumbersOfExchangesRepeatEveryCycle) {
   const int cycles = 6;
-  Result res = run(4, [&](uint32_t r) { return uneven_halves(r, cycles); }, 64, true);
+  Result res = run(4, [&](uint32_t r) { return uneven_halves(r, cycles); }, 64, merge::Order::kAlign);
   const MergedTrace& m = res.merged;
   // per cycle: 3 exchanges by all, R by the first half, 2 exchanges and S by the second, 5 by all
   const size_t len = 3 * 2 + 2 + 2 * 2 + 2 + 5 * 2;
@@ -511,7 +515,7 @@ TEST(Merge, AlignedHalvesThatMakeDifferentNumbersOfExchangesRepeatEveryCycle) {
   EXPECT_EQ(by_ranks[(std::vector<uint32_t>{0, 1})], 2u);
   EXPECT_EQ(by_ranks[(std::vector<uint32_t>{2, 3})], 2u * 2 + 2);
   // the greedy walk does not repeat so (what --align is for)
-  Result greedy = run(4, [&](uint32_t r) { return uneven_halves(r, cycles); });
+  Result greedy = run(4, [&](uint32_t r) { return uneven_halves(r, cycles); }, 64, merge::Order::kWalk);
   bool repeats = greedy.merged.events.size() == m.events.size();
   for (int c = 1; c < cycles && repeats; ++c) repeats = cycle_events(greedy.merged, c, len) == cycle_events(greedy.merged, 0, len);
   EXPECT_FALSE(repeats);
@@ -519,13 +523,104 @@ TEST(Merge, AlignedHalvesThatMakeDifferentNumbersOfExchangesRepeatEveryCycle) {
 
 TEST(Merge, AlignmentBeyondItsWorkBoundIsTheGreedyWalk) {
   auto program = [](uint32_t r) { return uneven_halves(r, 4); };
-  Result bounded = run(4, program, 64, true, 0);  // no work allowed: every alignment is over the bound
-  Result greedy = run(4, program);
+  Result bounded = run(4, program, 64, merge::Order::kAlign, 0);  // no work allowed: every alignment is over the bound
+  Result greedy = run(4, program, 64, merge::Order::kWalk);
   ASSERT_EQ(bounded.merged.events.size(), greedy.merged.events.size());
   for (size_t i = 0; i < greedy.merged.events.size(); ++i) {
     EXPECT_EQ(bounded.merged.events[i].identity, greedy.merged.events[i].identity) << i;
     EXPECT_EQ(bounded.merged.events[i].ranks, greedy.merged.events[i].ranks) << i;
   }
+}
+
+// The merged events as (identity, ranks), to compare two merges.
+std::vector<std::pair<uint32_t, std::vector<uint32_t>>> events_of(const MergedTrace& m) {
+  std::vector<std::pair<uint32_t, std::vector<uint32_t>>> out;
+  for (const auto& e : m.events) out.emplace_back(e.identity, e.ranks);
+  return out;
+}
+
+// skelgen's judge: the length of the merge's fold per call site.
+uint64_t folded_length(const MergedTrace& m) { return fold::compress(m, fold::CompressOptions{}).length(); }
+
+TEST(Merge, AutoOrderIsTheAlignmentWhereItsFoldIsShorter) {
+  // Both orders make 146 merged events here; only the alignment's repeats with the cycle.
+  auto program = [](uint32_t r) { return uneven_halves(r, 6); };
+  Result aligned = run(4, program, 64, merge::Order::kAlign);
+  Result walked = run(4, program, 64, merge::Order::kWalk);
+  Result automatic = run(4, program, 64, merge::Order::kAuto, 64, folded_length);
+  EXPECT_EQ(automatic.ordered.align_judged, folded_length(aligned.merged));
+  EXPECT_EQ(automatic.ordered.walk_judged, folded_length(walked.merged));
+  ASSERT_LT(automatic.ordered.align_judged, automatic.ordered.walk_judged);
+  EXPECT_EQ(automatic.ordered.used, merge::Order::kAlign);
+  EXPECT_EQ(events_of(automatic.merged), events_of(aligned.merged));
+  EXPECT_EQ(merge::describe(automatic.ordered, "folded length"),
+            "by alignment (folded length " + std::to_string(automatic.ordered.align_judged) +
+                " against the walk's " + std::to_string(automatic.ordered.walk_judged) + ")");
+  // each forced order tries only itself, and judges nothing
+  EXPECT_EQ(aligned.ordered.walk_events, 0u);
+  EXPECT_EQ(walked.ordered.align_events, 0u);
+  EXPECT_EQ(walked.ordered.used, merge::Order::kWalk);
+  EXPECT_EQ(aligned.ordered.align_judged + walked.ordered.walk_judged, 0u);
+}
+
+TEST(Merge, AutoOrderKeepsTheWalkOnATie) {
+  // Rank 0 makes A B, rank 1 B A. The walk: A by 0, B by both, A by 1; the alignment: B by 1, A by both,
+  // B by 0. A judge that scores them alike keeps the walk's.
+  auto program = [](uint32_t r) {
+    Syn a = simple(kFunc_MPI_Barrier, 5), b = simple(kFunc_MPI_Barrier, 6);
+    std::vector<Syn> v{simple(kFunc_MPI_Init, 0)};
+    if (r == 0) v.insert(v.end(), {a, b});
+    else v.insert(v.end(), {b, a});
+    v.push_back(simple(kFunc_MPI_Finalize, 1));
+    return v;
+  };
+  Result aligned = run(2, program, 64, merge::Order::kAlign);
+  Result walked = run(2, program, 64, merge::Order::kWalk);
+  int judged = 0;
+  Result automatic = run(2, program, 64, merge::Order::kAuto, 64, [&](const MergedTrace&) { return ++judged, 7u; });
+  ASSERT_NE(events_of(aligned.merged), events_of(walked.merged));
+  EXPECT_EQ(judged, 2);
+  EXPECT_EQ(automatic.ordered.used, merge::Order::kWalk);
+  EXPECT_EQ(events_of(automatic.merged), events_of(walked.merged));
+}
+
+TEST(Merge, AutoOrderJudgesNothingWhereTheOrdersAgree) {
+  int judged = 0;
+  auto judge = [&](const MergedTrace&) { return ++judged, 1u; };
+  Result same = run(3, [](uint32_t r) { return std::vector<Syn>{simple(kFunc_MPI_Init, 0), send(2, (r + 1) % 3),
+                                                                recv(3, (r + 2) % 3), simple(kFunc_MPI_Finalize, 1)}; },
+                    64, merge::Order::kAuto, 64, judge);
+  EXPECT_EQ(judged, 0);
+  EXPECT_EQ(same.ordered.used, merge::Order::kWalk);
+  EXPECT_EQ(same.ordered.walk_events, same.ordered.align_events);
+  EXPECT_EQ(merge::describe(same.ordered), "by the look-ahead walk (the alignment's order is the same)");
+}
+
+TEST(Merge, AutoOrderIsTheWalkWhereTheAlignmentGivesUp) {
+  auto program = [](uint32_t r) { return uneven_halves(r, 4); };
+  int judged = 0;
+  Result automatic = run(4, program, 64, merge::Order::kAuto, 0, [&](const MergedTrace&) { return ++judged, 1u; });
+  Result walked = run(4, program, 64, merge::Order::kWalk);
+  EXPECT_TRUE(automatic.ordered.align_gave_up);
+  EXPECT_EQ(judged, 0);
+  EXPECT_EQ(automatic.ordered.used, merge::Order::kWalk);
+  EXPECT_EQ(events_of(automatic.merged), events_of(walked.merged));
+  EXPECT_NE(merge::describe(automatic.ordered).find("too unlike to align"), std::string::npos);
+}
+
+TEST(Merge, AutoOrderWithoutAJudgeIsAnError) {
+  std::string dir = temp_dir("nojudge");
+  write_synthetic(dir, 2, [](uint32_t) { return std::vector<Syn>{simple(kFunc_MPI_Init, 0)}; });
+  merge::Options opt;
+  opt.order = merge::Order::kAuto;
+  auto loaded = merge::load(dir, opt);
+  EXPECT_THROW(merge::merge(loaded, opt), std::logic_error);
+}
+
+TEST(Merge, OrderNamesRoundTrip) {
+  for (merge::Order o : {merge::Order::kAuto, merge::Order::kWalk, merge::Order::kAlign})
+    EXPECT_EQ(merge::order_from_name(merge::order_name(o)), o);
+  EXPECT_THROW(merge::order_from_name("greedy"), std::invalid_argument);
 }
 
 TEST(Merge, VerifyCatchesAWrongParameter) {
