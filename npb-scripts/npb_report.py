@@ -21,6 +21,7 @@ import sys
 
 CSV_COLUMNS = ["benchmark", "class", "ranks", "mpi", "target", "scale", "status", "verification",
                "traced_verification", "calls_per_rank_min", "calls_per_rank_max", "merged_length", "merge_s",
+               "merge_order",
                "symbols", "folded_length", "loops", "main_loop_body", "main_loop_count", "compression_ratio", "fold_s",
                "joined_folded_length", "joined_main_loop_body", "joined_main_loop_count", "joined_fold_s",
                "iterations", "runs", "original_s", "original_min_s", "skeleton_s", "predicted_s", "predicted_min_s",
@@ -149,6 +150,18 @@ def scale_lines(ok, meta):
     return [line]
 
 
+def merge_order_sentence(rows, meta):
+    """How the benchmarks were merged: skelgen merge's order, and (auto) which it chose where."""
+    asked = meta.get("merge_order") or ("align" if meta.get("merge_align") else "walk")  # before 2026-11-22: no auto
+    if asked == "align":
+        return " Merged by alignment (`skelgen merge --order align`)."
+    if asked == "walk":
+        return " Merged by the look-ahead walk (`skelgen merge --order walk`)." if "merge_order" in meta else ""
+    aligned = [r["benchmark"] for r in rows if r.get("status") == "ok" and r.get("merge_order") == "align"]
+    return (" Merged by the look-ahead walk or by alignment, whichever folds shorter (`skelgen merge --order auto`): "
+            + (f"by alignment {', '.join(aligned)}, the others by the walk." if aligned else "all by the walk."))
+
+
 def report_md(rows, meta):
     ok = [r for r in rows if r.get("status") == "ok"]
     simgrid = meta.get("simgrid")
@@ -173,7 +186,7 @@ def report_md(rows, meta):
            + " Times are the slowest rank's MPI_Init to MPI_Finalize."
            + (" Folded with call sites joined (`skelgen compress --join-call-sites`)." if meta.get("join_call_sites")
               else "")
-           + (" Merged by alignment (`skelgen merge --align`)." if meta.get("merge_align") else ""), "",
+           + merge_order_sentence(rows, meta), "",
            "| benchmark | verification (original / traced) | calls per rank (min–max) | merged length | merge s | "
            "folded length | main loop | compression | fold s | runs | original s | traced s | skeleton s | predicted s | "
            "error | error (minima) |",
@@ -310,7 +323,7 @@ def experiment_meta(args, command):
     return {"cls": args.cls, "np": args.np, "mpi": args.mpi, "reps": args.reps, "min_seconds": args.min_seconds,
             "scale": args.scale,
             "simgrid": args.simgrid, "hostfile": args.hostfile, "npb_dir": args.npb_dir, "title": args.title,
-            "join_call_sites": args.join_call_sites, "merge_align": args.merge_align,
+            "join_call_sites": args.join_call_sites, "merge_order": args.merge_order,
             "command": command, "machine": machine_line(), "revision": skelgen_revision(root),
             "date": datetime.date.today().isoformat()}
 

@@ -65,6 +65,17 @@ m_a, m_b, m_c = (b + c) / 2, (a + c) / 2, (a + b) / 2
 floor = 100 * sorted([abs(a - m_a) / m_a, abs(b - m_b) / m_b, abs(c - m_c) / m_c])[1]
 check(abs(float(cg["one_run_error_pct"]) - floor) < 1e-3 * max(1, floor), f"CG one-run error {cg['one_run_error_pct']}, expected {floor}")
 check(float(cg["fold_s"]) >= 0 and float(cg["merge_s"]) >= 0, "CG times")
+# merged with skelgen merge --order auto (the default): the merge_order column is the order merge's JSON
+# names, and the report's sentence lists the benchmarks merged by alignment
+import json
+check("--order auto" in open(f"{out}/work/cg/merge.cmd").read(), "CG: merged without --order auto")
+merge_json = json.loads(open(f"{out}/work/cg/merge.out").read().strip().splitlines()[-1])
+check(cg["merge_order"] == merge_json["order"] and merge_json["order"] in ("walk", "align"),
+      f"CG merge_order '{cg['merge_order']}', merge said '{merge_json['order']}'")
+report_text = open(f"{out}/report.md").read()
+check("whichever folds shorter (`skelgen merge --order auto`): "
+      + ("by alignment CG, the others by the walk." if cg["merge_order"] == "align" else "all by the walk.")
+      in report_text, "report: the merge order sentence")
 # the joined length is what skelgen compress --join-call-sites makes of the same merged trace
 import json, subprocess
 j = subprocess.run([f"{sys.argv[2]}/bin/skelgen", "compress", f"{out}/work/cg/merged.skm", "-o", f"{out}/j.skf",
@@ -103,13 +114,14 @@ PY
 "$exp" --npb-dir "$npb" --class S --np 2 --mpi mpich --benchmarks cg --reps 1 --min-seconds 0 --timeout 120 \
   --skelgen "$build/bin/skelgen" --merge-align --out "$work/aligned" 2> "$work/aligned.err" \
   || { cat "$work/aligned.err"; fail "--merge-align: exit status not 0"; }
-grep -q -- " --align" "$work/aligned/work/cg/merge.cmd" || fail "--merge-align: merge.cmd has no --align"
-grep -q "Merged by alignment (\`skelgen merge --align\`)" "$work/aligned/report.md" || fail "--merge-align: the report does not say so"
+grep -q -- "--order align" "$work/aligned/work/cg/merge.cmd" || fail "--merge-align: merge.cmd has no --order align"
+grep -q "Merged by alignment (\`skelgen merge --order align\`)" "$work/aligned/report.md" || fail "--merge-align: the report does not say so"
 python3 - "$work/aligned/results.csv" <<'PY'
 import csv, sys
 r = next(csv.DictReader(open(sys.argv[1])))
-if r["status"] != "ok" or r["main_loop_count"] != "40":
-    sys.exit(f"FAIL: --merge-align: CG {r['status']} {r['note']}, main loop count {r['main_loop_count']} (the program runs 40)")
+if r["status"] != "ok" or r["main_loop_count"] != "40" or r["merge_order"] != "align":
+    sys.exit(f"FAIL: --merge-align: CG {r['status']} {r['note']}, main loop count {r['main_loop_count']} (the program "
+             f"runs 40), merge order {r['merge_order']}")
 PY
 # a skelgen whose generate prints no 'cut:' line (another version): the benchmark fails, saying so
 cat > "$work/skelgen-nocut" <<WRAP
