@@ -166,13 +166,16 @@ def check_gap_floors(evs, info):
         errs.append(f"gap_floor_ns {floor}")
     # with threads, a gap runs from another thread's call: no bound
     gaps = [e["gap"] * 1e9 for e in evs[1:]] if info.get("thread_level", 0) < 3 else []
-    # within 10 ns or 10 %: since a gap ends where the wrapper is entered, a
+    # within 10 ns or 20 %: since a gap ends where the wrapper is entered, a
     # run's shortest gaps come within a few ns of the floor. The floor is the
     # shortest of 2,000 spans at MPI_Init; a run of 10,000 calls on ranks
-    # sharing cores can find one a few % shorter (525 ns against 544 on 4
-    # Open MPI ranks, a clean-clone CI run), while a floor that held work
+    # sharing cores can find one shorter (525 ns against 544 on 4 Open MPI
+    # ranks, a clean-clone CI run; 1,061 against 1,201, with the CPU clock's
+    # reads in the span, where the run's other ranks measured 1,021-1,151:
+    # 11.7 %, another clean-clone run; the merge lowers such a floor to the
+    # rank's shortest gap, merge/src/load.cpp), while a floor that held work
     # came out 50 % high (740-770 ns for 500).
-    if gaps and min(gaps) < floor - max(10, 0.10 * floor):
+    if gaps and min(gaps) < floor - max(10, 0.20 * floor):
         errs.append(f"a gap of {min(gaps):.0f} ns under the gap floor {floor:.0f} ns")
     # 0 is a measurement: the thread CPU clock can read the same twice (one
     # of 4 Open MPI ranks on 2 cores, a clean-clone CI run); absent is not

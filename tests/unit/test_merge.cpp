@@ -1013,6 +1013,28 @@ TEST(Merge, TheForwardsFlagOfASendIsAParameterPerRankThroughTheFile) {
   EXPECT_EQ(sends, 6) << "every send of both ranks";
 }
 
+// A rank's gap floors (21 ns wall, 205 ns CPU in the fixture's header) come down to its shortest gap
+// after MPI_Init where one is shorter: the floor was measured high at MPI_Init.
+TEST(Merge, GapFloorsComeDownToTheRanksShortestGap) {
+  auto program = [](uint32_t r) {
+    Syn init = simple(kFunc_MPI_Init, 0);
+    init.gap = 0;  // MPI_Init's gap is no span between two calls
+    init.work = 0;
+    Syn a = send(1, 1 - r), b = recv(2, 1 - r);
+    a.work = b.work = 600;
+    if (r == 1) {
+      a.gap = 15;   // under the header's 21
+      b.work = 150; // under its 205
+    }
+    return std::vector<Syn>{init, a, b, simple(kFunc_MPI_Finalize, 3)};
+  };
+  Result res = run(2, program);
+  EXPECT_EQ(res.merged.ranks[0].gap_floor_ns, 21.0);
+  EXPECT_EQ(res.merged.ranks[0].cpu_gap_floor_ns, 205.0);
+  EXPECT_EQ(res.merged.ranks[1].gap_floor_ns, 15.0);
+  EXPECT_EQ(res.merged.ranks[1].cpu_gap_floor_ns, 150.0);
+}
+
 // The tracer's fixed cost in every gap (trace header 1.4) is kept per rank
 // through the merged file (section 13) and a folded program's symbols; a
 // body without the section (1.2) reads with none.
