@@ -98,8 +98,8 @@ skt::FoldedProgram load_program(const std::string& input, const GenerateOptions&
   if (S_ISDIR(sb.st_mode)) {
     skt::merge::Options mo;
     mo.allow_partial = opt.allow_partial;
-    set_merge_order(mo, opt.merge_order);
     mo.progress = say;
+    set_merge_order(mo, opt.merge_order);  // after the progress: the judge reports through it
     say("merging the ranks of " + input);
     skt::merge::Loaded loaded = skt::merge::load(input, mo);
     skt::merge::Ordered ordered;

@@ -54,9 +54,9 @@ int run_merge(const MergeOptions& opt) {
   std::string out = opt.output.empty() ? input + ".skm" : opt.output;
   skt::merge::Options mo;
   mo.lookahead = opt.lookahead;
-  set_merge_order(mo, opt.order);
   mo.allow_partial = opt.allow_partial;
   if (!opt.quiet) mo.progress = [](const std::string& s) { std::fprintf(stderr, "skelgen merge: %s\n", s.c_str()); };
+  set_merge_order(mo, opt.order);  // after the progress: the judge reports through it
   skt::merge::Loaded loaded = skt::merge::load(input, mo);
   auto t1 = clock::now();
   skt::merge::Ordered ordered;

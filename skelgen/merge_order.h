@@ -16,12 +16,15 @@
 
 namespace skelgen {
 
-// Sets mo.order from its name ("auto", "walk", "align") and, for auto, the judge: the folded length.
+// Sets mo.order from its name ("auto", "walk", "align") and, for auto, the judge: the folded length
+// (its progress through mo.progress on a million merged events or more, as skelgen compress's).
 inline void set_merge_order(skt::merge::Options& mo, const std::string& name) {
   mo.order = skt::merge::order_from_name(name);
   if (mo.order != skt::merge::Order::kAuto) return;
-  mo.judge = [](const skt::MergedTrace& m) {
-    return skt::fold::compress(m, skt::fold::CompressOptions{}).length();
+  mo.judge = [progress = mo.progress](const skt::MergedTrace& m) {
+    skt::fold::CompressOptions co;
+    if (m.events.size() >= 1000000) co.progress = progress;
+    return skt::fold::compress(m, co).length();
   };
 }
 

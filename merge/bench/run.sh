@@ -2,9 +2,10 @@
 # Merge benchmark (figures recorded in docs/performance.md): writes synthetic
 # LU-like traces at several sizes, merges each with skelgen merge, and prints
 # wall time and peak memory (min and median of REPS runs).
-#   merge/bench/run.sh BUILD_DIR [REPS]
+#   [ORDER=auto|walk|align] merge/bench/run.sh BUILD_DIR [REPS]   (ORDER: skelgen merge --order, default auto)
 set -euo pipefail
 build=$1 reps=${2:-3}
+order=${ORDER:-auto}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 printf '%-28s %12s %10s %10s %10s\n' "size" "calls" "min s" "median s" "peak MiB"
@@ -14,7 +15,7 @@ for size in "4 249" "8 249" "16 62" "16 124" "16 249"; do
   calls=$(sed -n 's/.*: \([0-9]*\) events in all/\1/p' "$work/gen.log")
   times=() mem=0
   for ((r = 0; r < reps; ++r)); do
-    /usr/bin/time -f "%e %M" -o "$work/time" "$build/bin/skelgen" merge -q "$work/t" -o "$work/m.skm"
+    /usr/bin/time -f "%e %M" -o "$work/time" "$build/bin/skelgen" merge -q --order "$order" "$work/t" -o "$work/m.skm"
     read -r s kb < "$work/time"
     times+=("$s")
     (( kb > mem )) && mem=$kb

@@ -300,7 +300,7 @@ MergedTrace merge(Loaded& in, const Options& opt, Ordered* ordered) {
   size_t total = 0;
   for (const auto& rd : in.ranks) total += rd.events.size();
   if (opt.order != Order::kWalk && total > 0) {
-    aligned = align_ranks(in, opt.align_work);
+    aligned = align_ranks(in, opt.order == Order::kAuto ? opt.auto_align_work : opt.align_work);
     how.align_gave_up = aligned.empty();
     how.align_events = aligned.size();
     if (how.align_gave_up && opt.order == Order::kAlign && opt.progress)

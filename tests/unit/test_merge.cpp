@@ -17,6 +17,9 @@ using namespace skt::testing;
 
 namespace {
 
+// run()'s alignment work bound: the Options' own (64 for --order align, 16 for auto) unless given.
+constexpr size_t kDefaultWork = SIZE_MAX;
+
 struct Result {
   merge::Loaded loaded;
   MergedTrace merged;
@@ -24,7 +27,7 @@ struct Result {
 };
 
 Result run(uint32_t P, const std::function<std::vector<Syn>(uint32_t)>& program, uint32_t lookahead = 64,
-           merge::Order order = merge::Options{}.order, size_t align_work = 64,
+           merge::Order order = merge::Options{}.order, size_t align_work = kDefaultWork,
            std::function<uint64_t(const MergedTrace&)> judge = {}) {
   std::string dir = temp_dir("merge");
   write_synthetic(dir, P, program);
@@ -32,7 +35,7 @@ Result run(uint32_t P, const std::function<std::vector<Syn>(uint32_t)>& program,
   opt.lookahead = lookahead;
   opt.order = order;
   opt.judge = std::move(judge);
-  opt.align_work = align_work;
+  if (align_work != kDefaultWork) opt.align_work = opt.auto_align_work = align_work;  // both orders' bound
   Result res{merge::load(dir, opt), {}};
   res.merged = merge::merge(res.loaded, opt, &res.ordered);
   // Through the file format and back, then every rank rebuilt.
@@ -547,7 +550,7 @@ TEST(Merge, AutoOrderIsTheAlignmentWhereItsFoldIsShorter) {
   auto program = [](uint32_t r) { return uneven_halves(r, 6); };
   Result aligned = run(4, program, 64, merge::Order::kAlign);
   Result walked = run(4, program, 64, merge::Order::kWalk);
-  Result automatic = run(4, program, 64, merge::Order::kAuto, 64, folded_length);
+  Result automatic = run(4, program, 64, merge::Order::kAuto, kDefaultWork, folded_length);
   EXPECT_EQ(automatic.ordered.align_judged, folded_length(aligned.merged));
   EXPECT_EQ(automatic.ordered.walk_judged, folded_length(walked.merged));
   ASSERT_LT(automatic.ordered.align_judged, automatic.ordered.walk_judged);
@@ -577,7 +580,7 @@ TEST(Merge, AutoOrderKeepsTheWalkOnATie) {
   Result aligned = run(2, program, 64, merge::Order::kAlign);
   Result walked = run(2, program, 64, merge::Order::kWalk);
   int judged = 0;
-  Result automatic = run(2, program, 64, merge::Order::kAuto, 64, [&](const MergedTrace&) { return ++judged, 7u; });
+  Result automatic = run(2, program, 64, merge::Order::kAuto, kDefaultWork, [&](const MergedTrace&) { return ++judged, 7u; });
   ASSERT_NE(events_of(aligned.merged), events_of(walked.merged));
   EXPECT_EQ(judged, 2);
   EXPECT_EQ(automatic.ordered.used, merge::Order::kWalk);
@@ -589,7 +592,7 @@ TEST(Merge, AutoOrderJudgesNothingWhereTheOrdersAgree) {
   auto judge = [&](const MergedTrace&) { return ++judged, 1u; };
   Result same = run(3, [](uint32_t r) { return std::vector<Syn>{simple(kFunc_MPI_Init, 0), send(2, (r + 1) % 3),
                                                                 recv(3, (r + 2) % 3), simple(kFunc_MPI_Finalize, 1)}; },
-                    64, merge::Order::kAuto, 64, judge);
+                    64, merge::Order::kAuto, kDefaultWork, judge);
   EXPECT_EQ(judged, 0);
   EXPECT_EQ(same.ordered.used, merge::Order::kWalk);
   EXPECT_EQ(same.ordered.walk_events, same.ordered.align_events);
@@ -606,6 +609,22 @@ TEST(Merge, AutoOrderIsTheWalkWhereTheAlignmentGivesUp) {
   EXPECT_EQ(automatic.ordered.used, merge::Order::kWalk);
   EXPECT_EQ(events_of(automatic.merged), events_of(walked.merged));
   EXPECT_NE(merge::describe(automatic.ordered).find("too unlike to align"), std::string::npos);
+}
+
+TEST(Merge, AutoOrderTriesTheAlignmentWithItsOwnWorkBound) {
+  std::string dir = temp_dir("autowork");
+  write_synthetic(dir, 4, [](uint32_t r) { return uneven_halves(r, 6); });
+  merge::Options opt;
+  opt.order = merge::Order::kAuto;
+  opt.judge = [](const MergedTrace& m) { return static_cast<uint64_t>(m.events.size()); };
+  auto loaded = merge::load(dir, opt);
+  merge::Ordered how;
+  opt.align_work = 0;  // --order align's bound: not auto's
+  merge::merge(loaded, opt, &how);
+  EXPECT_FALSE(how.align_gave_up);
+  opt.auto_align_work = 0;
+  merge::merge(loaded, opt, &how);
+  EXPECT_TRUE(how.align_gave_up);
 }
 
 TEST(Merge, AutoOrderWithoutAJudgeIsAnError) {

@@ -47,6 +47,10 @@ struct Options {
   // its fold (skelgen/merge_order.h): merged by the walk, NPB MG at 16 ranks folds to 1,417 symbols, by
   // alignment to 401; at 2 and 4 ranks the walk's is shorter.
   std::function<uint64_t(const MergedTrace&)> judge;
+  // Order::kAuto tries the alignment with this smaller work bound: where it gives up, it has cost less
+  // (the synthetic LU-like trace of 4 ranks, 642,628 calls: 0.8 s with 64 on top of the walk's 0.6 s,
+  // 0.13 s with 16; NPB MG at 16 ranks class C aligns from 12 on; docs/performance.md).
+  size_t auto_align_work = 16;
   bool allow_partial = false; // merge ranks whose trace ends early (process died, MPI_Abort)
   std::function<void(const std::string&)> progress;  // called now and then on long work
 };
