@@ -1284,3 +1284,59 @@ TEST(Compress, JoinedCallSitesKeepByPhaseWhatComputesUnevenlyPerRank) {
     EXPECT_EQ(sends, 29u);
   }
 }
+
+namespace {
+
+// NPB CG's shape at 4 ranks (its conj_grad): an outer loop of 3 iterations around an inner one of 10, whose
+// body makes 7 exchanges (Irecv, Send, Wait): a two-step row reduction of one element (call sites 1-3, rank
+// xor 2 then xor 1), two exchanges of 100 elements (4-6, xor 1 then xor 2), one with a transposed rank (7-9,
+// a table), the reduction again; after the inner loop, the reduction of 2 elements (10-12).
+std::vector<skt::testing::Syn> cg_like(uint32_t r) {
+  std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0, 0, 10)};
+  int64_t req = 0;
+  auto exchange = [&](uint32_t site, int64_t peer, int64_t count, int64_t tag) {
+    skt::testing::Syn irecv = call(skt::kFunc_MPI_Irecv, site, 20000, 10, count);
+    irecv.peer = peer;
+    irecv.tag = tag;
+    irecv.reqs = {req};
+    skt::testing::Syn send = call(skt::kFunc_MPI_Send, site + 1, 100, 10, count);
+    send.peer = peer;
+    send.tag = tag;
+    skt::testing::Syn wait = call(skt::kFunc_MPI_Wait, site + 2, 100, 10);
+    wait.reqs = {req++};
+    v.insert(v.end(), {irecv, send, wait});
+  };
+  const int64_t transposed[4] = {0, 2, 1, 3};
+  for (int outer = 0; outer < 3; ++outer) {
+    for (int it = 0; it < 10; ++it) {
+      exchange(1, r ^ 2, 1, 1);
+      exchange(1, r ^ 1, 1, 2);
+      exchange(4, r ^ 1, 100, 2);
+      exchange(4, r ^ 2, 100, 1);
+      exchange(7, transposed[r], 100, 1);
+      exchange(1, r ^ 2, 1, 1);
+      exchange(1, r ^ 1, 1, 2);
+    }
+    exchange(10, r ^ 2, 2, 1);
+    exchange(10, r ^ 1, 2, 2);
+  }
+  v.push_back(call(skt::kFunc_MPI_Finalize, 20, 100, 10));
+  return v;
+}
+
+}  // namespace
+
+// With call sites joined, the Irecvs of 1, 2 and 100 elements first share a symbol whose counts and peers
+// follow no rule (their cycle, 72 exchanges, is longer than kMaxCyclePeriod). Refining the counts first,
+// and only then whatever still follows no rule, lets the reduction's two steps fold into one loop with a
+// peer cycle, as they do per call site: 17 either way. Keying the peers exactly at once with the counts
+// (before) wrote both steps out in every iteration: 29 joined.
+TEST(Compress, JoinedCallSitesFoldNoLongerThanOneSymbolPerCallSite) {
+  skt::MergedTrace m = merged_from(4, cg_like);
+  skt::fold::CompressOptions per_site, joined;
+  joined.join_callsites = true;
+  skt::FoldedProgram a = skt::fold::compress(m, per_site), b = skt::fold::compress(m, joined);
+  EXPECT_TRUE(skt::fold::verify(a, m).empty());
+  EXPECT_TRUE(skt::fold::verify(b, m).empty());
+  EXPECT_LE(b.length(), a.length()) << "per call site " << a.length() << ", joined " << b.length();
+}
