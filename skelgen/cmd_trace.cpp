@@ -154,6 +154,7 @@ int run_with_tracer(const std::vector<std::string>& command, const TracerLaunch&
   argv.insert(argv.end(), command.begin() + 1, command.end());
 
   std::fflush(nullptr);
+  skt::proc::StopSignals stop_signals;  // before the start: a stop that comes before the wait still ends the child
   pid_t pid = fork();
   if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
   if (pid == 0) {

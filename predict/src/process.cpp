@@ -28,46 +28,11 @@ std::string real_path(const std::string& p) {
   return realpath(p.c_str(), buf) ? std::string(buf) : p;
 }
 
-// A stop signal (SIGINT, SIGTERM, SIGHUP) that arrived while wait_passing_stops waited.
+// A stop signal (SIGINT, SIGTERM, SIGHUP) that arrived while a StopSignals
+// lived: set once, as skelgen then stops.
 volatile sig_atomic_t g_stop_signal = 0;
 void note_stop(int sig) { g_stop_signal = sig; }
-
-// A stop signal meant for skelgen does not reach a child in a process group
-// of its own (Ctrl-C goes to the terminal's foreground group), nor one in
-// skelgen's group when it is sent to skelgen alone (kill PID, a job script):
-// while wait_passing_stops waits, these handlers note the signal, and it
-// passes it on. Signals ignored on entry stay ignored (a command started in
-// the background by a non-interactive shell ignores SIGINT).
-class StopSignals {
- public:
-  StopSignals() {
-    g_stop_signal = 0;
-    struct sigaction sa {};
-    sa.sa_handler = note_stop;
-    sigemptyset(&sa.sa_mask);
-    for (size_t i = 0; i < kSignals.size(); ++i) {
-      sigaction(kSignals[i], nullptr, &old_[i]);
-      if (old_[i].sa_handler != SIG_IGN) sigaction(kSignals[i], &sa, nullptr);
-    }
-  }
-  ~StopSignals() {
-    for (size_t i = 0; i < kSignals.size(); ++i) sigaction(kSignals[i], &old_[i], nullptr);
-  }
-  // After the child is gone: ends skelgen as the signal's default action
-  // would have (exit status 128 + signal).
-  [[noreturn]] static void die_of(int sig) {
-    struct sigaction dfl {};
-    dfl.sa_handler = SIG_DFL;
-    sigemptyset(&dfl.sa_mask);
-    sigaction(sig, &dfl, nullptr);
-    raise(sig);
-    _exit(128 + sig);
-  }
-
- private:
-  static constexpr std::array<int, 3> kSignals{SIGINT, SIGTERM, SIGHUP};
-  std::array<struct sigaction, 3> old_{};
-};
+constexpr std::array<int, 3> kStopSignals{SIGINT, SIGTERM, SIGHUP};  // StopSignals::old_ in this order
 
 // Ends the child `pid`, with its process group if it leads one: SIGTERM
 // (MPI launchers pass it on to their ranks), SIGKILL for what is left once
@@ -106,6 +71,36 @@ std::string temp_file(const char* what) {
 }
 
 }  // namespace
+
+// A stop signal meant for skelgen does not reach a child in a process group
+// of its own (Ctrl-C goes to the terminal's foreground group), nor one in
+// skelgen's group when it is sent to skelgen alone (kill PID, a job script):
+// while a StopSignals lives, these handlers note the signal, and
+// wait_passing_stops passes it on. Signals ignored on entry stay ignored (a
+// command started in the background by a non-interactive shell ignores
+// SIGINT). The note is never cleared: skelgen stops once it is set.
+StopSignals::StopSignals() {
+  struct sigaction sa {};
+  sa.sa_handler = note_stop;
+  sigemptyset(&sa.sa_mask);
+  for (size_t i = 0; i < kStopSignals.size(); ++i) {
+    sigaction(kStopSignals[i], nullptr, &old_[i]);
+    if (old_[i].sa_handler != SIG_IGN) sigaction(kStopSignals[i], &sa, nullptr);
+  }
+}
+
+StopSignals::~StopSignals() {
+  for (size_t i = 0; i < kStopSignals.size(); ++i) sigaction(kStopSignals[i], &old_[i], nullptr);
+}
+
+void StopSignals::die_of(int sig) {
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  sigaction(sig, &dfl, nullptr);
+  raise(sig);
+  _exit(128 + sig);
+}
 
 std::string which(const std::string& cmd) {
   if (cmd.empty()) return "";
@@ -159,6 +154,7 @@ RunOutput run_captured(const std::vector<std::string>& argv, double timeout_s) {
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   pid_t pid = 0;
+  StopSignals stop_signals;  // before the start: a stop that comes before the wait still ends the child
   int rc = posix_spawnp(&pid, args[0], &fa, &attr, args.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&attr);

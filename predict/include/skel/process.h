@@ -2,6 +2,9 @@
 // MPI jobs (trace, time, build, predict, place).
 #pragma once
 
+#include <signal.h>
+
+#include <array>
 #include <functional>
 #include <string>
 #include <vector>
@@ -29,6 +32,24 @@ struct RunOutput {
 // timeout_s (0 = no limit) kills its whole process group. Throws
 // std::runtime_error when it cannot be started.
 RunOutput run_captured(const std::vector<std::string>& argv, double timeout_s);
+
+// While one lives, the stop signals (SIGINT, SIGTERM, SIGHUP; those ignored
+// on entry stay ignored) are noted for wait_passing_stops instead of ending
+// skelgen. Make one before starting the child that wait_passing_stops will
+// wait for: a signal that came between the start and the wait ended skelgen
+// and left the launcher running (npb_scripts, SIGHUP, a clean-clone run).
+// The previous handlers come back when it goes.
+class StopSignals {
+ public:
+  StopSignals();
+  ~StopSignals();
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+  [[noreturn]] static void die_of(int sig);  // as the signal's default action would (exit status 128 + sig)
+
+ private:
+  std::array<struct sigaction, 3> old_{};  // SIGINT's, SIGTERM's, SIGHUP's
+};
 
 // Waits for the child `pid` (an MPI launcher skelgen started) to end and
 // returns its exit status (128 + signal if a signal ended it). A stop signal
