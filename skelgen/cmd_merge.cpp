@@ -37,6 +37,11 @@ void setup_merge(CLI::App& app, MergeOptions& opt) {
           ->check(CLI::IsMember({"auto", "walk", "align"}))
           ->capture_default_str();
   app.add_flag_callback("--align", [&opt] { opt.order = "align"; }, "The same as --order align")->excludes(order);
+  app.add_option("--align-work", opt.align_work,
+                 "The alignment gives up (and the walk merges) where aligning a group of ranks would read its\n"
+                 "calls and the columns so far more than this many times over (default: 64 with --order align,\n"
+                 "16 when auto tries it)")
+      ->check(CLI::Range(0, 1000000));
   app.add_flag("--allow-partial", opt.allow_partial,
                "Merge ranks whose trace ends early (the process died or called MPI_Abort)");
   app.add_flag("--verify", opt.verify,
@@ -56,6 +61,7 @@ int run_merge(const MergeOptions& opt) {
   mo.lookahead = opt.lookahead;
   mo.allow_partial = opt.allow_partial;
   if (!opt.quiet) mo.progress = [](const std::string& s) { std::fprintf(stderr, "skelgen merge: %s\n", s.c_str()); };
+  if (opt.align_work >= 0) mo.align_work = mo.auto_align_work = static_cast<size_t>(opt.align_work);
   set_merge_order(mo, opt.order);  // after the progress: the judge reports through it
   skt::merge::Loaded loaded = skt::merge::load(input, mo);
   auto t1 = clock::now();

@@ -44,6 +44,7 @@ struct MergeOptions {
   std::string input, output;
   uint32_t lookahead = 64;
   std::string order = "auto";  // skt::merge::Order by name (--align: "align")
+  int64_t align_work = -1;     // --align-work (-1: the Options' own bounds)
   bool allow_partial = false;
   bool verify = false;
   bool quiet = false;
