@@ -172,6 +172,11 @@ expect_error "needs --simgrid-npb-dir" --npb-dir "$npb" --class S --np 2 --mpi m
   --skelgen "$build/bin/skelgen" --simgrid "$repo/predict/platforms/homogeneous16.xml"
 expect_error "--launcher must contain {np}" --npb-dir "$npb" --class S --np 2 --mpi mpich \
   --skelgen "$build/bin/skelgen" --launcher "mpiexec.mpich -n 2"
+# an unknown merge order: argparse's usage, then its one-line error, exit status 2
+rc=0
+"$exp" --npb-dir "$npb" --class S --np 2 --mpi mpich --merge-order greedy > /dev/null 2> "$work/err.txt" || rc=$?
+[ $rc = 2 ] && tail -1 "$work/err.txt" | grep -q "argument --merge-order: invalid choice: 'greedy'" ||
+  { cat "$work/err.txt"; fail "--merge-order greedy: exit status $rc"; }
 
 # stopped (Ctrl-C, or SIGTERM from a batch system): the running benchmark's processes go too (they run in a
 # session of their own, which the signal does not reach), one line says so, the CSV keeps the benchmark as
