@@ -293,7 +293,7 @@ MergedTrace build(const Loaded& in, const std::vector<Column>& cols, const Optio
 
 }  // namespace
 
-MergedTrace merge(Loaded& in, const Options& opt, Ordered* ordered) {
+MergedTrace merge(const Loaded& in, const Options& opt, Ordered* ordered) {
   if (opt.order == Order::kAuto && !opt.judge) throw std::logic_error("merge: Order::kAuto needs Options::judge");
   Ordered how;
   std::vector<Column> aligned, walked;

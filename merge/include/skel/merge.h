@@ -120,7 +120,7 @@ struct Ordered {
   uint64_t walk_judged = 0, align_judged = 0;  // 0: not judged
 };
 
-MergedTrace merge(Loaded& in, const Options& opt, Ordered* ordered = nullptr);
+MergedTrace merge(const Loaded& in, const Options& opt, Ordered* ordered = nullptr);
 // One line for a summary, the judge's score named `score`: "by alignment (folded length 401 against the
 // walk's 1417)", "by the look-ahead walk (the alignment's order is the same)", ...
 std::string describe(const Ordered& o, const std::string& score = "score");
