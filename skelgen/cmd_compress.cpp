@@ -72,6 +72,10 @@ void setup_compress(CLI::App& app, CompressOptions& opt) {
                "computation and communication time within 0.1 %");
   app.add_option("--symbols", opt.symbols, "Fold a plain symbol string instead of a merged trace")
       ->check(CLI::ExistingFile);
+  app.add_option("--threads", opt.threads,
+                 "Threads for the fold (0 = one per core, at most 4, for traces of 65,536 calls or more). The "
+                 "program is the same whatever the number")
+      ->check(CLI::Range(0, 64));
   app.add_flag("-q,--quiet", opt.quiet, "No summary, progress or timing");
   app.add_flag("--json", opt.json,
                "Print the summary as one JSON object (symbols, folded_length, main_loop_body, main_loop_count, "
@@ -86,6 +90,7 @@ static int run_compress_merged(const CompressOptions& opt) {
   skt::fold::CompressOptions co;
   co.count_band = opt.band;
   co.join_callsites = opt.join_callsites;
+  co.threads = opt.threads;
   if (!opt.quiet && m.events.size() >= 1000000)
     co.progress = [](const std::string& s) { std::fprintf(stderr, "skelgen compress: %s\n", s.c_str()); };
   skt::FoldedProgram p = skt::fold::compress(m, co);

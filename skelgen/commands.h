@@ -57,6 +57,7 @@ struct CompressOptions {
   std::string input, output, symbols;
   double band = 0.25;
   bool join_callsites = false;
+  unsigned threads = 0;  // 0: skt::fold::CompressOptions's default
   bool verify = false;
   bool quiet = false;
   bool json = false;

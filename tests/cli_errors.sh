@@ -43,6 +43,8 @@ expect_error "no symbols (empty input)" "$skelgen" compress --symbols "$work/emp
 expect_error "not a skelgen merged trace" "$skelgen" compress "$corpus/text.skt"
 expect_error "this is a per-rank trace file, not a merged trace" "$skelgen" compress "$corpus/future-major.skt"
 expect_error "give a merged trace or --symbols" "$skelgen" compress
+expect_error "--threads: Value 65 not in range 0 to 64" "$skelgen" compress --threads 65 "$work/x.skm"
+expect_error "--threads: Value two not in range 0 to 64" "$skelgen" compress --threads two "$work/x.skm"
 # merge / compress / dump of merged files: missing inputs, unwritable outputs, ranks out of range
 expect_error "cannot open trace directory" "$skelgen" merge "$work/nothing-here"
 mkdir -p "$work/mixed-runs"

@@ -3,8 +3,10 @@
 #include <cmath>
 #include <deque>
 #include <functional>
+#include <future>
 #include <map>
 #include <set>
+#include <thread>
 #include <tuple>
 #include <unordered_map>
 
@@ -332,6 +334,12 @@ struct CountAcc {  // one count-like parameter of one rank over a node's instanc
 // the timing walk fills every node's statistics and value rules; a phase
 // walk (phase_period set, after the timing walk) only gathers the gaps of the
 // nodes with a cycle, per phase.
+//
+// A walk goes through the whole program in one or more lanes, each for its
+// own ranks (timing_walk: on several threads). Everything a walk writes is
+// per rank (the accumulators, cursor, pending) or lane-local (Lane), so lanes
+// share nothing they write, and each rank's values are taken in program
+// order whatever the lanes: the output does not depend on them.
 struct Builder {
   Builder(const MergedTrace& trace, const std::vector<int64_t>& symbols, FoldedProgram& program,
           const Folded& fold_result, double count_band)
@@ -344,7 +352,6 @@ struct Builder {
   std::vector<std::vector<Acc>> gap, dur;        // per node, per world rank
   std::vector<std::vector<std::vector<CountAcc>>> counts;  // per node, per kRuleParams entry, per rank
   std::vector<size_t> cursor;                    // per rank: next time index
-  size_t pos = 0;                                // next merged event
   double band = 0;
   std::vector<std::vector<Acc>> work;             // per node, per world rank (ranks with works only)
   // per node with a cycle: its period, over [0] the loop's iteration k, [1]
@@ -407,31 +414,73 @@ struct Builder {
   // rank's first call in an iteration need not be the body's first call
   // (NPB LU: rank 0 sends first, rank 1's first call is the receive).
   std::vector<int64_t> pending;
-  int64_t iteration = -1;  // of the innermost loop being walked (-1: none)
-  void walk(const std::vector<uint32_t>& items) {
+  // One walker's place in the program, and the ranks [lo, hi) it takes.
+  struct Lane {
+    uint32_t lo = 0, hi = 0;
+    size_t pos = 0;                   // next merged event
+    int64_t iteration = -1;           // of the innermost loop being walked (-1: none)
+    std::vector<uint64_t> instances;  // timing walk, per node: its instances so far
+  };
+  // The timing walk in `lanes` lanes (at most one per rank), the ranks split
+  // so that each lane takes about as many calls; each node's instances from it.
+  void timing_walk(unsigned lanes) {
+    const uint32_t P = m.world_size;
+    lanes = std::max(1u, std::min<unsigned>(lanes, P));
+    uint64_t calls = 0;
+    for (const MergedRank& r : m.ranks) calls += r.gaps.size();
+    std::vector<Lane> lane(lanes);
+    uint64_t taken = 0;
+    for (uint32_t r = 0, l = 0; r < P; ++r) {
+      taken += m.ranks[r].gaps.size();
+      // lane l ends after rank r once it holds its share, leaving a rank for each lane after it
+      if (l + 1 < lanes && (taken * lanes >= calls * (l + 1) || P - r - 1 == lanes - l - 1)) lane[++l].lo = r + 1;
+    }
+    for (unsigned l = 0; l < lanes; ++l) {
+      lane[l].hi = l + 1 < lanes ? lane[l + 1].lo : P;
+      lane[l].instances.assign(out.nodes.size(), 0);
+    }
+    std::vector<std::future<void>> others;
+    for (unsigned l = 1; l < lanes; ++l)
+      others.push_back(std::async(std::launch::async, [this, &lane, l] { walk(out.top, lane[l]); }));
+    walk(out.top, lane[0]);
+    for (std::future<void>& f : others) f.get();  // (a throwing lane: the futures' destructors wait for the rest)
+    for (size_t i = 0; i < out.nodes.size(); ++i) out.nodes[i].instances = lane[0].instances[i];
+  }
+  // A walk through all ranks in one lane (the phase walk).
+  void walk_all() {
+    Lane all;
+    all.hi = m.world_size;
+    walk(out.top, all);
+  }
+  void walk(const std::vector<uint32_t>& items, Lane& lane) {
     const bool phase_walk = !phase_period.empty();
     for (uint32_t id : items) {
       FoldedNode& node = out.nodes[id];
-      if (!phase_walk) ++node.instances;
+      if (!phase_walk) ++lane.instances[id];
       if (node.is_loop()) {
         std::vector<uint32_t> claimed;
-        for (uint32_t r = 0; r < pending.size(); ++r)
+        for (uint32_t r = lane.lo; r < lane.hi; ++r)
           if (pending[r] < 0) pending[r] = id, claimed.push_back(r);
-        int64_t outer_iteration = iteration;
+        int64_t outer_iteration = lane.iteration;
         for (uint64_t k = 0; k < node.count; ++k) {
-          iteration = static_cast<int64_t>(k);
-          walk(node.body);
+          lane.iteration = static_cast<int64_t>(k);
+          walk(node.body, lane);
           if (k == 0)  // a rank with no call in the first iteration: its later gaps are its own
             for (uint32_t r : claimed)
               if (pending[r] == static_cast<int64_t>(id)) pending[r] = -1;
         }
-        iteration = outer_iteration;
+        lane.iteration = outer_iteration;
         continue;
       }
-      const MergedEvent& e = m.events.at(pos);
-      if (seq.at(pos) != node.symbol) throw TraceError("compress: internal error: expansion out of step");
-      ++pos;
-      for (uint32_t r : e.ranks) {
+      const MergedEvent& e = m.events.at(lane.pos);
+      if (seq.at(lane.pos) != node.symbol) throw TraceError("compress: internal error: expansion out of step");
+      ++lane.pos;
+      const int64_t iteration = lane.iteration;
+      // e.ranks ascend: this lane's are a contiguous stretch of them
+      auto r_begin = std::lower_bound(e.ranks.begin(), e.ranks.end(), lane.lo);
+      auto r_end = std::lower_bound(r_begin, e.ranks.end(), lane.hi);
+      for (auto rp = r_begin; rp != r_end; ++rp) {
+        const uint32_t r = *rp;
         size_t c = cursor[r]++;
         size_t target = pending[r] >= 0 ? static_cast<size_t>(pending[r]) : id;
         pending[r] = -1;
@@ -460,7 +509,7 @@ struct Builder {
         if (!m.ranks[r].works.empty()) work[target][r].add(static_cast<double>(m.ranks[r].works[c]));
         if (!course[target].empty()) {
           const MergedRank& mr = m.ranks[r];
-          uint64_t instance = out.nodes[target].instances - 1;  // counted on entry, above
+          uint64_t instance = lane.instances[target] - 1;  // counted on entry, above
           size_t part = static_cast<size_t>(instance * kProfileParts / total_instances[target]);
           course[target][r][part].add(static_cast<double>(mr.works.empty() ? mr.gaps[c] : mr.works[c]));
         }
@@ -732,7 +781,8 @@ MessagePartners message_partners(const MergedTrace& m) {
 // Returns the refinements (coarse symbol, parameter) of nodes whose counts
 // follow no rule (linear, a cycle, the band), or whose tags or peers follow
 // no exact one (empty: the program is accepted).
-std::set<int64_t> attempt(const MergedTrace& m, const std::vector<ListDesc>& backs, const MessagePartners& partners,
+std::set<int64_t> attempt(const MergedTrace& m, const std::vector<ListDesc>& backs,
+                          const std::shared_future<MessagePartners>& partners_ready, unsigned lanes,
                           const CompressOptions& opt, const std::set<int64_t>& refined, FoldedProgram& out) {
   out = FoldedProgram();
   out.source = m.source;
@@ -765,6 +815,7 @@ std::set<int64_t> attempt(const MergedTrace& m, const std::vector<ListDesc>& bac
   if (opt.progress)
     opt.progress(std::to_string(m.events.size()) + " merged events, " + std::to_string(symbols.size()) + " symbols");
   // 2. fold, each loop starting where the fewest messages cross its iterations
+  const MessagePartners& partners = partners_ready.get();
   Folded folded = fold(str, {}, [&](uint64_t first, uint64_t length) { return partners.crossing(first, length); });
   // 3. the loop tree (children before parents) and 4. the timing walk
   Builder b(m, seq, out, folded, opt.count_band);
@@ -773,7 +824,7 @@ std::set<int64_t> attempt(const MergedTrace& m, const std::vector<ListDesc>& bac
   b.size_accumulators();
   bool any_work = false;
   for (const MergedRank& r : m.ranks) any_work |= !r.works.empty();
-  b.walk(out.top);
+  b.timing_walk(lanes);
   std::vector<double> rank_ns(P, 0);  // each rank's time: its gaps and calls
   for (size_t r = 0; r < P; ++r)
     for (size_t k = 0; k < m.ranks[r].gaps.size(); ++k)
@@ -899,7 +950,7 @@ std::set<int64_t> attempt(const MergedTrace& m, const std::vector<ListDesc>& bac
     Builder pb(m, seq, out, folded, opt.count_band);
     pb.phase_period = checked;
     pb.phase_instance.assign(N, 0);
-    pb.walk(out.top);
+    pb.walk_all();
     for (const auto& [node, by_phases] : pb.phase_gap)
       for (size_t by = 0; by < 2; ++by) {  // one table per node: by the loop's iteration before by the instance
         if (by_phases[by].empty() || phases_alike(by_phases[by], out.nodes[node], m, phase_ns[node])) continue;
@@ -912,6 +963,18 @@ std::set<int64_t> attempt(const MergedTrace& m, const std::vector<ListDesc>& bac
   return offenders;
 }
 
+// The threads a fold uses (CompressOptions::threads): auto, one per core
+// (at most kMaxAutoThreads) for traces of at least kThreadsMinCalls calls.
+constexpr unsigned kMaxAutoThreads = 4;
+constexpr uint64_t kThreadsMinCalls = 1 << 16;
+unsigned threads_for(const MergedTrace& m, const CompressOptions& opt) {
+  if (opt.threads > 0) return opt.threads;
+  uint64_t calls = 0;
+  for (const MergedRank& r : m.ranks) calls += r.gaps.size();
+  if (calls < kThreadsMinCalls) return 1;
+  return std::max(1u, std::min(kMaxAutoThreads, std::thread::hardware_concurrency()));
+}
+
 }  // namespace
 
 FoldedProgram compress(const MergedTrace& m, const CompressOptions& opt) {
@@ -922,10 +985,13 @@ FoldedProgram compress(const MergedTrace& m, const CompressOptions& opt) {
   // value and its tags are constant: this ends.
   std::set<int64_t> refined;
   FoldedProgram out;
+  const unsigned threads = threads_for(m, opt);
+  // the message partners (for the fold) are found beside the first symbols, on a thread of their own
+  std::shared_future<MessagePartners> partners =
+      std::async(threads > 1 ? std::launch::async : std::launch::deferred, message_partners, std::cref(m)).share();
   std::vector<ListDesc> backs = request_backs(m);
-  const MessagePartners partners = message_partners(m);
   for (int round = 0;; ++round) {
-    std::set<int64_t> offenders = attempt(m, backs, partners, opt, refined, out);
+    std::set<int64_t> offenders = attempt(m, backs, partners, threads, opt, refined, out);
     size_t before = refined.size();
     // Counts first: banding a call's counts splits its symbol, and its peers and tags may then follow a
     // rule in each part (NPB CG with call sites joined: its count-1 and count-1750 Irecvs shared a

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <map>
+#include <fstream>
+#include <iterator>
 #include <random>
 #include <set>
 #include <tuple>
@@ -1339,4 +1341,77 @@ TEST(Compress, JoinedCallSitesFoldNoLongerThanOneSymbolPerCallSite) {
   EXPECT_TRUE(skt::fold::verify(a, m).empty());
   EXPECT_TRUE(skt::fold::verify(b, m).empty());
   EXPECT_LE(b.length(), a.length()) << "per call site " << a.length() << ", joined " << b.length();
+}
+
+namespace {
+
+// A pipeline over 7 ranks, 80 iterations: rank r > 0 receives from r - 1,
+// rank r < 6 sends to r + 1 (so the ranks' first calls in an iteration
+// differ, and the events' rank sets), then all reduce; rank 3's computation
+// drifts (a course), and the ranks make different numbers of calls.
+skt::MergedTrace pipeline_program() {
+  return merged_from(7, [](uint32_t r) {
+    std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0, 0, 10)};
+    for (int it = 0; it < 80; ++it) {
+      if (r > 0) {
+        skt::testing::Syn recv = call(skt::kFunc_MPI_Recv, 1, r == 3 ? 1000 + 500 * it : 1000, 10, 8 + r);
+        recv.peer = r - 1;
+        recv.tag = 5;
+        v.push_back(recv);
+      }
+      if (r < 6) {
+        skt::testing::Syn send = call(skt::kFunc_MPI_Send, 2, 500 + 100 * r, 10, 9 + r);
+        send.peer = r + 1;
+        send.tag = 5;
+        v.push_back(send);
+      }
+      v.push_back(call(skt::kFunc_MPI_Allreduce, 3, 2000 + 10 * r, 10 + it % 3));
+    }
+    v.push_back(call(skt::kFunc_MPI_Finalize, 4, 10, 10));
+    return v;
+  });
+}
+
+std::string folded_bytes(const skt::FoldedProgram& p) {
+  std::string path = skt::testing::temp_dir("threads") + "/p.skf";
+  skt::write_folded(path, p);
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+}  // namespace
+
+// The timing walk splits the ranks between threads (CompressOptions::threads):
+// whatever the number, the program is the same file, byte for byte — on
+// programs with per-rank first calls in a loop and rank sets (the pipeline),
+// a course, phase tables and cycles (the sweeps), and refinement rounds (CG).
+TEST(Compress, TheProgramDoesNotDependOnTheThreads) {
+  struct Case {
+    const char* name;
+    skt::MergedTrace m;
+    bool joined;
+  };
+  std::vector<Case> cases;
+  cases.push_back({"pipeline", pipeline_program(), false});
+  cases.push_back({"sweeps", sweep_program(), false});
+  cases.push_back({"sweeps joined", sweep_program(), true});
+  cases.push_back({"cg joined", merged_from(4, cg_like), true});
+  for (const Case& c : cases) {
+    skt::fold::CompressOptions one;
+    one.join_callsites = c.joined;
+    one.threads = 1;
+    const skt::FoldedProgram base = skt::fold::compress(c.m, one);
+    ASSERT_TRUE(skt::fold::verify(base, c.m).empty()) << c.name;
+    const std::string want = folded_bytes(base);
+    for (unsigned threads : {2u, 3u, 7u, 16u}) {
+      skt::fold::CompressOptions many = one;
+      many.threads = threads;
+      EXPECT_EQ(folded_bytes(skt::fold::compress(c.m, many)), want) << c.name << ", " << threads << " threads";
+    }
+  }
+  // the pipeline has what the walk's lanes must keep apart: a course and per-rank loop entries
+  const skt::FoldedProgram p = skt::fold::compress(cases[0].m, {});
+  bool course = false;
+  for (const auto& n : p.nodes) course |= !n.profile.empty();
+  EXPECT_TRUE(course) << p.to_string();
 }

@@ -30,6 +30,11 @@ struct CompressOptions {
   // one loop).
   // Off: a symbol is one call site (the published method).
   bool join_callsites = false;
+  // Threads (0: one per core, at most 4, for traces of 65,536 calls or more;
+  // else one). The timing walk splits the ranks between them, and the message
+  // partners are found beside the first symbols. The program does not depend
+  // on it.
+  unsigned threads = 0;
   std::function<void(const std::string&)> progress;
 };
 
