@@ -2,7 +2,7 @@
 #   struct EmbeddedTemplate { const char* name; const char* text; };
 #   kTemplates[] = {{"skel_kernel.h", R"...(...)..."}, ...}
 # Run with: cmake -DOUT=... -DFILES="a|b" -P embed_templates.cmake
-set(body "// Generated from templates/ by cmake/embed_templates.cmake -- do not edit.\n#pragma once\n\n")
+set(body "// Generated from the skeleton templates by cmake/embed_templates.cmake -- do not edit.\n#pragma once\n\n")
 string(APPEND body "struct EmbeddedTemplate {\n  const char* name;\n  const char* text;\n};\n\n")
 string(APPEND body "static const EmbeddedTemplate kTemplates[] = {\n")
 string(REPLACE "|" ";" FILES "${FILES}")

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "../templates/skel_kernel.h"
+#include "skel/skel_kernel.h"
 
 namespace skt::tracer {
 

@@ -15,10 +15,8 @@
 #include <stdexcept>
 
 #include "commands.h"
-#include "merge_order.h"
-#include "skel/compress.h"
 #include "skel/generate.h"
-#include "skel/merge.h"
+#include "skel/pipeline.h"
 #include "skel/process.h"
 
 extern char** environ;
@@ -61,81 +59,6 @@ std::string flavor_of(const std::string& library) {
   if (library.find("MPICH") != std::string::npos || library.find("mpich") != std::string::npos) return "mpich";
   if (library.find("Open MPI") != std::string::npos || library.find("OpenMPI") != std::string::npos) return "openmpi";
   return "";
-}
-
-// A trace whose ranks ended early (MPI_Abort, a crash): keep the merged
-// events up to the last call of the rank that stopped first, so that the
-// skeleton ends cleanly there instead of waiting for partners that never come.
-void cut_at_early_end(skt::MergedTrace& m, const GenerateOptions& opt) {
-  size_t cut = m.events.size();
-  std::vector<size_t> last(m.world_size, 0), seen(m.world_size, 0);
-  for (size_t i = 0; i < m.events.size(); ++i)
-    for (uint32_t r : m.events[i].ranks) last[r] = i + 1;
-  for (uint32_t r = 0; r < m.world_size; ++r)
-    if (m.ranks[r].end != skt::TraceEnd::kFinalized) cut = std::min(cut, last[r]);
-  if (cut == m.events.size()) return;
-  if (!opt.quiet)
-    std::fprintf(stderr, "skelgen generate: note: the trace ends early; the skeleton stops after merged event %zu of %zu\n",
-                 cut, m.events.size());
-  m.events.resize(cut);
-  for (const auto& e : m.events)
-    for (uint32_t r : e.ranks) ++seen[r];
-  for (uint32_t r = 0; r < m.world_size; ++r) {
-    m.ranks[r].gaps.resize(seen[r]);
-    m.ranks[r].durations.resize(seen[r]);
-    m.ranks[r].events = seen[r];
-  }
-}
-
-// Whatever INPUT is, the folded program (running merge and compress as needed).
-skt::FoldedProgram load_program(const std::string& input, const GenerateOptions& opt) {
-  auto say = [&](const std::string& s) {
-    if (!opt.quiet) std::fprintf(stderr, "skelgen generate: %s\n", s.c_str());
-  };
-  struct stat sb {};
-  if (stat(input.c_str(), &sb) != 0)
-    throw std::runtime_error(input + ": " + std::strerror(errno));
-  if (S_ISDIR(sb.st_mode)) {
-    skt::merge::Options mo;
-    mo.allow_partial = opt.allow_partial;
-    mo.progress = say;
-    set_merge_order(mo, opt.merge_order);  // after the progress: the judge reports through it
-    say("merging the ranks of " + input);
-    skt::merge::Loaded loaded = skt::merge::load(input, mo);
-    skt::merge::Ordered ordered;
-    skt::MergedTrace m = skt::merge::merge(loaded, mo, &ordered);
-    say("merged " + skt::merge::describe(ordered, kMergeScore));
-    cut_at_early_end(m, opt);
-    say("folding " + std::to_string(m.events.size()) + " merged events");
-    skt::fold::CompressOptions co;
-    co.progress = say;
-    co.join_callsites = opt.join_callsites;
-    return skt::fold::compress(m, co);
-  }
-  if (skt::is_folded_file(input)) {
-    skt::FoldedProgram p = skt::read_folded(input);
-    if (opt.join_callsites && !p.callsites_joined)
-      say("note: " + input + " was folded without --join-call-sites; fold it again (skelgen compress) to join them");
-    for (const auto& r : p.symbols.ranks)
-      if (r.end != skt::TraceEnd::kFinalized)
-        throw std::runtime_error(input + ": folded from a trace whose ranks end early; generate from the trace "
-                                 "directory or the merged trace with --allow-partial");
-    return p;
-  }
-  if (skt::is_merged_file(input)) {
-    skt::MergedTrace m = skt::read_merged(input);
-    for (const auto& r : m.ranks)
-      if (r.end != skt::TraceEnd::kFinalized && !opt.allow_partial)
-        throw std::runtime_error(input + ": some ranks' traces end early (" + skt::trace_end_name(r.end) +
-                                 "); use --allow-partial for a skeleton that stops where the first of them did");
-    cut_at_early_end(m, opt);
-    say("folding " + std::to_string(m.events.size()) + " merged events");
-    skt::fold::CompressOptions co;
-    co.progress = say;
-    co.join_callsites = opt.join_callsites;
-    return skt::fold::compress(m, co);
-  }
-  throw std::runtime_error(input + ": not a trace directory, merged trace (.skm) or folded program (.skf)");
 }
 
 int spawn(const std::vector<std::string>& argv) {
@@ -205,7 +128,12 @@ int run_generate(const GenerateOptions& opt) {
       if (base.size() > 4 && base.compare(base.size() - 4, 4, ext) == 0) base.resize(base.size() - 4);
     out = base + ".skel.c";
   }
-  skt::FoldedProgram p = load_program(input, opt);
+  skt::gen::InputOptions io;
+  io.allow_partial = opt.allow_partial;
+  io.merge_order = opt.merge_order;
+  io.join_callsites = opt.join_callsites;
+  if (!opt.quiet) io.say = [](const std::string& s) { std::fprintf(stderr, "skelgen generate: %s\n", s.c_str()); };
+  skt::FoldedProgram p = skt::gen::load_program(input, io);
   skt::gen::GenerateOptions go;
   go.scale = opt.scale;
   go.min_share = opt.min_share;

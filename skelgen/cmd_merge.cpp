@@ -6,8 +6,8 @@
 #include <cstdio>
 
 #include "commands.h"
-#include "merge_order.h"
 #include "skel/merge.h"
+#include "skel/pipeline.h"
 
 namespace skelgen {
 
@@ -62,7 +62,7 @@ int run_merge(const MergeOptions& opt) {
   mo.allow_partial = opt.allow_partial;
   if (!opt.quiet) mo.progress = [](const std::string& s) { std::fprintf(stderr, "skelgen merge: %s\n", s.c_str()); };
   if (opt.align_work >= 0) mo.align_work = mo.auto_align_work = static_cast<size_t>(opt.align_work);
-  set_merge_order(mo, opt.order);  // after the progress: the judge reports through it
+  skt::gen::set_merge_order(mo, opt.order);  // after the progress: the judge reports through it
   skt::merge::Loaded loaded = skt::merge::load(input, mo);
   auto t1 = clock::now();
   skt::merge::Ordered ordered;
@@ -95,7 +95,7 @@ int run_merge(const MergeOptions& opt) {
                 static_cast<unsigned long long>(hi));
     std::printf("events:  %zu merged events (%zu with only some ranks), %zu distinct calls\n", m.events.size(),
                 partial, m.identities.size());
-    std::printf("order:   %s\n", skt::merge::describe(ordered, kMergeScore).c_str());
+    std::printf("order:   %s\n", skt::merge::describe(ordered, skt::gen::kMergeScore).c_str());
     std::printf("params:  %zu described, %zu by per-rank table\n", described, tables);
     std::printf("time:    %.3f s (read %.3f, merge %.3f, write %.3f); %lld bytes\n", secs(t0, t3), secs(t0, t1),
                 secs(t1, t2), secs(t2, t3), static_cast<long long>(sb.st_size));

@@ -13,7 +13,7 @@
 #include "skel/skel_funcs.h"
 #include "requests.h"
 #include "safe_order.h"
-#include "skel_kernel.h"
+#include "skel/skel_kernel.h"
 #include "synthetic.h"
 #include "trace_fixtures.h"
 

@@ -37,7 +37,7 @@ struct TraceHeader {
   uint8_t thread_level = 0;   // MPI thread level provided (0 = SINGLE ... 3 = MULTIPLE)
   int64_t start_realtime_ns = 0;   // wall clock (CLOCK_REALTIME) at time 0
   int64_t start_monotonic_ns = 0;  // the clock value that event time 0 corresponds to
-  // Calibration of the reference compute kernel (templates/skel_kernel.h) on
+  // Calibration of the reference compute kernel (skel/skel_kernel.h) on
   // this node: how many kernel units it runs per second.
   std::string kernel_name;
   uint32_t kernel_version = 0;

@@ -16,7 +16,7 @@
 #include "requests.h"
 #include "safe_order.h"
 #include "skel/skel_funcs.h"
-#include "skel_kernel.h"
+#include "skel/skel_kernel.h"
 #include "templates.h"
 
 namespace skt::gen {

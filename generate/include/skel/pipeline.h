@@ -1,0 +1,45 @@
+// The stages chained: whatever a user hands to skelgen generate (a trace
+// directory, a merged trace, a folded program), the folded program, running
+// merge and compress where needed; and skelgen's choice of merge order.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "skel/folded.h"
+#include "skel/merge.h"
+
+namespace skt::gen {
+
+struct InputOptions {
+  bool allow_partial = false;        // accept traces whose ranks end early (merge --allow-partial)
+  std::string merge_order = "auto";  // when merging here: "auto", "walk" or "align"
+  bool join_callsites = false;       // when folding here: compress --join-call-sites
+  std::function<void(const std::string&)> say;  // progress and notes (may be empty)
+};
+
+// The folded program of INPUT: read (.skf), folded (.skm), or merged and
+// folded (a trace directory). Throws TraceError or std::runtime_error with
+// one line naming INPUT for what it cannot read or use.
+FoldedProgram load_program(const std::string& input, const InputOptions& opt);
+
+// skelgen's choice of merge order (skelgen merge --order auto, the default;
+// generate --merge-order): the ranks' calls are merged both ways, by the
+// look-ahead walk and by alignment, and where the two orders differ the one
+// whose fold (per call site, as skelgen compress without options) is shorter
+// is kept, the walk's on a tie. Neither order is better everywhere: NPB MG at
+// 16 ranks folds to 1,417 symbols merged by the walk and 401 by alignment; at
+// 2 and 4 ranks the walk's folds shorter (124 against 132, 134 against 169);
+// NPB LU at 2 ranks folds to 72 either way, and only the walk's keeps its
+// SSOR loop closed (docs/merge.md, "Choosing the order").
+//
+// Sets mo.order from its name ("auto", "walk", "align") and, for auto, the
+// judge: the folded length (its progress through mo.progress on a million
+// merged events or more, as skelgen compress's). Throws
+// std::invalid_argument for another name.
+void set_merge_order(merge::Options& mo, const std::string& name);
+
+// The name of the judge's score, for merge::describe.
+inline constexpr const char* kMergeScore = "folded length";
+
+}  // namespace skt::gen

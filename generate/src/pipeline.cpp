@@ -1,0 +1,101 @@
+// The stages chained for skelgen generate, and skelgen's merge order.
+#include "skel/pipeline.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+#include "skel/compress.h"
+
+namespace skt::gen {
+namespace {
+
+void say(const InputOptions& opt, const std::string& s) {
+  if (opt.say) opt.say(s);
+}
+
+// A trace whose ranks ended early (MPI_Abort, a crash): keep the merged
+// events up to the last call of the rank that stopped first, so that the
+// skeleton ends cleanly there instead of waiting for partners that never come.
+void cut_at_early_end(MergedTrace& m, const InputOptions& opt) {
+  size_t cut = m.events.size();
+  std::vector<size_t> last(m.world_size, 0), seen(m.world_size, 0);
+  for (size_t i = 0; i < m.events.size(); ++i)
+    for (uint32_t r : m.events[i].ranks) last[r] = i + 1;
+  for (uint32_t r = 0; r < m.world_size; ++r)
+    if (m.ranks[r].end != TraceEnd::kFinalized) cut = std::min(cut, last[r]);
+  if (cut == m.events.size()) return;
+  say(opt, "note: the trace ends early; the skeleton stops after merged event " + std::to_string(cut) + " of " +
+               std::to_string(m.events.size()));
+  m.events.resize(cut);
+  for (const auto& e : m.events)
+    for (uint32_t r : e.ranks) ++seen[r];
+  for (uint32_t r = 0; r < m.world_size; ++r) {
+    m.ranks[r].gaps.resize(seen[r]);
+    m.ranks[r].durations.resize(seen[r]);
+    m.ranks[r].events = seen[r];
+  }
+}
+
+FoldedProgram fold(const MergedTrace& m, const InputOptions& opt) {
+  say(opt, "folding " + std::to_string(m.events.size()) + " merged events");
+  fold::CompressOptions co;
+  co.progress = opt.say;
+  co.join_callsites = opt.join_callsites;
+  return fold::compress(m, co);
+}
+
+}  // namespace
+
+void set_merge_order(merge::Options& mo, const std::string& name) {
+  mo.order = merge::order_from_name(name);
+  if (mo.order != merge::Order::kAuto) return;
+  mo.judge = [progress = mo.progress](const MergedTrace& m) {
+    fold::CompressOptions co;
+    if (m.events.size() >= 1000000) co.progress = progress;
+    return fold::compress(m, co).length();
+  };
+}
+
+FoldedProgram load_program(const std::string& input, const InputOptions& opt) {
+  struct stat sb {};
+  if (stat(input.c_str(), &sb) != 0) throw std::runtime_error(input + ": " + std::strerror(errno));
+  if (S_ISDIR(sb.st_mode)) {
+    merge::Options mo;
+    mo.allow_partial = opt.allow_partial;
+    mo.progress = opt.say;
+    set_merge_order(mo, opt.merge_order);  // after the progress: the judge reports through it
+    say(opt, "merging the ranks of " + input);
+    merge::Loaded loaded = merge::load(input, mo);
+    merge::Ordered ordered;
+    MergedTrace m = merge::merge(loaded, mo, &ordered);
+    say(opt, "merged " + merge::describe(ordered, kMergeScore));
+    cut_at_early_end(m, opt);
+    return fold(m, opt);
+  }
+  if (is_folded_file(input)) {
+    FoldedProgram p = read_folded(input);
+    if (opt.join_callsites && !p.callsites_joined)
+      say(opt, "note: " + input + " was folded without --join-call-sites; fold it again (skelgen compress) to join them");
+    for (const auto& r : p.symbols.ranks)
+      if (r.end != TraceEnd::kFinalized)
+        throw std::runtime_error(input + ": folded from a trace whose ranks end early; generate from the trace "
+                                 "directory or the merged trace with --allow-partial");
+    return p;
+  }
+  if (is_merged_file(input)) {
+    MergedTrace m = read_merged(input);
+    for (const auto& r : m.ranks)
+      if (r.end != TraceEnd::kFinalized && !opt.allow_partial)
+        throw std::runtime_error(input + ": some ranks' traces end early (" + trace_end_name(r.end) +
+                                 "); use --allow-partial for a skeleton that stops where the first of them did");
+    cut_at_early_end(m, opt);
+    return fold(m, opt);
+  }
+  throw std::runtime_error(input + ": not a trace directory, merged trace (.skm) or folded program (.skf)");
+}
+
+}  // namespace skt::gen
