@@ -40,9 +40,18 @@ class Param:
         sys.exit(f"no Fortran type for {self.ctype}")
 
 
+CLASSES = ("init", "finalize", "abort", "send", "isend", "send_init", "recv", "irecv", "recv_init", "sendrecv",
+           "probe", "iprobe", "start", "complete", "request_free", "collective", "icollective", "comm_create",
+           "comm_create_group", "comm_free", "local")
+SEND_MODES = ("", "sync", "buffered")
+
+
 class Func:
-    def __init__(self, fid, kind, name, params, where):
+    def __init__(self, fid, kind, name, cls, params, where):
         self.id, self.kind, self.name, self.params, self.where = fid, kind, name, params, where
+        self.cls, _, self.mode = cls.partition(".")
+        if self.cls not in CLASSES or self.mode not in SEND_MODES or (self.mode and "send" not in self.cls):
+            sys.exit(f"{where}: unknown class '{cls}' (one of {', '.join(CLASSES)}; sends may add .sync or .buffered)")
         self.by_role = {r: p for p in params for r in [p.role] + p.more_roles if r}
 
 
@@ -55,9 +64,9 @@ def parse(path):
         where = f"{path}:{n}"
         head, _, plist = line.partition(":")
         parts = head.split()
-        if len(parts) != 3 or parts[1] not in ("gen", "gen-c", "special"):
-            sys.exit(f"{where}: expected 'ID KIND NAME [: PARAMETERS]'")
-        fid, kind, name = int(parts[0]), parts[1], parts[2]
+        if len(parts) != 4 or parts[1] not in ("gen", "gen-c", "special"):
+            sys.exit(f"{where}: expected 'ID KIND NAME CLASS [: PARAMETERS]'")
+        fid, kind, name, cls = int(parts[0]), parts[1], parts[2], parts[3]
         if fid in ids or name in names:
             sys.exit(f"{where}: duplicate id {fid} or name {name}")
         ids.add(fid)
@@ -65,7 +74,7 @@ def parse(path):
         params = [Param(t, where) for t in plist.split(",")] if plist.strip() else []
         if kind != "special" and not params:
             sys.exit(f"{where}: generated wrapper needs its parameters")
-        funcs.append(Func(fid, kind, name, params, where))
+        funcs.append(Func(fid, kind, name, cls, params, where))
     return funcs
 
 
