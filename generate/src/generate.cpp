@@ -13,6 +13,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "plan.h"
 #include "requests.h"
 #include "safe_order.h"
 #include "skel/skel_funcs.h"
@@ -48,20 +49,21 @@ enum class Side { send, recv };
 
 class Emitter {
  public:
-  Emitter(const FoldedProgram& p, const GenerateOptions& opt, Skeleton& out)
-      : p_(p), m_(p.symbols), opt_(opt), out_(out), P_(p.symbols.world_size) {}
+  Emitter(const FoldedProgram& p, const GenerateOptions& opt, const Plan& plan, Skeleton& out)
+      : p_(p), m_(p.symbols), opt_(opt), plan_(plan), slots_(plan.slots), out_(out), P_(p.symbols.world_size) {}
 
-  void run();
+  void run(const NodeTimes& times);
+  void note(const std::string& s) { notes_.insert(s); }
 
  private:
+  void summarise(const NodeTimes& times);
   const FoldedProgram& p_;
   const MergedTrace& m_;
   const GenerateOptions& opt_;
+  const Plan& plan_;
+  const RequestSlots& slots_;
   Skeleton& out_;
   const uint32_t P_;
-  RequestSlots slots_;
-  std::vector<std::vector<double>> total_;  // per node, per rank: ns in the node (subtree)
-  std::vector<int32_t> cut_;                // per node: index in out_.cut, -1: runs as traced
   std::vector<double> rate_;                // per rank: kernel units per ns
   std::ostringstream tables_, body_;
   std::set<std::string> notes_;
@@ -79,31 +81,16 @@ class Emitter {
   size_t max_reqs_ = 1;
   std::vector<bool> type_used_;
   bool user_op_ = false, win_ = false, file_ = false, saw_init_ = false, saw_finalize_ = false;
-  bool threaded_ = false;  // the trace starts with MPI_Init_thread
 
   const MergedEvent& event(uint32_t n) const { return m_.events[static_cast<size_t>(p_.nodes[n].symbol)]; }
   const Identity& identity(uint32_t n) const { return m_.identities[event(n).identity]; }
   uint32_t func(uint32_t n) const { return identity(n).func; }
 
-  void note(const std::string& s) { notes_.insert(s); }
   // "MPI_Isend at app+0x1a2" for the comment above node n's call
   std::string where(uint32_t n) const {
     return std::string(func_name(func(n))) + " at " + m_.callsite_name(identity(n).callsite) +
            (p_.callsites_joined ? " (call sites joined)" : "");
   }
-  void measure();
-  void choose_cuts(const std::vector<uint32_t>& items, double program);
-  uint64_t value_period(uint32_t loop) const;
-  bool has_cut_candidate(const std::vector<uint32_t>& items, double program) const;
-  bool cuttable(uint32_t loop, double program) const;
-  bool closed(uint32_t loop) const;
-  struct MessageEnd {
-    int64_t peer;
-    std::vector<int64_t> tag;  // one tag, or a tag rule's first values
-    double share;              // of the node's instances
-  };
-  std::vector<MessageEnd> message_ends(uint32_t n, Param peer, Param tag, uint32_t r) const;
-  double share(uint32_t n, double program) const;
 
   // Per-rank C values -> a literal when all participants agree, else a
   // table indexed by world rank (non-participants get `fill`).
@@ -156,223 +143,6 @@ class Emitter {
   std::string types_setup();
   std::string header() const;
 };
-
-// ------------------------------------------------------------------ timing
-
-void Emitter::measure() {
-  total_.assign(p_.nodes.size(), std::vector<double>(P_, 0.0));
-  // a loop's body nodes come before the loop in p_.nodes (built children first)
-  for (size_t i = 0; i < p_.nodes.size(); ++i) {
-    const FoldedNode& n = p_.nodes[i];
-    for (uint32_t r = 0; r < P_; ++r) {
-      double t = 0;
-      if (r < n.gap.size()) t += n.gap[r].mean * static_cast<double>(n.gap[r].n);
-      if (r < n.dur.size()) t += n.dur[r].mean * static_cast<double>(n.dur[r].n);
-      for (uint32_t c : n.body) t += total_[c][r];
-      total_[i][r] = t;
-    }
-  }
-}
-
-double Emitter::share(uint32_t n, double program) const {
-  double most = 0;
-  for (double t : total_[n]) most = std::max(most, t);
-  return program > 0 ? most / program : 0;
-}
-
-// A cut loop keeps at least this many iterations (the first one is not steady).
-constexpr uint64_t kMinCutIterations = 2;
-
-// Rank r's messages at node n: peer (world rank) and tag, each with the
-// share of the node's instances that has it. Where the peer and the tag are
-// constants or cycles (call sites joined: a node sends to each direction in
-// turn), one end per instance of the cycle, with that instance's own peer
-// and tag, so that a send and a receive pair whatever order their cycles
-// list the directions in (NPB SP's main loop was left whole, joined, when
-// the pair of cycles was compared as a whole). Where the tag follows the
-// instance (a linear rule), it is its first values instead: a message pairs
-// within one iteration only where the send's and the receive's agree. A
-// send whose tag runs one round ahead of its receive's (tag i+2 against
-// i+3: the message crosses the iterations) would never find its receive
-// once the loop is cut.
-std::vector<Emitter::MessageEnd> Emitter::message_ends(uint32_t n, Param peer, Param tag, uint32_t r) const {
-  auto rule_of = [&](Param pm) -> const CountRule* {
-    const CountRule* rule = p_.nodes[n].rule(pm);
-    return rule && r < rule->kind.size() && rule->kind[r] ? rule : nullptr;  // nullptr: one value
-  };
-  const CountRule *peer_rule = rule_of(peer), *tag_rule = rule_of(tag);
-  const uint64_t peer_period = peer_rule && peer_rule->is_cycle() ? peer_rule->period : 1;
-  std::vector<MessageEnd> out;
-  if (!tag_rule || tag_rule->is_cycle()) {
-    const uint64_t instances = std::lcm(peer_period, tag_rule ? tag_rule->period : 1);
-    if (instances <= 4096) {
-      for (uint64_t j = 0; j < instances; ++j)
-        out.push_back({value_at(p_, n, peer, r, j), {value_at(p_, n, tag, r, j)}, 1.0 / static_cast<double>(instances)});
-      return out;
-    }
-  }
-  const uint64_t times = tag_rule && tag_rule->is_cycle() ? tag_rule->period : 4;
-  std::vector<int64_t> tags;
-  for (uint64_t j = 0; j < times; ++j) tags.push_back(value_at(p_, n, tag, r, j));
-  if (std::all_of(tags.begin(), tags.end(), [&](int64_t t) { return t == tags[0]; })) tags.resize(1);
-  for (uint64_t j = 0; j < peer_period; ++j)
-    out.push_back({value_at(p_, n, peer, r, j), tags, 1.0 / static_cast<double>(peer_period)});
-  return out;
-}
-
-// Whether every message a loop's iteration sends is received in that
-// iteration, and the other way round (per sender, receiver, communicator
-// and tag; MPI_ANY_SOURCE receives count for any sender, and with an
-// MPI_ANY_TAG receive in the loop the tags are left out). Only then can the
-// loop run fewer iterations: a merged order can fold into one loop calls
-// that match calls outside it (e.g. the workers' sends of every round with
-// the master's receives of the first), or a send whose receive is in the
-// next iteration; cutting those would leave receives unmatched. Persistent
-// requests (Start*) are not counted.
-bool Emitter::closed(uint32_t loop) const {
-  // sender, receiver (world), communicator, tag (empty: MPI_ANY_TAG somewhere in the loop)
-  using Key = std::tuple<int64_t, int64_t, int64_t, std::vector<int64_t>>;
-  std::map<Key, double> sent, received;
-  std::map<std::tuple<int64_t, int64_t, std::vector<int64_t>>, double> into, taken;  // per receiver, comm, tag
-  bool any_tag = false;  // a receive with MPI_ANY_TAG: the tags are left out of the keys
-  std::function<void(const std::vector<uint32_t>&, double)> walk = [&](const std::vector<uint32_t>& items,
-                                                                       double times) {
-    for (uint32_t id : items) {
-      const FoldedNode& n = p_.nodes[id];
-      if (n.is_loop()) {
-        walk(n.body, times * static_cast<double>(n.count));
-        continue;
-      }
-      const MergedEvent& e = m_.events[static_cast<size_t>(n.symbol)];
-      const Identity& idn = m_.identities[e.identity];
-      const MessageRole role = message_role(idn.func);
-      bool send = role == MessageRole::kSend, both = role == MessageRole::kSendRecv, recv = role == MessageRole::kRecv;
-      for (uint32_t r : e.ranks) {
-        if (send || both)
-          for (const auto& [to, tag, share] : message_ends(id, Param::peer, Param::tag, r))
-            if (to >= 0) {
-              sent[{r, to, idn.comm, tag}] += times * share;
-              into[{to, idn.comm, tag}] += times * share;
-            }
-        if (recv || both)
-          for (const auto& [from, tag, share] :
-               message_ends(id, both ? Param::peer2 : Param::peer, both ? Param::tag2 : Param::tag, r)) {
-            any_tag |= std::find(tag.begin(), tag.end(), -1) != tag.end();
-            if (idn.peer_class != 2 && from < 0) continue;  // MPI_PROC_NULL
-            if (idn.peer_class != 2) received[{from, r, idn.comm, tag}] += times * share;
-            taken[{r, idn.comm, tag}] += times * share;
-          }
-      }
-    }
-  };
-  walk(p_.nodes[loop].body, 1.0);
-  if (any_tag) {
-    auto without_tags = [](auto& counts) {
-      std::decay_t<decltype(counts)> out;
-      for (const auto& [k, v] : counts) {
-        auto key = k;
-        std::get<std::tuple_size_v<std::decay_t<decltype(key)>> - 1>(key).clear();
-        out[key] += v;
-      }
-      counts.swap(out);
-    };
-    without_tags(sent);
-    without_tags(received);
-    without_tags(into);
-    without_tags(taken);
-  }
-  for (const auto& [k, v] : received) {
-    auto it = sent.find(k);
-    if (it == sent.end() || it->second < v - 1e-9) return false;
-  }
-  std::set<std::tuple<int64_t, int64_t, std::vector<int64_t>>> ends;
-  for (const auto& [k, v] : into) ends.insert(k);
-  for (const auto& [k, v] : taken) ends.insert(k);
-  for (const auto& k : ends)
-    if (std::fabs((into.count(k) ? into.at(k) : 0.0) - (taken.count(k) ? taken.at(k) : 0.0)) > 1e-9) return false;
-  return true;
-}
-
-bool Emitter::cuttable(uint32_t id, double program) const {
-  const FoldedNode& n = p_.nodes[id];
-  return opt_.scale > 1 && n.count > kMinCutIterations && share(id, program) >= opt_.min_share && closed(id);
-}
-
-bool Emitter::has_cut_candidate(const std::vector<uint32_t>& items, double program) const {
-  for (uint32_t id : items) {
-    const FoldedNode& n = p_.nodes[id];
-    if (!n.is_loop()) continue;
-    if (n.count >= opt_.scale && cuttable(id, program)) return true;
-    if (has_cut_candidate(n.body, program)) return true;
-  }
-  return false;
-}
-
-// The iterations after which a loop's calls come back to the same values: 1,
-// or where a node inside it has a cycle rule, the iterations its period
-// spans: an instance cycle of p over a node made m times per iteration,
-// p / gcd(p, m); a cycle of p over this loop's own iteration k, p (over an
-// inner loop's k: 1, that loop runs whole in each iteration); their least
-// common multiple, at most the loop's count. NPB MG folded per call site:
-// one comm3 exchange per iteration, its sends' counts the level's, an
-// instance cycle over the 23 exchanges of a V-cycle.
-uint64_t Emitter::value_period(uint32_t loop) const {
-  const uint64_t count = p_.nodes[loop].count;
-  uint64_t period = 1;
-  std::function<void(const std::vector<uint32_t>&, uint64_t, bool)> visit = [&](const std::vector<uint32_t>& body,
-                                                                              uint64_t per_iteration, bool own) {
-    for (uint32_t c : body) {
-      const FoldedNode& n = p_.nodes[c];
-      if (n.is_loop()) {  // its nodes run n.count times as often (saturated: only gcd with p <= 64 matters below)
-        visit(n.body, per_iteration > (1ull << 40) / std::max<uint64_t>(n.count, 1) ? 1ull << 40 : per_iteration * n.count,
-              false);
-        continue;
-      }
-      for (const CountRule& rule : n.rules) {
-        if (!rule.is_cycle()) continue;
-        const uint64_t span = rule.by_instance() ? rule.period / std::gcd(rule.period, per_iteration) : own ? rule.period : 1;
-        period = std::min(count, std::lcm(period, span));
-      }
-    }
-  };
-  visit(p_.nodes[loop].body, 1, true);
-  return period;
-}
-
-// The loops that hold the time: a loop of at least K iterations (and
-// min_share of the time) is cut; a shorter one is cut only when nothing
-// inside it could be. Either must be closed() (its messages stay inside).
-// A loop whose iterations differ by a value period (value_period) keeps
-// whole periods, at least two, so that the iterations it runs sample every
-// phase (NPB MG at 4 ranks, class S: its V-cycle's 14 exchanges cut to the
-// first 5, the finest levels, predicted 26 % short under SimGrid).
-void Emitter::choose_cuts(const std::vector<uint32_t>& items, double program) {
-  for (uint32_t id : items) {
-    const FoldedNode& n = p_.nodes[id];
-    if (!n.is_loop()) continue;
-    bool candidate = cuttable(id, program);
-    if (opt_.scale > 1 && n.count > kMinCutIterations && share(id, program) >= opt_.min_share && !candidate)
-      note("loop n" + std::to_string(id) + " (" + std::to_string(n.count) +
-           " iterations) is not cut: its messages are not all sent and received inside one iteration");
-    // At least two iterations (periods) stay, so that the left-out ones are
-    // predicted from a steady one (skel_loop_end); a loop that would keep all
-    // stays whole. With period 1 this is max(2, count / K).
-    const uint64_t period = candidate ? value_period(id) : 1;
-    const uint64_t keep = period * std::max<uint64_t>(kMinCutIterations, (n.count / opt_.scale + period / 2) / period);
-    if (candidate && keep < n.count && (n.count >= opt_.scale || !has_cut_candidate(n.body, program))) {
-      CutLoop c;
-      c.node = id;
-      c.count = n.count;
-      c.iterations = keep;
-      c.period = period;
-      c.share = share(id, program);
-      cut_[id] = static_cast<int32_t>(out_.cut.size());
-      out_.cut.push_back(c);
-      continue;
-    }
-    choose_cuts(n.body, program);
-  }
-}
 
 // ------------------------------------------------------------------ values
 
@@ -869,7 +639,7 @@ std::vector<std::string> Emitter::call(uint32_t n, double) {
   auto tag = [&] { return count(n, Param::tag); };  // a tag may follow the instance (a + b*i)
   // Receive tags: a trace of several threads per rank holds their calls in one order that may pair
   // differently on each rank; with MPI_Init_thread the skeleton's receives take any tag.
-  auto rtag = [&](Param pm) { return threaded_ ? std::string("MPI_ANY_TAG") : count(n, pm); };
+  auto rtag = [&](Param pm) { return plan_.any_tag_receives ? std::string("MPI_ANY_TAG") : count(n, pm); };
   auto join = [](std::initializer_list<std::string> a) {
     std::string s;
     for (const auto& x : a) s += (s.empty() ? "" : ", ") + x;
@@ -1233,8 +1003,8 @@ void Emitter::emit_loop(uint32_t n, int depth, const std::string& loop_var, doub
   std::string in = indent(depth);
   std::string w = work(n, all);
   std::string var = "i" + std::to_string(n);
-  int32_t c = cut_[n];
-  uint64_t iters = c >= 0 ? out_.cut[static_cast<size_t>(c)].iterations : node.count;
+  int32_t c = plan_.cut_of[n];
+  uint64_t iters = plan_.iterations(p_, n);
   body_ << in << "/* loop n" << n << ": " << node.count << " iterations";
   if (c >= 0) body_ << " in the application, cut to " << iters << " (cut loop " << c << ")";
   body_ << " */\n";
@@ -1248,7 +1018,7 @@ void Emitter::emit_loop(uint32_t n, int depth, const std::string& loop_var, doub
   emit_items(node.body, depth + 1, var, inner);
   open_loops_.pop_back();
   if (c >= 0 && iters >= 2) {  // the ends of its first and second period (of value_period iterations)
-    const uint64_t period = out_.cut[static_cast<size_t>(c)].period;
+    const uint64_t period = plan_.cuts[static_cast<size_t>(c)].period;
     body_ << in << "  if (" << var << " == " << period - 1 << ") skel_loop_first(" << c << ");\n"
           << in << "  else if (" << var << " == " << 2 * period - 1 << ") skel_loop_second(" << c << ");\n";
   }
@@ -1266,22 +1036,16 @@ void Emitter::emit_items(const std::vector<uint32_t>& items, int depth, const st
       ++i;
       continue;
     }
-    // a run of point-to-point calls: does some rank need its own order?
-    size_t j = i;
-    while (j < items.size() && !p_.nodes[items[j]].is_loop() && is_point_to_point(func(items[j]))) ++j;
-    if (j - i >= 2) {
-      std::vector<uint32_t> run(items.begin() + static_cast<long>(i), items.begin() + static_cast<long>(j));
-      SafeOrder so = safe_order(p_, slots_, run);
-      if (so.verdict == SafeOrder::kUnproven)
-        note("a communication step could not be given an order proven deadlock-free; it runs as merged");
-      if (so.verdict == SafeOrder::kReordered) {
-        std::vector<const Firsts*> run_first;
-        for (size_t k = i; k < j; ++k) run_first.push_back(fs.empty() ? nullptr : &fs[k]);
-        emit_reordered(run, so.order, depth, loop_var, stride, run_first);
-        ++out_.reordered_steps;
-        i = j;
-        continue;
-      }
+    // a run of point-to-point calls that each rank makes in its own order (the plan's steps)
+    auto step = plan_.steps.find(n);
+    if (step != plan_.steps.end()) {
+      const size_t j = i + step->second.nodes.size();
+      std::vector<const Firsts*> run_first;
+      for (size_t k = i; k < j; ++k) run_first.push_back(fs.empty() ? nullptr : &fs[k]);
+      emit_reordered(step->second.nodes, step->second.order, depth, loop_var, stride, run_first);
+      ++out_.reordered_steps;
+      i = j;
+      continue;
     }
     emit_event(n, depth, loop_var, stride, first);
     ++i;
@@ -1370,12 +1134,12 @@ std::string Emitter::header() const {
   h << "\n * from:        " << opt_.trace_label << " (" << p_.merged_events << " merged calls, "
     << p_.length() << " in the folded program)\n"
     << " * scale:       K = " << opt_.scale << ": ";
-  if (out_.cut.empty()) h << "no loop cut, every call runs as traced\n";
+  if (plan_.cuts.empty()) h << "no loop cut, every call runs as traced\n";
   else {
-    h << out_.cut.size() << " loop(s) cut\n";
-    for (size_t i = 0; i < out_.cut.size(); ++i)
-      h << " *   cut loop " << i << " (n" << out_.cut[i].node << "): " << out_.cut[i].count << " -> "
-        << out_.cut[i].iterations << " iterations, " << num(out_.cut[i].share * 100) << " % of the time\n";
+    h << plan_.cuts.size() << " loop(s) cut\n";
+    for (size_t i = 0; i < plan_.cuts.size(); ++i)
+      h << " *   cut loop " << i << " (n" << plan_.cuts[i].node << "): " << plan_.cuts[i].count << " -> "
+        << plan_.cuts[i].iterations << " iterations, " << num(plan_.cuts[i].share * 100) << " % of the time\n";
   }
   h << " * traced time: " << num(out_.traced_s) << " s (MPI_Init to MPI_Finalize, slowest rank);"
     << " expected skeleton time " << num(out_.kept_s) << " s\n";
@@ -1386,74 +1150,60 @@ std::string Emitter::header() const {
   return h.str();
 }
 
-void Emitter::run() {
-  if (p_.nodes.empty() || p_.top.empty()) throw TraceError(opt_.trace_label + ": the program has no calls");
-  (void)skel_kernel_run;  // only the kernel's name and version are needed here
-  rate_.assign(P_, 0);
-  for (uint32_t r = 0; r < P_; ++r) {
-    const MergedRank& mr = m_.ranks.at(r);
+// The kernel's rate per rank, in units per ns; throws for a trace without
+// (or with another version of) the calibration.
+std::vector<double> kernel_rates(const MergedTrace& m, const std::string& label) {
+  std::vector<double> rate(m.world_size, 0);
+  for (uint32_t r = 0; r < m.world_size; ++r) {
+    const MergedRank& mr = m.ranks.at(r);
     if (mr.kernel_units_per_s <= 0)
-      throw TraceError(opt_.trace_label + ": rank " + std::to_string(r) +
+      throw TraceError(label + ": rank " + std::to_string(r) +
                        " has no compute-kernel calibration (traced with SKELTRACE_CALIBRATE_MS=0?); trace again");
     if (mr.kernel_name != SKEL_KERNEL_NAME || mr.kernel_version != SKEL_KERNEL_VERSION)
-      throw TraceError(opt_.trace_label + ": calibrated with kernel " + mr.kernel_name + " v" +
-                       std::to_string(mr.kernel_version) + ", this skelgen has " + SKEL_KERNEL_NAME + " v" +
-                       std::to_string(SKEL_KERNEL_VERSION) + "; trace again");
-    rate_[r] = mr.kernel_units_per_s * 1e-9;
+      throw TraceError(label + ": calibrated with kernel " + mr.kernel_name + " v" + std::to_string(mr.kernel_version) +
+                       ", this skelgen has " + SKEL_KERNEL_NAME + " v" + std::to_string(SKEL_KERNEL_VERSION) +
+                       "; trace again");
+    rate[r] = mr.kernel_units_per_s * 1e-9;
   }
-  type_used_.assign(m_.datatypes.size(), false);
-  for (const Identity& id : m_.identities) threaded_ |= id.func == kFunc_MPI_Init_thread;
-  if (threaded_)
-    note("MPI_Init_thread: calls of several threads may pair differently on each rank in one order; receives "
-         "take any tag");
-  if (opt_.progress) opt_.progress("request slots");
-  slots_ = assign_request_slots(p_);
-  for (const std::string& problem : slots_.problems) note("request references: " + problem);
-  measure();
-  // traced time per rank, without MPI_Init's and MPI_Finalize's own duration
-  std::vector<double> T(P_, 0), kept(P_, 0);
-  for (uint32_t id : p_.top)
-    for (uint32_t r = 0; r < P_; ++r) T[r] += total_[id][r];
-  for (size_t i = 0; i < p_.nodes.size(); ++i) {
-    const FoldedNode& n = p_.nodes[i];
-    if (n.is_loop()) continue;
-    uint32_t f = func(static_cast<uint32_t>(i));
-    if (f != kFunc_MPI_Init && f != kFunc_MPI_Init_thread && f != kFunc_MPI_Finalize) continue;
-    for (uint32_t r = 0; r < P_ && r < n.dur.size(); ++r) T[r] -= n.dur[r].mean * static_cast<double>(n.dur[r].n);
-    if (f != kFunc_MPI_Finalize)
-      for (uint32_t r = 0; r < P_ && r < n.gap.size(); ++r) T[r] -= n.gap[r].mean * static_cast<double>(n.gap[r].n);
-  }
-  double program = *std::max_element(T.begin(), T.end());
-  // MPI time and computation per rank (mean over ranks), without MPI_Init's and
-  // MPI_Finalize's own: what skelgen place weighs node scores by
+  return rate;
+}
+
+// MPI time and computation per rank (mean over ranks), without MPI_Init's and
+// MPI_Finalize's own: what skelgen place weighs node scores by.
+void Emitter::summarise(const NodeTimes& times) {
   double comm = 0, comp = 0, flops = 0;
   for (size_t i = 0; i < p_.nodes.size(); ++i) {
     const FoldedNode& n = p_.nodes[i];
-    bool edge = false;
-    if (!n.is_loop()) {
-      uint32_t f = func(static_cast<uint32_t>(i));
-      edge = f == kFunc_MPI_Init || f == kFunc_MPI_Init_thread || f == kFunc_MPI_Finalize;
-    }
+    const uint32_t f = n.is_loop() ? 0 : func(static_cast<uint32_t>(i));
+    const bool edge = f == kFunc_MPI_Init || f == kFunc_MPI_Init_thread || f == kFunc_MPI_Finalize;
     for (uint32_t r = 0; r < P_; ++r) {
       if (!edge && r < n.dur.size()) comm += n.dur[r].mean * static_cast<double>(n.dur[r].n);
       const RankStat* c = computation(n, r);
-      if (c && (!edge || func(static_cast<uint32_t>(i)) == kFunc_MPI_Finalize))
-        comp += computation_ns(n, r) * static_cast<double>(c->n);
+      if (c && (!edge || f == kFunc_MPI_Finalize)) comp += computation_ns(n, r) * static_cast<double>(c->n);
     }
   }
   for (uint32_t r = 0; r < P_; ++r) flops += rate_[r] * 1e9 * SKEL_KERNEL_FLOPS_PER_UNIT;
   out_.comm_s = comm / P_ * 1e-9;
   out_.comp_s = comp / P_ * 1e-9;
   out_.kernel_flops_per_s = flops / P_;
-  cut_.assign(p_.nodes.size(), -1);
-  choose_cuts(p_.top, program);
-  for (uint32_t r = 0; r < P_; ++r) {
-    kept[r] = T[r];
-    for (const CutLoop& c : out_.cut)
-      kept[r] -= total_[c.node][r] * (1.0 - static_cast<double>(c.iterations) / static_cast<double>(c.count));
-  }
-  out_.traced_s = program * 1e-9;
-  out_.kept_s = *std::max_element(kept.begin(), kept.end()) * 1e-9;
+  // the skeleton's own time: each cut loop keeps iterations / count of its time
+  std::vector<double> kept(times.rank_total);
+  for (uint32_t r = 0; r < P_; ++r)
+    for (const CutLoop& c : plan_.cuts)
+      kept[r] -= times.total[c.node][r] * (1.0 - static_cast<double>(c.iterations) / static_cast<double>(c.count));
+  out_.traced_s = times.program * 1e-9;
+  out_.kept_s = (kept.empty() ? 0 : *std::max_element(kept.begin(), kept.end())) * 1e-9;
+  out_.cut = plan_.cuts;
+}
+
+void Emitter::run(const NodeTimes& times) {
+  (void)skel_kernel_run;  // only the kernel's name and version are needed here
+  rate_ = kernel_rates(m_, opt_.trace_label);
+  type_used_.assign(m_.datatypes.size(), false);
+  if (plan_.any_tag_receives)
+    note("MPI_Init_thread: calls of several threads may pair differently on each rank in one order; receives "
+         "take any tag");
+  summarise(times);
   if (opt_.progress) opt_.progress("writing the program");
   emit_items(p_.top, 1, "", 1.0);
   if (!saw_init_) note("the trace has no MPI_Init: the skeleton calls it first");
@@ -1463,10 +1213,10 @@ void Emitter::run() {
 
   std::ostringstream factors;
   factors << "static const double skel_loop_factor[SKEL_NUM_CUT_LOOPS + 1] = {";
-  for (const CutLoop& c : out_.cut) factors << num(static_cast<double>(c.count) / static_cast<double>(c.iterations)) << ", ";
+  for (const CutLoop& c : plan_.cuts) factors << num(static_cast<double>(c.count) / static_cast<double>(c.iterations)) << ", ";
   factors << "1};\n";
   factors << "static const double skel_loop_iters[SKEL_NUM_CUT_LOOPS + 1] = {";
-  for (const CutLoop& c : out_.cut) factors << c.iterations << ", ";
+  for (const CutLoop& c : plan_.cuts) factors << c.iterations << ", ";
   factors << "1};\n";
   size_t rings = std::max<size_t>(1, slots_.ring_size.size());
   factors << "static const int skel_ring_base[SKEL_NUM_RINGS] = {";
@@ -1492,7 +1242,7 @@ void Emitter::run() {
   v["NUM_SLOTS"] = std::to_string(std::max<uint32_t>(1, slots_.num_slots));
   v["NUM_RINGS"] = std::to_string(rings);
   v["NUM_COMMS"] = std::to_string(std::max<size_t>(2, m_.comms.size()));
-  v["NUM_CUT_LOOPS"] = std::to_string(out_.cut.size());
+  v["NUM_CUT_LOOPS"] = std::to_string(plan_.cuts.size());
   v["MAX_REQS"] = std::to_string(max_reqs_);
   v["BUF_BYTES"] = std::to_string(buf_bytes_ + 64);
   v["BSEND_BYTES"] = std::to_string(bsend_bytes_ > 0 ? bsend_bytes_ + 65536 : 0);
@@ -1507,9 +1257,15 @@ void Emitter::run() {
 }  // namespace
 
 Skeleton generate(const FoldedProgram& p, const GenerateOptions& opt) {
+  if (p.nodes.empty() || p.top.empty()) throw TraceError(opt.trace_label + ": the program has no calls");
+  kernel_rates(p.symbols, opt.trace_label);  // refuse an uncalibrated trace before any work
+  const NodeTimes times = measure_times(p);
+  std::set<std::string> notes;
+  Plan plan = make_plan(p, times, opt, notes);
   Skeleton s;
-  Emitter e(p, opt, s);
-  e.run();
+  Emitter e(p, opt, plan, s);
+  for (const std::string& n : notes) e.note(n);
+  e.run(times);
   return s;
 }
 

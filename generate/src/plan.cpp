@@ -1,0 +1,411 @@
+// The skeleton's plan: cuts, per-rank step orders, request slots.
+#include "plan.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <numeric>
+#include <tuple>
+
+#include "safe_order.h"
+#include "skel/skel_funcs.h"
+
+namespace skt::gen {
+namespace {
+
+// A cut loop keeps at least this many iterations (the first one is not steady).
+constexpr uint64_t kMinCutIterations = 2;
+
+const MergedEvent& event_of(const FoldedProgram& p, uint32_t n) {
+  return p.symbols.events[static_cast<size_t>(p.nodes[n].symbol)];
+}
+const Identity& identity_of(const FoldedProgram& p, uint32_t n) {
+  return p.symbols.identities[event_of(p, n).identity];
+}
+
+bool edge_call(uint32_t f) { return f == kFunc_MPI_Init || f == kFunc_MPI_Init_thread || f == kFunc_MPI_Finalize; }
+
+}  // namespace
+
+// ------------------------------------------------------------------ timing
+
+double NodeTimes::share(uint32_t node) const {
+  double most = 0;
+  for (double t : total[node]) most = std::max(most, t);
+  return program > 0 ? most / program : 0;
+}
+
+NodeTimes measure_times(const FoldedProgram& p) {
+  const uint32_t P = p.symbols.world_size;
+  NodeTimes t;
+  t.total.assign(p.nodes.size(), std::vector<double>(P, 0.0));
+  // a loop's body nodes come before the loop in p.nodes (built children first)
+  for (size_t i = 0; i < p.nodes.size(); ++i) {
+    const FoldedNode& n = p.nodes[i];
+    for (uint32_t r = 0; r < P; ++r) {
+      double s = 0;
+      if (r < n.gap.size()) s += n.gap[r].mean * static_cast<double>(n.gap[r].n);
+      if (r < n.dur.size()) s += n.dur[r].mean * static_cast<double>(n.dur[r].n);
+      for (uint32_t c : n.body) s += t.total[c][r];
+      t.total[i][r] = s;
+    }
+  }
+  // traced time per rank, without MPI_Init's and MPI_Finalize's own duration
+  t.rank_total.assign(P, 0);
+  for (uint32_t id : p.top)
+    for (uint32_t r = 0; r < P; ++r) t.rank_total[r] += t.total[id][r];
+  for (size_t i = 0; i < p.nodes.size(); ++i) {
+    const FoldedNode& n = p.nodes[i];
+    if (n.is_loop()) continue;
+    const uint32_t f = identity_of(p, static_cast<uint32_t>(i)).func;
+    if (!edge_call(f)) continue;
+    for (uint32_t r = 0; r < P && r < n.dur.size(); ++r) t.rank_total[r] -= n.dur[r].mean * static_cast<double>(n.dur[r].n);
+    if (f != kFunc_MPI_Finalize)
+      for (uint32_t r = 0; r < P && r < n.gap.size(); ++r)
+        t.rank_total[r] -= n.gap[r].mean * static_cast<double>(n.gap[r].n);
+  }
+  t.program = P ? *std::max_element(t.rank_total.begin(), t.rank_total.end()) : 0;
+  return t;
+}
+
+// ------------------------------------------------------------------ closed loops
+
+namespace {
+
+struct MessageEnd {
+  int64_t peer;
+  std::vector<int64_t> tag;  // one tag, or a tag rule's first values
+  double share;              // of the node's instances
+};
+
+// Rank r's messages at node n: peer (world rank) and tag, each with the
+// share of the node's instances that has it. Where the peer and the tag are
+// constants or cycles (call sites joined: a node sends to each direction in
+// turn), one end per instance of the cycle, with that instance's own peer
+// and tag, so that a send and a receive pair whatever order their cycles
+// list the directions in (NPB SP's main loop was left whole, joined, when
+// the pair of cycles was compared as a whole). Where the tag follows the
+// instance (a linear rule), it is its first values instead: a message pairs
+// within one iteration only where the send's and the receive's agree. A
+// send whose tag runs one round ahead of its receive's (tag i+2 against
+// i+3: the message crosses the iterations) would never find its receive
+// once the loop is cut.
+std::vector<MessageEnd> message_ends(const FoldedProgram& p, uint32_t n, Param peer, Param tag, uint32_t r) {
+  auto rule_of = [&](Param pm) -> const CountRule* {
+    const CountRule* rule = p.nodes[n].rule(pm);
+    return rule && r < rule->kind.size() && rule->kind[r] ? rule : nullptr;  // nullptr: one value
+  };
+  const CountRule *peer_rule = rule_of(peer), *tag_rule = rule_of(tag);
+  const uint64_t peer_period = peer_rule && peer_rule->is_cycle() ? peer_rule->period : 1;
+  std::vector<MessageEnd> out;
+  if (!tag_rule || tag_rule->is_cycle()) {
+    const uint64_t instances = std::lcm(peer_period, tag_rule ? tag_rule->period : 1);
+    if (instances <= 4096) {
+      for (uint64_t j = 0; j < instances; ++j)
+        out.push_back({value_at(p, n, peer, r, j), {value_at(p, n, tag, r, j)}, 1.0 / static_cast<double>(instances)});
+      return out;
+    }
+  }
+  const uint64_t times = tag_rule && tag_rule->is_cycle() ? tag_rule->period : 4;
+  std::vector<int64_t> tags;
+  for (uint64_t j = 0; j < times; ++j) tags.push_back(value_at(p, n, tag, r, j));
+  if (std::all_of(tags.begin(), tags.end(), [&](int64_t t) { return t == tags[0]; })) tags.resize(1);
+  for (uint64_t j = 0; j < peer_period; ++j)
+    out.push_back({value_at(p, n, peer, r, j), tags, 1.0 / static_cast<double>(peer_period)});
+  return out;
+}
+
+// Messages counted per iteration of a loop: sent and received per (sender,
+// receiver, communicator, tag), and per (receiver, communicator, tag) what
+// arrives and what is taken (MPI_ANY_SOURCE receives count for any sender).
+class MessageBalance {
+ public:
+  using Key = std::tuple<int64_t, int64_t, int64_t, std::vector<int64_t>>;  // sender, receiver, comm, tag
+  using End = std::tuple<int64_t, int64_t, std::vector<int64_t>>;           // receiver, comm, tag
+
+  void add(const FoldedProgram& p, uint32_t id, double times) {
+    const MergedEvent& e = event_of(p, id);
+    const Identity& idn = identity_of(p, id);
+    const MessageRole role = message_role(idn.func);
+    const bool send = role == MessageRole::kSend || role == MessageRole::kSendRecv;
+    const bool recv = role == MessageRole::kRecv || role == MessageRole::kSendRecv;
+    const bool both = role == MessageRole::kSendRecv;
+    for (uint32_t r : e.ranks) {
+      if (send)
+        for (const auto& [to, tag, share] : message_ends(p, id, Param::peer, Param::tag, r))
+          if (to >= 0) {
+            sent_[{r, to, idn.comm, tag}] += times * share;
+            into_[{to, idn.comm, tag}] += times * share;
+          }
+      if (recv)
+        for (const auto& [from, tag, share] :
+             message_ends(p, id, both ? Param::peer2 : Param::peer, both ? Param::tag2 : Param::tag, r)) {
+          any_tag_ |= std::find(tag.begin(), tag.end(), -1) != tag.end();
+          if (idn.peer_class != 2 && from < 0) continue;  // MPI_PROC_NULL
+          if (idn.peer_class != 2) received_[{from, r, idn.comm, tag}] += times * share;
+          taken_[{r, idn.comm, tag}] += times * share;
+        }
+    }
+  }
+
+  // Whether every message received was sent, and what arrives is taken.
+  bool balanced() {
+    if (any_tag_) drop_tags();  // with an MPI_ANY_TAG receive the tags are left out
+    for (const auto& [k, v] : received_) {
+      auto it = sent_.find(k);
+      if (it == sent_.end() || it->second < v - 1e-9) return false;
+    }
+    std::set<End> ends;
+    for (const auto& [k, v] : into_) ends.insert(k);
+    for (const auto& [k, v] : taken_) ends.insert(k);
+    for (const auto& k : ends)
+      if (std::fabs((into_.count(k) ? into_.at(k) : 0.0) - (taken_.count(k) ? taken_.at(k) : 0.0)) > 1e-9)
+        return false;
+    return true;
+  }
+
+ private:
+  template <class M>
+  static void without_tags(M& counts) {
+    M out;
+    for (const auto& [k, v] : counts) {
+      auto key = k;
+      std::get<std::tuple_size_v<typename M::key_type> - 1>(key).clear();
+      out[key] += v;
+    }
+    counts.swap(out);
+  }
+  void drop_tags() {
+    without_tags(sent_);
+    without_tags(received_);
+    without_tags(into_);
+    without_tags(taken_);
+  }
+  std::map<Key, double> sent_, received_;
+  std::map<End, double> into_, taken_;
+  bool any_tag_ = false;
+};
+
+// Whether a collective call (or a call that creates a communicator, opens a
+// file or a window: every member must make it) of node n is made by every
+// member of its communicator: each participant's group is among the
+// participants. Where it is not, the members' calls sit in other nodes
+// (merge put one rank's copies of a loop apart from the others'), and
+// cutting this one would make its ranks call the collective fewer times
+// than the rest: the skeleton would hang.
+bool all_members_take_part(const FoldedProgram& p, uint32_t n) {
+  const MergedEvent& e = event_of(p, n);
+  const Identity& id = identity_of(p, n);
+  const CallClass c = call_class(id.func);
+  std::vector<const std::vector<int64_t>*> groups;
+  if (c == CallClass::kCollective || c == CallClass::kIcollective || c == CallClass::kCommCreate) {
+    if (id.comm < 0 || id.comm == 1) return true;  // MPI_COMM_SELF, or one the tracer did not see made
+    for (uint32_t r : e.ranks) groups.push_back(&p.symbols.comms.at(static_cast<size_t>(id.comm)).members(r));
+  } else if (c == CallClass::kCommCreateGroup) {  // collective over the new communicator's members
+    for (uint32_t r : e.ranks) {
+      const int64_t nc = p.symbols.value(e, Param::new_comm, r);
+      if (nc >= 2) groups.push_back(&p.symbols.comms.at(static_cast<size_t>(nc)).members(r));
+    }
+  } else {
+    return true;
+  }
+  for (const auto* g : groups)
+    for (int64_t w : *g)
+      if (w < 0 || !std::binary_search(e.ranks.begin(), e.ranks.end(), static_cast<uint32_t>(w))) return false;
+  return true;
+}
+
+}  // namespace
+
+bool closed(const FoldedProgram& p, uint32_t loop, std::string* why) {
+  MessageBalance balance;
+  bool collectives_whole = true;
+  uint32_t partial = 0;
+  std::function<void(const std::vector<uint32_t>&, double)> walk = [&](const std::vector<uint32_t>& items,
+                                                                       double times) {
+    for (uint32_t id : items) {
+      const FoldedNode& n = p.nodes[id];
+      if (n.is_loop()) {
+        walk(n.body, times * static_cast<double>(n.count));
+        continue;
+      }
+      balance.add(p, id, times);
+      if (collectives_whole && !all_members_take_part(p, id)) {
+        collectives_whole = false;
+        partial = id;
+      }
+    }
+  };
+  walk(p.nodes[loop].body, 1.0);
+  if (!collectives_whole) {
+    if (why)
+      *why = std::string("its ") + func_name(identity_of(p, partial).func) + " (n" + std::to_string(partial) +
+             ") is not made by every member of its communicator in the loop";
+    return false;
+  }
+  if (!balance.balanced()) {
+    if (why) *why = "its messages are not all sent and received inside one iteration";
+    return false;
+  }
+  return true;
+}
+
+// The iterations after which a loop's calls come back to the same values: 1,
+// or where a node inside it has a cycle rule, the iterations its period
+// spans: an instance cycle of p over a node made m times per iteration,
+// p / gcd(p, m); a cycle of p over this loop's own iteration k, p (over an
+// inner loop's k: 1, that loop runs whole in each iteration); their least
+// common multiple, at most the loop's count. NPB MG folded per call site:
+// one comm3 exchange per iteration, its sends' counts the level's, an
+// instance cycle over the 23 exchanges of a V-cycle.
+uint64_t value_period(const FoldedProgram& p, uint32_t loop) {
+  const uint64_t count = p.nodes[loop].count;
+  uint64_t period = 1;
+  std::function<void(const std::vector<uint32_t>&, uint64_t, bool)> visit = [&](const std::vector<uint32_t>& body,
+                                                                              uint64_t per_iteration, bool own) {
+    for (uint32_t c : body) {
+      const FoldedNode& n = p.nodes[c];
+      if (n.is_loop()) {  // its nodes run n.count times as often (saturated: only gcd with p <= 64 matters below)
+        visit(n.body, per_iteration > (1ull << 40) / std::max<uint64_t>(n.count, 1) ? 1ull << 40 : per_iteration * n.count,
+              false);
+        continue;
+      }
+      for (const CountRule& rule : n.rules) {
+        if (!rule.is_cycle()) continue;
+        const uint64_t span = rule.by_instance() ? rule.period / std::gcd(rule.period, per_iteration) : own ? rule.period : 1;
+        period = std::min(count, std::lcm(period, span));
+      }
+    }
+  };
+  visit(p.nodes[loop].body, 1, true);
+  return period;
+}
+
+void Plan::uncut(uint32_t loop) {
+  const int32_t c = cut_of[loop];
+  if (c < 0) return;
+  cuts.erase(cuts.begin() + c);
+  cut_of[loop] = -1;
+  for (int32_t& x : cut_of)
+    if (x > c) --x;
+}
+
+// ------------------------------------------------------------------ cuts
+
+namespace {
+
+class CutChooser {
+ public:
+  CutChooser(const FoldedProgram& p, const NodeTimes& t, const GenerateOptions& opt, Plan& plan,
+             std::set<std::string>& notes)
+      : p_(p), t_(t), opt_(opt), plan_(plan), notes_(notes) {}
+
+  // The loops that hold the time: a loop of at least K iterations (and
+  // min_share of the time) is cut; a shorter one is cut only when nothing
+  // inside it could be. Either must be closed() (its messages and
+  // collectives stay inside). A loop whose iterations differ by a value
+  // period (value_period) keeps whole periods, at least two, so that the
+  // iterations it runs sample every phase (NPB MG at 4 ranks, class S: its
+  // V-cycle's 14 exchanges cut to the first 5, the finest levels, predicted
+  // 26 % short under SimGrid).
+  void choose(const std::vector<uint32_t>& items) {
+    for (uint32_t id : items) {
+      const FoldedNode& n = p_.nodes[id];
+      if (!n.is_loop()) continue;
+      const bool candidate = cuttable(id, true);
+      // At least two iterations (periods) stay, so that the left-out ones are
+      // predicted from a steady one (skel_loop_end); a loop that would keep all
+      // stays whole. With period 1 this is max(2, count / K).
+      const uint64_t period = candidate ? value_period(p_, id) : 1;
+      const uint64_t keep = period * std::max<uint64_t>(kMinCutIterations, (n.count / opt_.scale + period / 2) / period);
+      if (candidate && keep < n.count && (n.count >= opt_.scale || !has_candidate(n.body))) {
+        CutLoop c;
+        c.node = id;
+        c.count = n.count;
+        c.iterations = keep;
+        c.period = period;
+        c.share = t_.share(id);
+        plan_.cut_of[id] = static_cast<int32_t>(plan_.cuts.size());
+        plan_.cuts.push_back(c);
+        continue;
+      }
+      choose(n.body);
+    }
+  }
+
+ private:
+  bool holds_time(uint32_t id) const {
+    const FoldedNode& n = p_.nodes[id];
+    return opt_.scale > 1 && n.count > kMinCutIterations && t_.share(id) >= opt_.min_share;
+  }
+  bool cuttable(uint32_t id, bool say) const {
+    if (!holds_time(id)) return false;
+    std::string why;
+    if (closed(p_, id, &why)) return true;
+    if (say)
+      notes_.insert("loop n" + std::to_string(id) + " (" + std::to_string(p_.nodes[id].count) +
+                    " iterations) is not cut: " + why);
+    return false;
+  }
+  bool has_candidate(const std::vector<uint32_t>& items) const {
+    for (uint32_t id : items) {
+      const FoldedNode& n = p_.nodes[id];
+      if (!n.is_loop()) continue;
+      if (n.count >= opt_.scale && cuttable(id, false)) return true;
+      if (has_candidate(n.body)) return true;
+    }
+    return false;
+  }
+
+  const FoldedProgram& p_;
+  const NodeTimes& t_;
+  const GenerateOptions& opt_;
+  Plan& plan_;
+  std::set<std::string>& notes_;
+};
+
+// The runs of point-to-point calls each rank makes in an order of its own
+// (safe_order), found in every node list as the emitter walks them.
+void plan_steps(const FoldedProgram& p, const std::vector<uint32_t>& items, Plan& plan, std::set<std::string>& notes) {
+  auto p2p = [&](uint32_t n) { return !p.nodes[n].is_loop() && is_point_to_point(identity_of(p, n).func); };
+  for (size_t i = 0; i < items.size();) {
+    const uint32_t n = items[i];
+    if (p.nodes[n].is_loop()) {
+      plan_steps(p, p.nodes[n].body, plan, notes);
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < items.size() && p2p(items[j])) ++j;
+    if (j - i < 2) {
+      ++i;
+      continue;
+    }
+    std::vector<uint32_t> run(items.begin() + static_cast<long>(i), items.begin() + static_cast<long>(j));
+    SafeOrder so = safe_order(p, plan.slots, run);
+    if (so.verdict == SafeOrder::kUnproven)
+      notes.insert("a communication step could not be given an order proven deadlock-free; it runs as merged");
+    if (so.verdict != SafeOrder::kReordered) {  // a shorter run from the next call may be ordered
+      ++i;
+      continue;
+    }
+    plan.steps[run.front()] = {run, so.order};
+    i = j;
+  }
+}
+
+}  // namespace
+
+Plan make_plan(const FoldedProgram& p, const NodeTimes& t, const GenerateOptions& opt, std::set<std::string>& notes) {
+  Plan plan;
+  for (const Identity& id : p.symbols.identities) plan.any_tag_receives |= id.func == kFunc_MPI_Init_thread;
+  if (opt.progress) opt.progress("request slots");
+  plan.slots = assign_request_slots(p);
+  for (const std::string& problem : plan.slots.problems) notes.insert("request references: " + problem);
+  plan.cut_of.assign(p.nodes.size(), -1);
+  CutChooser(p, t, opt, plan, notes).choose(p.top);
+  plan_steps(p, p.top, plan, notes);
+  return plan;
+}
+
+}  // namespace skt::gen
