@@ -109,6 +109,13 @@ void setup_generate(CLI::App& app, GenerateOptions& opt) {
   app.add_flag_callback("--align", [&opt] { opt.merge_order = "align"; }, "The same as --merge-order align")
       ->excludes(order);
   app.add_flag("--allow-partial", opt.allow_partial, "Accept a trace whose ranks ended early (see skelgen merge)");
+  app.add_option("--watchdog", opt.watchdog_s,
+                 "Seconds a rank may wait in one call (or 100x its traced time, if longer) before the skeleton stops "
+                 "with a line naming the call; 0: no watchdog; $SKELGEN_WATCHDOG_S overrides it when the skeleton runs")
+      ->check(CLI::Range(0.0, 1e9))
+      ->capture_default_str();
+  app.add_flag("--force", opt.force,
+               "Write the skeleton even where the completion check finds it cannot complete (its watchdog stops it)");
   app.add_flag("--build", opt.build, "Also compile it (as skelgen build)");
   app.add_option("--mpi", opt.mpi, "With --build: mpich, openmpi or simgrid (default: the MPI it was traced with)")
       ->check(CLI::IsMember({"mpich", "openmpi", "simgrid"}));
@@ -137,6 +144,8 @@ int run_generate(const GenerateOptions& opt) {
   skt::gen::GenerateOptions go;
   go.scale = opt.scale;
   go.min_share = opt.min_share;
+  go.watchdog_s = opt.watchdog_s;
+  go.force = opt.force;
   go.trace_label = input;
   go.generated_on = date_of(input);
   std::string name = out.substr(out.find_last_of('/') + 1);
@@ -163,10 +172,14 @@ int run_generate(const GenerateOptions& opt) {
                   s.cut[i].period > 1 ? (", whole periods of " + std::to_string(s.cut[i].period)).c_str() : "",
                   s.cut[i].share * 100);
     if (s.cut.empty()) std::printf("cut:      none (every loop runs as traced)\n");
+    std::printf("check:    %s%s\n", s.complete ? "" : "FAILS: ", s.completion.c_str());
+    for (const auto& r : s.repairs) std::printf("repair:   %s\n", r.c_str());
     if (s.reordered_steps)
       std::printf("order:    %u communication step(s) given a per-rank order that cannot deadlock\n", s.reordered_steps);
     for (const auto& n : s.notes) std::fprintf(stderr, "skelgen generate: note: %s\n", n.c_str());
   }
+  if (!s.completion_warning.empty())
+    std::fprintf(stderr, "skelgen generate: warning: %s\n", s.completion_warning.c_str());
   // A program that did not fold (each iteration different: a growing request
   // distance, a tag that changes inside a nested loop) gives a skeleton as long
   // as the trace, slow to compile and not shorter to run: say so even with -q.

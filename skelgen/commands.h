@@ -72,6 +72,8 @@ struct GenerateOptions {
   bool join_callsites = false;
   std::string merge_order = "auto";  // as MergeOptions::order
   bool allow_partial = false;
+  double watchdog_s = 60;
+  bool force = false;
   bool build = false;
   std::string mpi, exe;
   bool quiet = false;

@@ -14,6 +14,7 @@
 #include <tuple>
 
 #include "plan.h"
+#include "repair.h"
 #include "requests.h"
 #include "safe_order.h"
 #include "skel/skel_funcs.h"
@@ -26,6 +27,14 @@ namespace {
 std::string num(double v) {
   char b[64];
   std::snprintf(b, sizeof b, "%.9g", v);
+  return b;
+}
+
+// A double that the C compiler reads back as the same double: where the
+// completion check (check.cpp) must compute what the skeleton computes.
+std::string exact(double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.17g", v);
   return b;
 }
 
@@ -74,8 +83,18 @@ class Emitter {
     std::string var;
     uint64_t iters;  // in the skeleton
     uint64_t count;  // in the application
+    uint32_t node;
   };
   std::vector<OpenLoop> open_loops_;
+  // The calls written, for the watchdog's message (skel_calls[]): what, 100 x
+  // the longest traced duration, the loops around it.
+  struct CallRecord {
+    std::string what;
+    double traced_s;
+    std::vector<uint32_t> loops;
+  };
+  std::vector<CallRecord> calls_;
+  size_t loop_depth_ = 0;
   std::map<uint32_t, std::vector<uint32_t>> ranks_in_;  // ranks_in() memo
   int64_t buf_bytes_ = 64, bsend_bytes_ = 0;
   size_t max_reqs_ = 1;
@@ -98,7 +117,7 @@ class Emitter {
                        const std::vector<std::string>& values, const char* type = "int",
                        const std::string& fill = "0");
   std::string param(uint32_t n, Param pm, bool peer_side);
-  std::string count(uint32_t n, Param pm);
+  std::string count(uint32_t n, Param pm, bool capacity = false);
   // `own`: the buffer a send that does not forward uses
   std::string send_buffer(uint32_t n, const std::string& own = "skel_sbuf");
   std::string cycle(uint32_t n, const CountRule& rule, const std::function<std::string(uint32_t, int64_t)>& cell);
@@ -128,6 +147,8 @@ class Emitter {
   void size_buffers(uint32_t n);
 
   std::vector<std::string> call(uint32_t n, double stride);
+  std::string enter(uint32_t n);
+  std::string calls_table() const;
   // first: per rank, whether node n holds the rank's first call of its
   // loop's iteration (nullptr outside loops); see compute().
   using Firsts = std::vector<char>;
@@ -232,8 +253,10 @@ std::string Emitter::cycle_index(bool by_instance, uint64_t period) const {
 // Counts and tags: the node's own rule where the value changed between
 // instances (tags only ever get linear or cycle rules: compress keeps others
 // exact); a cut loop replays the application's first iterations' order, on
-// every rank alike, so sends and receives still agree.
-std::string Emitter::count(uint32_t n, Param pm) {
+// every rank alike, so sends and receives still agree. `capacity`: a
+// receive's count, the largest of a count that wobbles around its mean (the
+// sender's mean may be larger than the receiver's: MPI_ERR_TRUNCATE).
+std::string Emitter::count(uint32_t n, Param pm, bool capacity) {
   const MergedEvent& e = event(n);
   if (e.params[static_cast<size_t>(pm)].kind == ParamKind::kAbsent) return "0";
   if (const CountRule* found = p_.nodes[n].rule(pm)) {
@@ -244,8 +267,10 @@ std::string Emitter::count(uint32_t n, Param pm) {
     for (uint32_t r : e.ranks) {
       bool lin = r < rule.kind.size() && rule.kind[r] == 1;
       linear |= lin && rule.b[r] != 0;
-      a.push_back(std::to_string(std::llround(r < rule.a.size() ? rule.a[r] : 0)));
-      b.push_back(lin ? num(rule.b[r]) : "0");
+      const bool wobbles = capacity && r < rule.kind.size() && rule.kind[r] == 2 && r < rule.max.size();
+      a.push_back(std::to_string(wobbles ? static_cast<int64_t>(std::ceil(rule.max[r]))
+                                         : std::llround(r < rule.a.size() ? rule.a[r] : 0)));
+      b.push_back(lin ? exact(rule.b[r]) : "0");
     }
     std::string base = per_rank(n, std::string(param_name(pm)) + "_a", e.ranks, a);
     if (!linear) return base;
@@ -623,7 +648,7 @@ std::vector<std::string> Emitter::call(uint32_t n, double) {
   const Identity& id = identity(n);
   const uint32_t f = id.func;
   const std::string fn = func_name(f);
-  const bool any = id.peer_class == 2;
+  const bool any = id.peer_class == 2 && !plan_.pin_wildcards;  // pinned: the traced source
   size_buffers(n);
   std::string C = comm(n);
   std::string req;
@@ -636,6 +661,8 @@ std::vector<std::string> Emitter::call(uint32_t n, double) {
   auto T2 = [&] { return dtype(id.dtype2 >= 0 ? id.dtype2 : id.dtype); };
   auto N1 = [&] { return count(n, Param::count); };
   auto N2 = [&] { return count(n, Param::count2); };
+  auto R1 = [&] { return count(n, Param::count, true); };   // a receive's capacity
+  auto R2 = [&] { return count(n, Param::count2, true); };
   auto tag = [&] { return count(n, Param::tag); };  // a tag may follow the instance (a + b*i)
   // Receive tags: a trace of several threads per rank holds their calls in one order that may pair
   // differently on each rank; with MPI_Init_thread the skeleton's receives take any tag.
@@ -662,8 +689,8 @@ std::vector<std::string> Emitter::call(uint32_t n, double) {
       // Ranks that finalize before others (the merge could not line their
       // Finalize up, e.g. after thousands of polls on one rank) stop here:
       // nothing after MPI_Finalize may run on them.
-      if (event(n).ranks.size() < P_) return {"skel_report();", "MPI_Finalize();", "return; /* this rank is done */"};
-      return {"skel_report();", "MPI_Finalize();"};
+      if (event(n).ranks.size() < P_) return {"skel_finalize();", "return; /* this rank is done */"};
+      return {"skel_finalize();"};
     case kFunc_MPI_Abort:
       note("MPI_Abort is left out: the skeleton ends normally where the application aborted");
       return {"/* the application called MPI_Abort here */"};
@@ -673,17 +700,17 @@ std::vector<std::string> Emitter::call(uint32_t n, double) {
     case kFunc_MPI_Send_init: case kFunc_MPI_Ssend_init: case kFunc_MPI_Bsend_init: case kFunc_MPI_Rsend_init:
       return {withreq({send_buffer(n), N1(), T1(), peer(n, Param::peer, false), tag(), C})};
     case kFunc_MPI_Recv:
-      return {line({"skel_rbuf", N1(), T1(), peer(n, Param::peer, any), rtag(Param::tag), C, "MPI_STATUS_IGNORE"}),
+      return {line({"skel_rbuf", R1(), T1(), peer(n, Param::peer, any), rtag(Param::tag), C, "MPI_STATUS_IGNORE"}),
               "skel_fwd = skel_rbuf;"};
     case kFunc_MPI_Irecv: case kFunc_MPI_Recv_init:
-      return {withreq({"skel_rbuf", N1(), T1(), peer(n, Param::peer, any), rtag(Param::tag), C})};
+      return {withreq({"skel_rbuf", R1(), T1(), peer(n, Param::peer, any), rtag(Param::tag), C})};
     case kFunc_MPI_Sendrecv: {
       // MPI_Sendrecv's buffers must not overlap: a forwarding one receives
       // into whichever of skel_rbuf and skel_xbuf it does not send from
       std::string out = send_buffer(n);
       std::string in = out == "skel_sbuf" ? "skel_rbuf" : "(skel_fwd == skel_rbuf ? skel_xbuf : skel_rbuf)";
       return {"skel_into = " + in + ";",
-              line({out, N1(), T1(), peer(n, Param::peer, false), tag(), "skel_into", N2(), T2(),
+              line({out, N1(), T1(), peer(n, Param::peer, false), tag(), "skel_into", R2(), T2(),
                     peer(n, Param::peer2, any), rtag(Param::tag2), C, "MPI_STATUS_IGNORE"}),
               "skel_fwd = skel_into;"};
     }
@@ -975,6 +1002,40 @@ std::string Emitter::compute(uint32_t n, const std::string& w, const std::vector
   return "if (" + loop_var + " > 0 || !" + name + "[skel_rank]) skel_compute(" + w + ");";
 }
 
+// skel_enter(k): the watchdog's record of the call about to be made (the
+// k-th call written: what it is, its traced time, the loops around it).
+std::string Emitter::enter(uint32_t n) {
+  double longest = 0;
+  for (const RankStat& d : p_.nodes[n].dur) longest = std::max(longest, d.max);
+  CallRecord c{where(n) + " (n" + std::to_string(n) + ")", 100 * longest * 1e-9, {}};
+  for (const OpenLoop& l : open_loops_) c.loops.push_back(l.node);
+  calls_.push_back(std::move(c));
+  return "skel_enter(" + std::to_string(calls_.size() - 1) + ");";
+}
+
+std::string Emitter::calls_table() const {
+  auto quoted = [](const std::string& s) {
+    std::string q = "\"";
+    for (char ch : s) q += ch == '"' || ch == '\\' ? std::string("\\") + ch : std::string(1, ch);
+    return q + "\"";
+  };
+  std::ostringstream t;
+  std::vector<uint32_t> ids;
+  t << "/* the calls, for the watchdog's message: what, 100 x the longest traced time (s), loops around it */\n"
+    << "SKEL_MAYBE_UNUSED static const struct skel_call skel_calls[] = {\n";
+  for (const CallRecord& c : calls_) {
+    t << "  {" << quoted(c.what) << ", " << num(c.traced_s) << ", " << c.loops.size() << ", " << ids.size() << "},\n";
+    ids.insert(ids.end(), c.loops.begin(), c.loops.end());
+  }
+  t << "  {\"MPI_Finalize (the skeleton's end)\", 0, 0, 0}\n};\n"
+    << "#define SKEL_FINALIZE_CALL " << calls_.size() << "\n"
+    << "SKEL_MAYBE_UNUSED static const int skel_call_loops[] = {";
+  if (ids.empty()) ids.push_back(0);
+  for (size_t i = 0; i < ids.size(); ++i) t << (i % 16 == 0 ? "\n  " : " ") << ids[i] << (i + 1 < ids.size() ? "," : "");
+  t << "\n};\n";
+  return t.str();
+}
+
 void Emitter::emit_event(uint32_t n, int depth, const std::string& loop_var, double stride, const Firsts* first) {
   const MergedEvent& e = event(n);
   std::vector<std::string> lines = call(n, stride);
@@ -990,9 +1051,10 @@ void Emitter::emit_event(uint32_t n, int depth, const std::string& loop_var, dou
   }
   std::string c = compute(n, w, e.ranks, loop_var, first);
   if (!c.empty()) body_ << in << c << "\n";
+  body_ << in << enter(n) << "\n";
   for (const std::string& l : lines)
     if (!l.empty()) body_ << in << l << "\n";
-  if (counted_.count(n)) body_ << in << "n" << n << "_i += " << num(stride) << ";\n";
+  if (counted_.count(n)) body_ << in << "n" << n << "_i += " << exact(stride) << ";\n";
   if (!g.empty()) body_ << indent(depth) << "}\n";
 }
 
@@ -1010,11 +1072,13 @@ void Emitter::emit_loop(uint32_t n, int depth, const std::string& loop_var, doub
   body_ << " */\n";
   std::string comp = compute(n, w, ranks_in(n), loop_var, first);
   if (!comp.empty()) body_ << in << comp << "\n";
-  if (counted_.count(n)) body_ << in << "n" << n << "_i += " << num(stride) << ";\n";
+  if (counted_.count(n)) body_ << in << "n" << n << "_i += " << exact(stride) << ";\n";
   if (c >= 0) body_ << in << "skel_loop_begin(" << c << ");\n";
   body_ << in << "for (long " << var << " = 0; " << var << " < " << iters << "; ++" << var << ") {\n";
+  body_ << in << "  skel_iter[" << open_loops_.size() << "] = " << var << ";\n";
   double inner = c >= 0 ? stride * static_cast<double>(node.count) / static_cast<double>(iters) : stride;
-  open_loops_.push_back({var, iters, node.count});
+  open_loops_.push_back({var, iters, node.count, n});
+  loop_depth_ = std::max(loop_depth_, open_loops_.size());
   emit_items(node.body, depth + 1, var, inner);
   open_loops_.pop_back();
   if (c >= 0 && iters >= 2) {  // the ends of its first and second period (of value_period iterations)
@@ -1086,9 +1150,10 @@ void Emitter::emit_reordered(const std::vector<uint32_t>& run, const std::vector
     body_ << in << "    /* " << where(n) << " */\n";
     std::string c = compute(n, w, event(n).ranks, loop_var, first[at]);
     if (!c.empty()) body_ << in << "    " << c << "\n";
+    body_ << in << "    " << enter(n) << "\n";
     for (const std::string& l : lines)
       if (!l.empty()) body_ << in << "    " << l << "\n";
-    if (counted_.count(n)) body_ << in << "    n" << n << "_i += " << num(stride) << ";\n";
+    if (counted_.count(n)) body_ << in << "    n" << n << "_i += " << exact(stride) << ";\n";
     body_ << in << "    break;\n" << in << "  }\n";
   }
   body_ << in << "  }\n" << in << "}\n";
@@ -1208,7 +1273,8 @@ void Emitter::run(const NodeTimes& times) {
   emit_items(p_.top, 1, "", 1.0);
   if (!saw_init_) note("the trace has no MPI_Init: the skeleton calls it first");
   std::string prologue = saw_init_ ? "" : "  MPI_Init(argc, argv);\n  skel_setup();\n";
-  std::string epilogue = saw_finalize_ ? "" : "  skel_report();\n  MPI_Finalize();\n";
+  // every rank ends in MPI_Finalize, also one whose trace had none (it returns early where it had one)
+  std::string epilogue = "  if (!skel_finalized) skel_finalize();\n";
   if (!saw_finalize_) note("the trace has no MPI_Finalize (the run ended early): the skeleton ends after the last call");
 
   std::ostringstream factors;
@@ -1248,7 +1314,9 @@ void Emitter::run(const NodeTimes& times) {
   v["BSEND_BYTES"] = std::to_string(bsend_bytes_ > 0 ? bsend_bytes_ + 65536 : 0);
   v["KERNEL"] = template_text("skel_kernel.h");
   v["TYPES"] = types;
-  v["TABLES"] = tables_.str() + factors.str();
+  v["TABLES"] = tables_.str() + factors.str() + calls_table();
+  v["WATCHDOG_S"] = num(opt_.watchdog_s);
+  v["LOOP_DEPTH"] = std::to_string(std::max<size_t>(1, loop_depth_));
   v["RUNTIME"] = template_text("skel_runtime.h");
   v["BODY"] = prologue + body_.str() + epilogue;
   out_.code = render(template_text("skeleton.c.in"), v);
@@ -1263,6 +1331,14 @@ Skeleton generate(const FoldedProgram& p, const GenerateOptions& opt) {
   std::set<std::string> notes;
   Plan plan = make_plan(p, times, opt, notes);
   Skeleton s;
+  const Completion done = ensure_completion(p, plan, opt.progress);
+  s.complete = done.complete;
+  s.completion = done.verdict;
+  s.repairs = done.repairs;
+  s.completion_warning = done.warning;
+  if (!done.complete && !opt.force)
+    throw std::runtime_error("no skeleton written: it cannot be made to complete: " + done.verdict);
+  if (!done.complete) notes.insert("written although it cannot complete (--force): " + done.verdict);
   Emitter e(p, opt, plan, s);
   for (const std::string& n : notes) e.note(n);
   e.run(times);

@@ -44,6 +44,9 @@ struct Plan {
   };
   std::map<uint32_t, Step> steps;  // by the run's first node
   bool any_tag_receives = false;   // traces of several threads per rank: receives take MPI_ANY_TAG
+  // Receives from MPI_ANY_SOURCE take the source they took in the trace
+  // (where which message the MPI matches first would decide completion).
+  bool pin_wildcards = false;
 
   // The iterations loop node n runs in the skeleton.
   uint64_t iterations(const FoldedProgram& p, uint32_t n) const {

@@ -22,13 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Not every skeleton uses every helper: inline functions and these
- * variables may go unused without a warning. */
-#if defined(__GNUC__)
-#define SKEL_MAYBE_UNUSED __attribute__((unused))
-#else
-#define SKEL_MAYBE_UNUSED
-#endif
+/* SKEL_MAYBE_UNUSED (skeleton.c.in): helpers and variables not every skeleton uses. */
 
 SKEL_MAYBE_UNUSED static int skel_rank = 0;       /* rank in MPI_COMM_WORLD */
 SKEL_MAYBE_UNUSED static char* skel_sbuf;         /* send side of every call (SKEL_BUF_BYTES; contents do not matter) */
@@ -100,12 +94,93 @@ static inline MPI_Group skel_group_of(int n, const int* world_ranks)
   return group;
 }
 
+/* The watchdog (docs/generate.md, "The watchdog"): a thread that looks,
+ * once a second, at the call the rank is in. skel_enter() names the call
+ * before it is made (an index into skel_calls[]); skel_compute() says the
+ * rank is computing. A rank that waits in one call longer than the larger
+ * of SKEL_WATCHDOG_S (or $SKELGEN_WATCHDOG_S; 0: no watchdog) and 100
+ * times the call's traced duration prints one line naming rank, call, call
+ * site and loop, and exits with status 3; the launcher then ends the
+ * job. Not under SimGrid, which finds a deadlock itself. */
+/* skel_calls[] and skel_call_loops[] are among the generated tables. */
+SKEL_MAYBE_UNUSED static int skel_in_call = -1; /* the call the rank is in, -1: none */
+SKEL_MAYBE_UNUSED static unsigned long skel_call_seq;  /* calls entered so far */
+SKEL_MAYBE_UNUSED static long skel_iter[SKEL_LOOP_DEPTH + 1]; /* the iteration of each loop it is in */
+static inline void skel_enter(int call)
+{
+  __atomic_store_n(&skel_in_call, call, __ATOMIC_RELAXED);
+  __atomic_store_n(&skel_call_seq, skel_call_seq + 1, __ATOMIC_RELAXED);
+}
+#ifndef SMPI_H
+static double skel_watchdog_s = SKEL_WATCHDOG_S;
+static double skel_now(void)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+static void skel_watchdog_report(int call, double waited, double limit)
+{
+  const struct skel_call* c = &skel_calls[call];
+  char loops[512] = "";
+  int d, used = 0;
+  for (d = c->depth - 1; d >= 0 && used < (int)sizeof loops - 64; --d)
+    used += snprintf(loops + used, sizeof loops - (size_t)used, "%s loop n%d at iteration %ld",
+                     d == c->depth - 1 ? " in" : ",", skel_call_loops[c->loops + d], skel_iter[d]);
+  fprintf(stderr, "%s: rank %d: watchdog: no progress for %.0f s in %s%s (limit %.0f s, SKELGEN_WATCHDOG_S); "
+          "aborting\n", SKEL_NAME, skel_rank, waited, c->what, loops, limit);
+  fflush(stderr);
+}
+static void* skel_watchdog(void* arg)
+{
+  unsigned long seen = 0;
+  double since = skel_now();
+  (void)arg;
+  for (;;) {
+    struct timespec tick = {1, 0};
+    int call;
+    unsigned long seq;
+    double limit;
+    nanosleep(&tick, NULL);
+    call = __atomic_load_n(&skel_in_call, __ATOMIC_RELAXED);
+    seq = __atomic_load_n(&skel_call_seq, __ATOMIC_RELAXED);
+    if (call < 0 || seq != seen) {
+      seen = seq;
+      since = skel_now();
+      continue;
+    }
+    limit = skel_calls[call].traced_s > skel_watchdog_s ? skel_calls[call].traced_s : skel_watchdog_s;
+    if (skel_now() - since >= limit) {
+      skel_watchdog_report(call, skel_now() - since, limit);
+      _exit(3);
+    }
+  }
+  return NULL;
+}
+#endif
+static inline void skel_watchdog_start(void)
+{
+#ifndef SMPI_H
+  pthread_t t;
+  pthread_attr_t attr;
+  const char* env = getenv("SKELGEN_WATCHDOG_S");
+  if (env && *env) skel_watchdog_s = atof(env);
+  if (skel_watchdog_s <= 0) return;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  if (pthread_create(&t, &attr, skel_watchdog, NULL) != 0)
+    fprintf(stderr, "%s: rank %d: warning: no watchdog (pthread_create failed)\n", SKEL_NAME, skel_rank);
+  pthread_attr_destroy(&attr);
+#endif
+}
+
 /* A computation phase of `units` reference-kernel units (the traced gap x
  * the traced node's kernel rate). Real MPI: the work itself, so that a
  * faster or slower machine takes proportionally less or more time.
  * SimGrid: the same work as flops for the simulated host. */
 static inline void skel_compute(double units)
 {
+  __atomic_store_n(&skel_in_call, -1, __ATOMIC_RELAXED); /* computing, not waiting */
   if (units <= 0) return;
 #ifdef SMPI_H
   smpi_execute_flops(units * SKEL_KERNEL_FLOPS_PER_UNIT);
@@ -266,6 +341,7 @@ static inline void skel_setup(void)
 #endif
   /* No barrier: like the application, each rank's clock starts when its
    * MPI_Init returns, and the first calls pay for connection set-up. */
+  skel_watchdog_start();
   skel_t0 = MPI_Wtime();
 }
 
@@ -292,4 +368,28 @@ static inline void skel_report(void)
     PMPI_Buffer_detach(&buf, &bytes);
   }
 #endif
+}
+
+/* Every rank ends here (skel_finalize), also one whose trace stopped
+ * early: the requests still in slots are completed first (one the
+ * application left open, or the last iteration's of a cut loop; the
+ * generator's completion check proved that each completes), persistent
+ * ones freed. Untraced (PMPI_): not the application's calls. */
+SKEL_MAYBE_UNUSED static int skel_finalized;
+static inline void skel_complete_all(void)
+{
+  int i;
+  for (i = 0; i < SKEL_NUM_SLOTS; ++i) {
+    if (skel_req[i] == MPI_REQUEST_NULL) continue;
+    PMPI_Wait(&skel_req[i], MPI_STATUS_IGNORE); /* an inactive persistent request: at once */
+    if (skel_req[i] != MPI_REQUEST_NULL) PMPI_Request_free(&skel_req[i]);
+  }
+}
+static inline void skel_finalize(void)
+{
+  skel_enter(SKEL_FINALIZE_CALL);
+  skel_complete_all();
+  skel_report();
+  MPI_Finalize();
+  skel_finalized = 1;
 }

@@ -27,6 +27,13 @@ struct GenerateOptions {
   std::string trace_label;      // what it came from (path), for the header comment
   std::string mpi;              // flavour traced with ("mpich", "openmpi"), for skelgen build's default
   std::string generated_on;     // date, for the header comment (empty: not printed)
+  // The watchdog: a call waited in longer than the larger of this and 100x its
+  // traced duration stops the skeleton with a line naming it (0: no watchdog;
+  // the skeleton's $SKELGEN_WATCHDOG_S overrides it).
+  double watchdog_s = 60;
+  // Write the skeleton even where the completion check finds that it cannot
+  // complete (its watchdog then stops it): for testing the check.
+  bool force = false;
   std::function<void(const std::string&)> progress;
 };
 
@@ -48,10 +55,19 @@ struct Skeleton {
   double kernel_flops_per_s = 0;  // the traced node's compute-kernel speed (flops of the kernel, mean over ranks)
   uint32_t reordered_steps = 0; // communication steps given a per-rank deadlock-free order
   std::vector<std::string> notes;  // what could not be reproduced exactly (once per kind)
+  // The completion check (docs/generate.md): whether the skeleton runs to
+  // its end on every rank, how (one line), what was changed to make it so,
+  // and a warning where it relies on more MPI buffering than every MPI has.
+  bool complete = false;
+  std::string completion;
+  std::vector<std::string> repairs;
+  std::string completion_warning;
 };
 
 // Throws TraceError for programs it cannot turn into a skeleton (no calls,
-// kernel calibration missing or of another kernel version).
+// kernel calibration missing or of another kernel version), and
+// std::runtime_error (one line naming rank, call, call site and loop) for
+// one that cannot be made to complete (unless GenerateOptions::force).
 Skeleton generate(const FoldedProgram& p, const GenerateOptions& opt);
 
 }  // namespace skt::gen

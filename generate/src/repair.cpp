@@ -1,0 +1,149 @@
+// The completion check, and the repairs of a plan that does not complete.
+#include "repair.h"
+
+#include <algorithm>
+#include <limits>
+#include <set>
+
+namespace skt::gen {
+namespace {
+
+// Messages of at most this size are sent eagerly by every MPI we know
+// (Open MPI's shared-memory eager limit is 4 KiB, MPICH's larger): a
+// skeleton that needs no more completes wherever the application did.
+constexpr uint64_t kSafeEagerBytes = 4096;
+
+std::string loops_text(const std::vector<uint32_t>& loops) {
+  std::string s;
+  for (uint32_t l : loops) s += (s.empty() ? "n" : ", n") + std::to_string(l);
+  return s;
+}
+
+// The cut loops around the calls where the problem shows.
+std::vector<uint32_t> blamed_cuts(const Plan& plan, const CheckResult& r) {
+  std::set<uint32_t> out;
+  for (const CheckPosition& at : r.at)
+    for (const auto& [loop, iteration] : at.loops)
+      if (plan.cut_of[loop] >= 0) out.insert(loop);
+  return {out.begin(), out.end()};
+}
+
+class Repairer {
+ public:
+  Repairer(const FoldedProgram& p, Plan& plan, const std::function<void(const std::string&)>& progress)
+      : p_(p), plan_(plan), progress_(progress) {}
+
+  Completion run() {
+    CheckResult r = check("checking that the skeleton completes");
+    if (r.wildcard_choices > 0) r = pin_wildcards(r);
+    if (!r.ok() && !plan_.cuts.empty()) r = keep_loops_whole(r);
+    if (!r.ok()) return with_buffering(r);
+    out_.complete = true;
+    out_.verdict = "completes on every rank, every message waiting for its receive (" + std::to_string(r.calls) +
+                   " calls checked)";
+    out_.last = r;
+    return out_;
+  }
+
+ private:
+  CheckResult check(const std::string& what, const CheckOptions& opt = {}) {
+    if (progress_) progress_(what);
+    return check_completion(p_, plan_, opt);
+  }
+
+  void uncut(uint32_t loop, const std::string& why) {
+    const CutLoop& c = plan_.cuts[static_cast<size_t>(plan_.cut_of[loop])];
+    out_.repairs.push_back("loop n" + std::to_string(loop) + " runs all " + std::to_string(c.count) +
+                           " iterations (cut to " + std::to_string(c.iterations) + ", " + why + ")");
+    plan_.uncut(loop);
+  }
+
+  // Where a receive from MPI_ANY_SOURCE had several messages to take, the
+  // skeleton's completion depends on which one the MPI matches first, and
+  // the choices combine over the iterations beyond what the check can try:
+  // the receives take the source they took in the trace instead (the
+  // application's own matching), unless that fails where the wildcards did
+  // not.
+  CheckResult pin_wildcards(const CheckResult& r) {
+    plan_.pin_wildcards = true;
+    CheckResult pinned = check("checking with each MPI_ANY_SOURCE receive taking its traced source");
+    if (!pinned.ok() && r.ok()) {
+      plan_.pin_wildcards = false;
+      return r;
+    }
+    out_.repairs.push_back("receives from MPI_ANY_SOURCE take the source they took in the trace (" +
+                           std::to_string(r.wildcard_choices) +
+                           " of them had several messages to take: completion would depend on the MPI's choice)");
+    return pinned;
+  }
+
+  // The cut loops where the problem shows are kept whole, as long as that
+  // helps; then, if it still fails, every cut loop, and the cuts are put
+  // back one by one where the program still completes with them.
+  CheckResult keep_loops_whole(CheckResult r) {
+    for (std::vector<uint32_t> blamed = blamed_cuts(plan_, r); !r.ok() && !blamed.empty();
+         blamed = blamed_cuts(plan_, r)) {
+      for (uint32_t loop : blamed) uncut(loop, "the skeleton would not complete: " + r.message);
+      r = check("checking again with loop(s) " + loops_text(blamed) + " whole");
+    }
+    if (r.ok() || plan_.cuts.empty()) return r;
+    const std::vector<CutLoop> cuts = plan_.cuts;
+    const std::string first = r.message;
+    for (const CutLoop& c : cuts) plan_.uncut(c.node);
+    r = check("checking again with every loop whole");
+    if (!r.ok()) return r;  // not the cuts: no cut is given back
+    for (const CutLoop& c : cuts) {
+      plan_.cut_of[c.node] = static_cast<int32_t>(plan_.cuts.size());
+      plan_.cuts.push_back(c);
+      CheckResult with = check("checking the cut of loop n" + std::to_string(c.node));
+      if (with.ok()) continue;
+      plan_.uncut(c.node);
+      out_.repairs.push_back("loop n" + std::to_string(c.node) + " runs all " + std::to_string(c.count) +
+                             " iterations (cut to " + std::to_string(c.iterations) +
+                             ", the skeleton would not complete: " + with.message + ")");
+    }
+    return check("checking the repaired skeleton");
+  }
+
+  // No cut is to blame: does it complete where the MPI sends short
+  // messages eagerly, as the application's own run relied on?
+  Completion with_buffering(const CheckResult& strict) {
+    CheckOptions unlimited;
+    unlimited.eager_bytes = std::numeric_limits<uint64_t>::max();
+    const CheckResult r = check("checking with messages buffered by the MPI", unlimited);
+    out_.last = strict;
+    if (!r.ok()) {
+      out_.verdict = r.message;
+      out_.last = r;
+      return out_;
+    }
+    out_.complete = true;
+    out_.last = r;
+    const std::string needs = std::to_string(r.eager_needed) + " bytes";
+    out_.verdict = "completes where the MPI sends messages of up to " + needs +
+                   " before their receive is posted, as the traced run did (with every message waiting for its "
+                   "receive: " + strict.message + ")";
+    if (r.eager_needed > kSafeEagerBytes)
+      out_.warning = "the skeleton completes only where the MPI buffers messages of " + needs +
+                     " before their receive is posted (the application relied on it too); an MPI that does not "
+                     "will hang, and the watchdog stops it: " + strict.message;
+    if (r.unreceived > 0)
+      out_.warning += std::string(out_.warning.empty() ? "" : "; ") + std::to_string(r.unreceived) +
+                      " message(s) are sent and never received (the MPI drops them at MPI_Finalize)";
+    return out_;
+  }
+
+  const FoldedProgram& p_;
+  Plan& plan_;
+  const std::function<void(const std::string&)>& progress_;
+  Completion out_;
+};
+
+}  // namespace
+
+Completion ensure_completion(const FoldedProgram& p, Plan& plan,
+                             const std::function<void(const std::string&)>& progress) {
+  return Repairer(p, plan, progress).run();
+}
+
+}  // namespace skt::gen
