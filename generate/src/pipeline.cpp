@@ -7,7 +7,9 @@
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
+#include <utility>
 
+#include "partial.h"
 #include "skel/compress.h"
 
 namespace skt::gen {
@@ -15,29 +17,6 @@ namespace {
 
 void say(const InputOptions& opt, const std::string& s) {
   if (opt.say) opt.say(s);
-}
-
-// A trace whose ranks ended early (MPI_Abort, a crash): keep the merged
-// events up to the last call of the rank that stopped first, so that the
-// skeleton ends cleanly there instead of waiting for partners that never come.
-void cut_at_early_end(MergedTrace& m, const InputOptions& opt) {
-  size_t cut = m.events.size();
-  std::vector<size_t> last(m.world_size, 0), seen(m.world_size, 0);
-  for (size_t i = 0; i < m.events.size(); ++i)
-    for (uint32_t r : m.events[i].ranks) last[r] = i + 1;
-  for (uint32_t r = 0; r < m.world_size; ++r)
-    if (m.ranks[r].end != TraceEnd::kFinalized) cut = std::min(cut, last[r]);
-  if (cut == m.events.size()) return;
-  say(opt, "note: the trace ends early; the skeleton stops after merged event " + std::to_string(cut) + " of " +
-               std::to_string(m.events.size()));
-  m.events.resize(cut);
-  for (const auto& e : m.events)
-    for (uint32_t r : e.ranks) ++seen[r];
-  for (uint32_t r = 0; r < m.world_size; ++r) {
-    m.ranks[r].gaps.resize(seen[r]);
-    m.ranks[r].durations.resize(seen[r]);
-    m.ranks[r].events = seen[r];
-  }
 }
 
 FoldedProgram fold(const MergedTrace& m, const InputOptions& opt) {
@@ -49,6 +28,16 @@ FoldedProgram fold(const MergedTrace& m, const InputOptions& opt) {
 }
 
 }  // namespace
+
+FoldedProgram program_from_merged(MergedTrace m, const InputOptions& opt) {
+  const std::string cut = cut_partial_trace(m, [&](const MergedTrace& prefix) {
+    fold::CompressOptions co;
+    co.join_callsites = opt.join_callsites;
+    return fold::compress(prefix, co);
+  });
+  if (!cut.empty()) say(opt, "note: " + cut);
+  return fold(m, opt);
+}
 
 void set_merge_order(merge::Options& mo, const std::string& name) {
   mo.order = merge::order_from_name(name);
@@ -73,8 +62,7 @@ FoldedProgram load_program(const std::string& input, const InputOptions& opt) {
     merge::Ordered ordered;
     MergedTrace m = merge::merge(loaded, mo, &ordered);
     say(opt, "merged " + merge::describe(ordered, kMergeScore));
-    cut_at_early_end(m, opt);
-    return fold(m, opt);
+    return program_from_merged(std::move(m), opt);
   }
   if (is_folded_file(input)) {
     FoldedProgram p = read_folded(input);
@@ -92,8 +80,7 @@ FoldedProgram load_program(const std::string& input, const InputOptions& opt) {
       if (r.end != TraceEnd::kFinalized && !opt.allow_partial)
         throw std::runtime_error(input + ": some ranks' traces end early (" + trace_end_name(r.end) +
                                  "); use --allow-partial for a skeleton that stops where the first of them did");
-    cut_at_early_end(m, opt);
-    return fold(m, opt);
+    return program_from_merged(std::move(m), opt);
   }
   throw std::runtime_error(input + ": not a trace directory, merged trace (.skm) or folded program (.skf)");
 }

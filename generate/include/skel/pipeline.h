@@ -23,6 +23,12 @@ struct InputOptions {
 // one line naming INPUT for what it cannot read or use.
 FoldedProgram load_program(const std::string& input, const InputOptions& opt);
 
+// The folded program of a merged trace. A trace whose ranks ended early
+// (allowed by the caller) is first cut to the longest prefix of its merged
+// events whose skeleton completes on every rank, at most up to where the
+// first rank stopped; opt.say gets a note saying where and what it dropped.
+FoldedProgram program_from_merged(MergedTrace m, const InputOptions& opt);
+
 // skelgen's choice of merge order (skelgen merge --order auto, the default;
 // generate --merge-order): the ranks' calls are merged both ways, by the
 // look-ahead walk and by alignment, and where the two orders differ the one
