@@ -8,7 +8,12 @@ Both arguments are trace directories (skelgen trace) of the same ranks: the
 application's and its skeleton's own traced run. For each rank, its calls
 are split into PARTS (default 8) equal parts in order and the computation
 gaps summed per part, as a factor of the rank's mean part: the course of its
-computation through the run, measured from the two traces alone. A trace
+computation through the run, measured from the two traces alone. Only the
+main loop counts: the calls from the first to the last of the rank's most
+frequent call site (computation outside a cut loop runs once at any K, so
+at K = 10 it weighs ten times more in the skeleton's course: rank 0 of
+jacobi2d computes 2 % of its run before MPI_Comm_free, 20 % of the K = 10
+skeleton's). A trace
 taken with the thread CPU gap clock (SKELTRACE_GAP_CLOCK=cpu) is read by its
 CPU gaps: the work done, without the time the host took the core away (run
 the skeleton so, and a hiccup of the machine in one part of a 0.1 s run
@@ -30,12 +35,17 @@ import sys
 def course(skelgen, trace, parts):
     out = subprocess.run([skelgen, "dump", trace, "--format", "jsonl"], check=True, capture_output=True,
                          text=True).stdout
-    gaps, cpu = {}, {}
+    gaps, cpu, sites = {}, {}, {}
     for line in out.splitlines():
         e = json.loads(line)
         if "rank" in e and "gap" in e:
             gaps.setdefault(e["rank"], []).append(e["gap"])
             cpu.setdefault(e["rank"], []).append(e.get("cpu_gap") or 0.0)
+            sites.setdefault(e["rank"], []).append(e.get("callsite"))
+    for r, cs in sites.items():  # the main loop: first to last call of the most frequent call site
+        top = max(set(cs), key=lambda c: (cs.count(c), -cs.index(c)))
+        first, last = cs.index(top), len(cs) - 1 - cs[::-1].index(top)
+        gaps[r], cpu[r] = gaps[r][first + 1:last + 1], cpu[r][first + 1:last + 1]
     if all(sum(v) > 0 for v in cpu.values()):  # a CPU-clock trace: the work, not the wall time
         gaps = cpu
     res = {}
