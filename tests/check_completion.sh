@@ -37,7 +37,7 @@ launch() {  # launch MODE EXE
     mpirun.openmpi --allow-run-as-root --oversubscribe -x SKELGEN_WATCHDOG_S=5 -n "$np" "$2"
   fi
 }
-agree=0 disagree=0 completed=0 stopped=0
+agree=0 disagree=0 completed=0 stopped=0 predicted_hang=0
 for ((i = 0; i < count; i++)); do
   name=$(printf 'prog-%03d' "$i")
   K=$(( i % 2 ? 10 : 1 ))
@@ -74,6 +74,16 @@ for ((i = 0; i < count; i++)); do
       status=DISAGREE
     fi
     printf '%s %s K=%-2s %-10s check: %-9s run: %s\n' "$status" "$name" "$K" "$mode" "$verdict" "$ran"
+    # skelgen predict on the first skeleton that hangs: a failed repetition that names the watchdog's line
+    if [ $predicted_hang = 0 ] && [ $verdict = fails ] && [ "${ran%% *}" = stops ] && [[ "$ran" == *watchdog* ]]; then
+      predicted_hang=1
+      rc=0
+      SKELGEN_WATCHDOG_S=5 "$skelgen" predict "$out" -r 2 -q > "$out.predict" 2>&1 || rc=$?
+      if [ $rc = 0 ] || ! grep -q "run 1 on .* hung and the skeleton's watchdog stopped it: .*: rank [0-9]*: watchdog: no progress" "$out.predict"; then
+        cat "$out.predict" >&2; echo "FAIL: skelgen predict did not report the watchdog's stop (exit $rc)" >&2; exit 1
+      fi
+      echo "skelgen predict $name: $(cat "$out.predict")"
+    fi
     if [ $status = DISAGREE ]; then
       cat "$work/$name.txt" "$out.generate" >&2
       tail -5 "$out.$mode.out" >&2
@@ -83,3 +93,4 @@ done
 echo "$agree runs agree with the check, $disagree disagree ($completed completed, $stopped stopped)"
 [ $disagree = 0 ] || { echo "FAIL: the completion check disagrees with a real run" >&2; exit 1; }
 [ $completed -gt 0 ] && [ $stopped -gt 0 ] || { echo "FAIL: the programs did not give both outcomes" >&2; exit 1; }
+[ $predicted_hang = 1 ] || { echo "FAIL: no skeleton hung for skelgen predict to report" >&2; exit 1; }

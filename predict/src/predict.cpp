@@ -235,6 +235,15 @@ bool parse_result(const std::string& out, SkeletonRun& run) {
   return found == 1 && run.measured_s >= 0 && run.predicted_s >= run.measured_s * 0.999;
 }
 
+// The first line a skeleton's watchdog printed ("NAME: rank R: watchdog: no
+// progress for N s in CALL ..."), or "".
+static std::string watchdog_line(const std::string& output) {
+  std::istringstream in(output);
+  for (std::string line; std::getline(in, line);)
+    if (line.find(": watchdog: no progress") != std::string::npos) return line;
+  return "";
+}
+
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -260,6 +269,10 @@ Prediction predict(const Target& t, const std::string& exe, const SkeletonInfo& 
                                fmt(opt.timeout_s) + " s (killed)");
     std::string said = proc::tail_lines(r.err + "\n" + r.out, 3);
     SkeletonRun run;
+    const std::string stopped = watchdog_line(r.err + "\n" + r.out);
+    if (!stopped.empty())
+      throw std::runtime_error("run " + std::to_string(i) + " on " + p.target +
+                               " hung and the skeleton's watchdog stopped it: " + stopped);
     if (r.status != 0 || !parse_result(r.out, run))
       throw std::runtime_error("run " + std::to_string(i) + " on " + p.target + " " +
                                (r.status ? "failed (exit " + std::to_string(r.status) + ")" : "printed no result") +
