@@ -157,6 +157,7 @@ class Emitter {
   std::string compute(uint32_t n, const std::string& w, const std::vector<uint32_t>& ranks,
                       const std::string& loop_var, const Firsts* first);
   void emit_items(const std::vector<uint32_t>& items, int depth, const std::string& loop_var, double stride);
+  bool run_boundary(size_t& i, size_t& run);
   void emit_event(uint32_t n, int depth, const std::string& loop_var, double stride, const Firsts* first);
   void emit_loop(uint32_t n, int depth, const std::string& loop_var, double stride, const Firsts* first);
   void emit_reordered(const std::vector<uint32_t>& run, const std::vector<std::vector<uint32_t>>& order, int depth,
@@ -1092,7 +1093,10 @@ void Emitter::emit_loop(uint32_t n, int depth, const std::string& loop_var, doub
 
 void Emitter::emit_items(const std::vector<uint32_t>& items, int depth, const std::string& loop_var, double stride) {
   std::vector<Firsts> fs = loop_var.empty() ? std::vector<Firsts>() : firsts(items);
+  const bool top = &items == &p_.top;
+  size_t run = 0;  // the next of the plan's kept runs (top level)
   for (size_t i = 0; i < items.size();) {
+    if (top && run_boundary(i, run)) continue;
     uint32_t n = items[i];
     const Firsts* first = fs.empty() ? nullptr : &fs[i];
     if (p_.nodes[n].is_loop()) {
@@ -1114,6 +1118,28 @@ void Emitter::emit_items(const std::vector<uint32_t>& items, int depth, const st
     emit_event(n, depth, loop_var, stride, first);
     ++i;
   }
+  if (top) {
+    size_t end = items.size();
+    run_boundary(end, run);
+  }
+}
+
+// At top-level index i: closes the kept run ending there, opens the one
+// starting there, and steps over a left-out node (returns true: i moved).
+bool Emitter::run_boundary(size_t& i, size_t& run) {
+  const auto& runs = plan_.kept_runs;
+  auto timer = [&] { return plan_.cuts.size() + run; };  // kept runs are timed after the cut loops
+  if (run < runs.size() && runs[run].end == i) {
+    body_ << "  skel_run_end(" << timer() << ");\n";
+    ++run;
+  }
+  if (run < runs.size() && runs[run].first == i)
+    body_ << "  /* run of top-level calls " << i << ".." << runs[run].end - 1 << ": stands for itself and the "
+          << runs[run].left_out << " top-level nodes left out after it (x" << num(runs[run].factor)
+          << " its time) */\n  skel_run_begin(" << timer() << ");\n";
+  if (!plan_.leaves_out(i)) return false;
+  ++i;
+  return true;
 }
 
 // Each rank makes the run's calls in its own order (from safe_order): a
@@ -1206,6 +1232,8 @@ std::string Emitter::header() const {
       h << " *   cut loop " << i << " (n" << plan_.cuts[i].node << "): " << plan_.cuts[i].count << " -> "
         << plan_.cuts[i].iterations << " iterations, " << num(plan_.cuts[i].share * 100) << " % of the time\n";
   }
+  if (!plan_.kept_runs.empty())
+    h << " *   " << plan_.kept_runs.size() << " run(s) of top-level calls stand for the runs left out after them\n";
   h << " * traced time: " << num(out_.traced_s) << " s (MPI_Init to MPI_Finalize, slowest rank);"
     << " expected skeleton time " << num(out_.kept_s) << " s\n";
   for (const std::string& n : notes_) h << " * note: " << n << "\n";
@@ -1253,9 +1281,20 @@ void Emitter::summarise(const NodeTimes& times) {
   out_.kernel_flops_per_s = flops / P_;
   // the skeleton's own time: each cut loop keeps iterations / count of its time
   std::vector<double> kept(times.rank_total);
-  for (uint32_t r = 0; r < P_; ++r)
+  std::vector<bool> left_out(p_.nodes.size(), false);  // the nodes under a left-out top-level node
+  std::function<void(uint32_t)> mark = [&](uint32_t n) {
+    left_out[n] = true;
+    for (uint32_t c : p_.nodes[n].body) mark(c);
+  };
+  for (size_t i = 0; i < p_.top.size(); ++i)
+    if (plan_.leaves_out(i)) mark(p_.top[i]);
+  for (uint32_t r = 0; r < P_; ++r) {
     for (const CutLoop& c : plan_.cuts)
-      kept[r] -= times.total[c.node][r] * (1.0 - static_cast<double>(c.iterations) / static_cast<double>(c.count));
+      if (!left_out[c.node])
+        kept[r] -= times.total[c.node][r] * (1.0 - static_cast<double>(c.iterations) / static_cast<double>(c.count));
+    for (size_t i = 0; i < p_.top.size(); ++i)
+      if (plan_.leaves_out(i)) kept[r] -= times.total[p_.top[i]][r];
+  }
   out_.traced_s = times.program * 1e-9;
   out_.kept_s = (kept.empty() ? 0 : *std::max_element(kept.begin(), kept.end())) * 1e-9;
   out_.cut = plan_.cuts;
@@ -1280,9 +1319,11 @@ void Emitter::run(const NodeTimes& times) {
   std::ostringstream factors;
   factors << "static const double skel_loop_factor[SKEL_NUM_CUT_LOOPS + 1] = {";
   for (const CutLoop& c : plan_.cuts) factors << num(static_cast<double>(c.count) / static_cast<double>(c.iterations)) << ", ";
+  for (const Plan::KeptRun& k : plan_.kept_runs) factors << exact(k.factor) << ", ";
   factors << "1};\n";
   factors << "static const double skel_loop_iters[SKEL_NUM_CUT_LOOPS + 1] = {";
   for (const CutLoop& c : plan_.cuts) factors << c.iterations << ", ";
+  for (size_t k = 0; k < plan_.kept_runs.size(); ++k) factors << "1, ";
   factors << "1};\n";
   size_t rings = std::max<size_t>(1, slots_.ring_size.size());
   factors << "static const int skel_ring_base[SKEL_NUM_RINGS] = {";
@@ -1308,7 +1349,7 @@ void Emitter::run(const NodeTimes& times) {
   v["NUM_SLOTS"] = std::to_string(std::max<uint32_t>(1, slots_.num_slots));
   v["NUM_RINGS"] = std::to_string(rings);
   v["NUM_COMMS"] = std::to_string(std::max<size_t>(2, m_.comms.size()));
-  v["NUM_CUT_LOOPS"] = std::to_string(plan_.cuts.size());
+  v["NUM_CUT_LOOPS"] = std::to_string(plan_.cuts.size() + plan_.kept_runs.size());
   v["MAX_REQS"] = std::to_string(max_reqs_);
   v["BUF_BYTES"] = std::to_string(buf_bytes_ + 64);
   v["BSEND_BYTES"] = std::to_string(bsend_bytes_ > 0 ? bsend_bytes_ + 65536 : 0);

@@ -217,13 +217,13 @@ bool all_members_take_part(const FoldedProgram& p, uint32_t n) {
 
 }  // namespace
 
-bool closed(const FoldedProgram& p, uint32_t loop, std::string* why) {
+bool closed_items(const FoldedProgram& p, const std::vector<uint32_t>& items, std::string* why) {
   MessageBalance balance;
   bool collectives_whole = true;
   uint32_t partial = 0;
-  std::function<void(const std::vector<uint32_t>&, double)> walk = [&](const std::vector<uint32_t>& items,
+  std::function<void(const std::vector<uint32_t>&, double)> walk = [&](const std::vector<uint32_t>& nodes,
                                                                        double times) {
-    for (uint32_t id : items) {
+    for (uint32_t id : nodes) {
       const FoldedNode& n = p.nodes[id];
       if (n.is_loop()) {
         walk(n.body, times * static_cast<double>(n.count));
@@ -236,7 +236,7 @@ bool closed(const FoldedProgram& p, uint32_t loop, std::string* why) {
       }
     }
   };
-  walk(p.nodes[loop].body, 1.0);
+  walk(items, 1.0);
   if (!collectives_whole) {
     if (why)
       *why = std::string("its ") + func_name(identity_of(p, partial).func) + " (n" + std::to_string(partial) +
@@ -249,6 +249,8 @@ bool closed(const FoldedProgram& p, uint32_t loop, std::string* why) {
   }
   return true;
 }
+
+bool closed(const FoldedProgram& p, uint32_t loop, std::string* why) { return closed_items(p, p.nodes[loop].body, why); }
 
 // The iterations after which a loop's calls come back to the same values: 1,
 // or where a node inside it has a cycle rule, the iterations its period
@@ -396,6 +398,172 @@ void plan_steps(const FoldedProgram& p, const std::vector<uint32_t>& items, Plan
 
 }  // namespace
 
+// ------------------------------------------------------------------ left-out time steps
+
+namespace {
+
+// Calls whose effect outlives the run of top-level nodes they are in (MPI's
+// start and end, persistent requests, communicators, windows, files,
+// datatypes): a run holding one is always kept.
+bool outlives_its_run(const FoldedProgram& p, uint32_t n) {
+  const uint32_t f = identity_of(p, n).func;
+  switch (call_class(f)) {
+    case CallClass::kInit: case CallClass::kFinalize: case CallClass::kAbort: case CallClass::kSendInit:
+    case CallClass::kRecvInit: case CallClass::kStart: case CallClass::kRequestFree: case CallClass::kCommCreate:
+    case CallClass::kCommCreateGroup: case CallClass::kCommFree:
+      return true;
+    default:
+      break;
+  }
+  const std::string name = func_name(f);
+  return name.rfind("MPI_Win", 0) == 0 || name.rfind("MPI_File", 0) == 0 || name.rfind("MPI_Type", 0) == 0;
+}
+
+// The top-level program cut into the shortest closed runs: a run ends
+// where everything sent before has been received (per sender, receiver,
+// communicator and tag) and no per-rank step order spans the end.
+struct TopRun {
+  size_t first = 0, end = 0;
+  // holds nothing that outlives it, only collectives all members make, and a loop or a point-to-point
+  // call: a run of collectives alone is where the ranks wait for each other, its time their skew, which
+  // says nothing about the runs after it
+  bool may_leave = true;
+  bool has_work = false;
+  double time = 0;        // traced ns, max over ranks
+};
+
+std::vector<TopRun> closed_top_runs(const FoldedProgram& p, const NodeTimes& t, const Plan& plan) {
+  const uint32_t P = p.symbols.world_size;
+  MessageBalance balance;
+  std::vector<TopRun> runs;
+  TopRun run;
+  std::vector<double> rank_time(P, 0);
+  std::function<void(uint32_t, double)> add = [&](uint32_t id, double times) {
+    const FoldedNode& n = p.nodes[id];
+    if (n.is_loop()) {
+      for (uint32_t c : n.body) add(c, times * static_cast<double>(n.count));
+      return;
+    }
+    balance.add(p, id, times);
+    run.may_leave = run.may_leave && !outlives_its_run(p, id) && all_members_take_part(p, id);
+    run.has_work |= times > 1 || message_role(identity_of(p, id).func) != MessageRole::kNone;
+  };
+  size_t step_end = 0;
+  for (size_t i = 0; i < p.top.size(); ++i) {
+    const uint32_t id = p.top[i];
+    auto step = plan.steps.find(id);
+    if (step != plan.steps.end()) step_end = std::max(step_end, i + step->second.nodes.size());
+    add(id, 1.0);
+    for (uint32_t r = 0; r < P; ++r) rank_time[r] += t.total[id][r];
+    if (i + 1 < p.top.size() && (i + 1 < step_end || !balance.balanced())) continue;
+    run.end = i + 1;
+    run.may_leave = run.may_leave && run.has_work;
+    run.time = *std::max_element(rank_time.begin(), rank_time.end());
+    runs.push_back(run);
+    run = TopRun();
+    run.first = i + 1;
+    std::fill(rank_time.begin(), rank_time.end(), 0.0);
+  }
+  return runs;
+}
+
+// The kind of a run: the (function, call site) pairs of its point-to-point
+// calls, sorted (of all its calls where it makes none): a time step is known
+// by its exchanges; the collectives beside them come and go (a refinement
+// every tenth step, a checksum every fifth).
+std::vector<std::pair<uint32_t, uint32_t>> call_sites(const FoldedProgram& p, const TopRun& run) {
+  std::set<std::pair<uint32_t, uint32_t>> all, p2p;
+  std::function<void(uint32_t)> visit = [&](uint32_t n) {
+    const FoldedNode& fn = p.nodes[n];
+    if (fn.is_loop()) {
+      for (uint32_t c : fn.body) visit(c);
+      return;
+    }
+    const Identity& id = identity_of(p, n);
+    all.insert({id.func, static_cast<uint32_t>(id.callsite)});
+    if (message_role(id.func) != MessageRole::kNone) p2p.insert({id.func, static_cast<uint32_t>(id.callsite)});
+  };
+  for (size_t i = run.first; i < run.end; ++i) visit(p.top[i]);
+  const auto& sites = p2p.empty() ? all : p2p;
+  return {sites.begin(), sites.end()};
+}
+
+// The skeleton's time on the traced machine as planned so far (cut loops
+// keeping iterations / count of their time), max over ranks.
+double planned_time(const FoldedProgram& p, const NodeTimes& t, const Plan& plan) {
+  double worst = 0;
+  for (uint32_t r = 0; r < p.symbols.world_size; ++r) {
+    double kept = t.rank_total[r];
+    for (const CutLoop& c : plan.cuts)
+      kept -= t.total[c.node][r] * (1.0 - static_cast<double>(c.iterations) / static_cast<double>(c.count));
+    worst = std::max(worst, kept);
+  }
+  return worst;
+}
+
+}  // namespace
+
+void leave_out_steps(const FoldedProgram& p, const NodeTimes& t, const GenerateOptions& opt, Plan& plan,
+                     std::set<std::string>& notes) {
+  const double K = opt.scale;
+  if (K < 2 || t.program <= 0 || planned_time(p, t, plan) <= kLeaveOutAbove * t.program / K) return;
+  const std::vector<TopRun> runs = closed_top_runs(p, t, plan);
+  plan.left_out.assign(p.top.size(), false);
+  std::vector<size_t> by_index;  // per kept run: its index in runs
+  // per kind of run: the last kept one, the traced time of those kept and of those left out
+  struct Keeper {
+    size_t run = 0;
+    double kept = 0, out = 0;
+  };
+  using Kind = std::vector<std::pair<uint32_t, uint32_t>>;
+  std::vector<Kind> kinds;
+  std::map<Kind, size_t> runs_of;  // a kind of run made fewer than K times is not a time step: kept whole
+  for (const TopRun& run : runs) {
+    kinds.push_back(run.may_leave ? call_sites(p, run) : Kind());
+    ++runs_of[kinds.back()];
+  }
+  // The share of each kind's time kept: 1 / K, less where what cannot be left out (MPI_Init's set-up,
+  // the communicators, the runs of collectives) would keep the skeleton longer than 1 / K of the run,
+  // but never below 1 / 2K (the kept runs are the prediction's sample).
+  double may = 0;
+  for (size_t r = 0; r < runs.size(); ++r)
+    if (runs[r].may_leave && runs_of[kinds[r]] >= K) may += runs[r].time;
+  const double fixed = std::max(0.0, planned_time(p, t, plan) - may);
+  const double share = may > 0 ? std::clamp((t.program / K - fixed) / may, 0.5 / K, 1.0 / K) : 1.0 / K;
+  std::map<Kind, Keeper> keepers;
+  size_t left = 0;
+  for (size_t r = 0; r < runs.size(); ++r) {
+    const TopRun& run = runs[r];
+    if (!run.may_leave || run.time <= 0 || runs_of[kinds[r]] < K) continue;
+    auto [k, fresh] = keepers.try_emplace(kinds[r]);
+    Keeper& keeper = k->second;
+    if (!fresh && keeper.out + run.time <= (1 / share - 1) * keeper.kept) {
+      keeper.out += run.time;
+      Plan::KeptRun& by = plan.kept_runs[keeper.run];
+      by.factor += run.time / runs[by_index[keeper.run]].time;
+      by.left_out += run.end - run.first;
+      for (size_t i = run.first; i < run.end; ++i) plan.left_out[i] = true;
+      left += run.end - run.first;
+      continue;
+    }
+    keeper.run = plan.kept_runs.size();
+    keeper.kept += run.time;
+    by_index.push_back(r);
+    plan.kept_runs.push_back({run.first, run.end, 1.0, 0});
+  }
+  // runs that stand for nothing need no timing
+  plan.kept_runs.erase(std::remove_if(plan.kept_runs.begin(), plan.kept_runs.end(),
+                                      [](const Plan::KeptRun& k) { return k.left_out == 0; }),
+                       plan.kept_runs.end());
+  if (left == 0) {
+    plan.keep_all();
+    return;
+  }
+  notes.insert("the time steps did not fold into one loop: " + std::to_string(plan.kept_runs.size()) +
+               " runs of top-level calls each stand for the runs after them (" + std::to_string(left) + " of " +
+               std::to_string(p.top.size()) + " top-level nodes left out), their time scaled by the traced ratio");
+}
+
 Plan make_plan(const FoldedProgram& p, const NodeTimes& t, const GenerateOptions& opt, std::set<std::string>& notes) {
   Plan plan;
   for (const Identity& id : p.symbols.identities) plan.any_tag_receives |= id.func == kFunc_MPI_Init_thread;
@@ -405,6 +573,7 @@ Plan make_plan(const FoldedProgram& p, const NodeTimes& t, const GenerateOptions
   plan.cut_of.assign(p.nodes.size(), -1);
   CutChooser(p, t, opt, plan, notes).choose(p.top);
   plan_steps(p, p.top, plan, notes);
+  leave_out_steps(p, t, opt, plan, notes);
   return plan;
 }
 

@@ -48,6 +48,24 @@ struct Plan {
   // (where which message the MPI matches first would decide completion).
   bool pin_wildcards = false;
 
+  // Runs of top-level nodes that stand for themselves and for the runs after
+  // them that the skeleton leaves out: the time steps of an irregular
+  // program whose time-step loop did not fold (neighbours and message sizes
+  // that change after each refinement), where cutting loops alone leaves
+  // the skeleton much longer than 1/K of the run (leave_out_steps below).
+  struct KeptRun {
+    size_t first = 0, end = 0;  // p.top[first, end)
+    double factor = 1;          // (its traced time + the left-out runs it stands for) / its traced time
+    size_t left_out = 0;        // top-level nodes left out after it
+  };
+  std::vector<KeptRun> kept_runs;
+  std::vector<bool> left_out;  // per index in p.top
+  bool leaves_out(size_t top_index) const { return top_index < left_out.size() && left_out[top_index]; }
+  void keep_all() {
+    kept_runs.clear();
+    left_out.clear();
+  }
+
   // The iterations loop node n runs in the skeleton.
   uint64_t iterations(const FoldedProgram& p, uint32_t n) const {
     return cut_of[n] >= 0 ? cuts[static_cast<size_t>(cut_of[n])].iterations : p.nodes[n].count;
@@ -63,9 +81,34 @@ struct Plan {
 // rank. `why` (optional) says what fails.
 bool closed(const FoldedProgram& p, uint32_t loop, std::string* why = nullptr);
 
+// A run of nodes (p.top[first, end), or a loop's body) is closed in the same
+// sense: messages and collectives all inside it.
+bool closed_items(const FoldedProgram& p, const std::vector<uint32_t>& items, std::string* why = nullptr);
+
 // The iterations after which a loop's calls come back to the same values
 // (1, or the period its cycle rules span); a cut keeps whole periods.
 uint64_t value_period(const FoldedProgram& p, uint32_t loop);
+
+// Where the cut loops leave the skeleton longer than kLeaveOutAbove / K of
+// the traced run (an irregular program: its time steps did not fold into
+// one loop), the top-level program is split into the shortest closed runs
+// (everything sent before a run's end received by then, no per-rank order
+// across it), each of a kind (the call sites of its point-to-point calls,
+// of all its calls where it makes none). In order, the first run of a kind
+// is kept, and each following one is left out while the kind's left-out
+// time stays within (1 / share - 1) times its kept time, else kept: share
+// is 1 / K, less (down to 1 / 2K) where what cannot be left out would keep
+// the skeleton longer than 1 / K of the run. A kept run's measured time
+// (with what the cut loops inside it predict), times (its traced time +
+// theirs) / its traced time, predicts them. Always kept, standing for
+// nothing: runs of a kind made fewer than K times; runs that hold MPI_Init
+// or MPI_Finalize, persistent requests, communicator, window, file or
+// datatype calls, or collectives some members make elsewhere; runs of
+// collectives alone (where the ranks wait for each other: their time is
+// the skew, which says nothing about the runs after them).
+inline constexpr double kLeaveOutAbove = 2.0;
+void leave_out_steps(const FoldedProgram& p, const NodeTimes& t, const GenerateOptions& opt, Plan& plan,
+                     std::set<std::string>& notes);
 
 // The plan for p: cuts chosen (GenerateOptions::scale, min_share), request
 // slots assigned, deadlock-free orders found for the runs of

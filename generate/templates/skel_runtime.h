@@ -307,6 +307,29 @@ static inline void skel_loop_end(int l)
   }
 }
 
+/* Kept runs of top-level calls (an irregular program's time steps): run l
+ * stands for itself and the runs left out after it, factor f = their traced
+ * time / its own. Its time here includes what the cut loops inside it
+ * predict for their left-out iterations; predicted: (f - 1) times that. */
+SKEL_MAYBE_UNUSED static double skel_run_extra0[SKEL_NUM_CUT_LOOPS + 1];
+static inline double skel_extra_sum(void)
+{
+  double s = 0;
+  int l;
+  for (l = 0; l < SKEL_NUM_CUT_LOOPS; ++l) s += skel_loop_extra[l];
+  return s;
+}
+static inline void skel_run_begin(int l)
+{
+  skel_run_extra0[l] = skel_extra_sum();
+  skel_loop_start[l] = MPI_Wtime();
+}
+static inline void skel_run_end(int l)
+{
+  double t = MPI_Wtime() - skel_loop_start[l] + (skel_extra_sum() - skel_run_extra0[l]);
+  skel_loop_extra[l] += t * (skel_loop_factor[l] - 1.0);
+}
+
 /* Right after the skeleton's MPI_Init: check the world, set up buffers and
  * tables, start this rank's clock. */
 static inline void skel_setup(void)

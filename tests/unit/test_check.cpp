@@ -371,3 +371,68 @@ TEST(Check, GenerateRefusesAProgramThatCannotCompleteWithOneLine) {
   EXPECT_TRUE(std::any_of(s.notes.begin(), s.notes.end(),
                           [](const std::string& n) { return n.find("cannot complete") != std::string::npos; }));
 }
+
+// ---------------------------------------------------------------- time steps left out
+namespace {
+
+// 80 time steps that do not fold (each step's tag its own, in no linear or
+// cyclic order), each a message from rank 0 to rank 1 and an Allreduce.
+skt::FoldedProgram unfolded_steps() {
+  return program(2, [](uint32_t r) {
+    std::vector<Syn> v;
+    for (int64_t step = 0; step < 80; ++step) {
+      const int64_t tag = step * 7919 % 101;
+      v.push_back(r == 0 ? message(skt::kFunc_MPI_Send, 1, 1, tag) : message(skt::kFunc_MPI_Recv, 2, 0, tag));
+      v.back().gap = 100000;
+      v.push_back(collective(skt::kFunc_MPI_Allreduce, 3));
+    }
+    return v;
+  });
+}
+
+}  // namespace
+
+TEST(LeaveOut, TimeStepsThatDoNotFoldAreSampledAndTheirTimeKept) {
+  const skt::FoldedProgram p = unfolded_steps();
+  ASSERT_GT(p.top.size(), 160u) << "the steps must not fold: " << p.to_string();
+  const skt::gen::Plan plan = plan_of(p, 10);
+  ASSERT_FALSE(plan.kept_runs.empty());
+  const skt::gen::NodeTimes t = skt::gen::measure_times(p);
+  auto run_time = [&](size_t first, size_t end) {  // max over ranks, as the plan weighs runs
+    double s[2] = {0, 0};
+    for (size_t i = first; i < end; ++i)
+      for (int r = 0; r < 2; ++r) s[r] += t.total[p.top[i]][r];
+    return std::max(s[0], s[1]);
+  };
+  // every message step is kept or left out, and the kept runs' factors carry the left-out steps' time
+  double steps = 0, carried = 0;
+  size_t kept_steps = 0;
+  for (size_t i = 0; i < p.top.size(); ++i)
+    if (skt::call_class(p.symbols.identities[p.symbols.events[p.nodes[p.top[i]].symbol].identity].func) ==
+        skt::CallClass::kSend)
+      steps += run_time(i, i + 2);  // the send and its receive
+  for (const auto& k : plan.kept_runs) {
+    carried += k.factor * run_time(k.first, k.end);
+    kept_steps += k.end - k.first;
+    for (size_t i = k.first; i < k.end; ++i) EXPECT_FALSE(plan.leaves_out(i));
+  }
+  EXPECT_NEAR(carried, steps, 1e-6 * steps);
+  EXPECT_LE(kept_steps * 10, 2 * 80u) << "about 1 / K of the steps kept";
+  const skt::gen::CheckResult r = check(p, plan);
+  EXPECT_TRUE(r.ok()) << r.message;
+  EXPECT_TRUE(plan_of(p, 1).kept_runs.empty()) << "K = 1 leaves nothing out";
+}
+
+TEST(LeaveOut, TheSkeletonTimesItsKeptRunsAndOmitsTheOthers) {
+  const skt::FoldedProgram p = unfolded_steps();
+  skt::gen::GenerateOptions opt;
+  opt.scale = 10;
+  const skt::gen::Skeleton s = skt::gen::generate(p, opt);
+  EXPECT_NE(s.code.find("skel_run_begin("), std::string::npos);
+  EXPECT_NE(s.code.find("did not fold into one loop"), std::string::npos);
+  size_t sends = 0;
+  for (size_t at = s.code.find("MPI_Send("); at != std::string::npos; at = s.code.find("MPI_Send(", at + 1)) ++sends;
+  EXPECT_LT(sends, 16u);
+  EXPECT_GT(sends, 0u);
+  EXPECT_LT(s.kept_s, s.traced_s / 4);
+}

@@ -1,0 +1,43 @@
+#!/bin/bash
+# An irregular program (tests/apps/amr.c: neighbours and message sizes that
+# change after each refinement, so its time steps do not fold into one
+# loop), traced twice: both traces fold to the same program (timings
+# aside), and its K = 10 skeleton leaves time steps out (the generator's
+# note), is at least 8 times shorter than the traced run as planned
+# (traced / expected), at most 5,000 lines of C, and runs to its end.
+# Prints the figures (C lines, compile seconds, traced and expected times).
+#   run_irregular_test.sh SKELGEN FLAVOR NP APP WORK ARGS...
+set -euo pipefail
+skelgen=$1 flavor=$2 np=$3 app=$4 work=$5
+shift 5
+case $flavor in
+  mpich) launch=(mpiexec.mpich -n "$np") ;;
+  openmpi) launch=(mpirun.openmpi --allow-run-as-root --oversubscribe -n "$np") ;;
+esac
+rm -rf "$work" && mkdir -p "$work"
+for run in 1 2; do
+  "$skelgen" trace -q --force -o "$work/trace$run" -- "${launch[@]}" "$app" "$@" > /dev/null
+  "$skelgen" merge -q "$work/trace$run" -o "$work/trace$run.skm"
+  "$skelgen" compress -q "$work/trace$run.skm" -o "$work/trace$run.skf"
+  "$skelgen" dump "$work/trace$run.skf" | sed -n 2p > "$work/program$run.txt"
+done
+if ! cmp -s "$work/program1.txt" "$work/program2.txt"; then
+  echo "FAIL: two traces of the same run fold to different programs:" >&2
+  head -c 300 "$work/program1.txt" "$work/program2.txt" >&2
+  exit 1
+fi
+echo "folded: $(wc -w < "$work/program1.txt") words, the same for both traces"
+"$skelgen" generate "$work/trace1.skf" -K 10 -o "$work/skel.c" > "$work/generate.txt" 2>&1
+grep -q "did not fold into one loop" "$work/generate.txt" || { cat "$work/generate.txt"; echo "FAIL: no time steps left out" >&2; exit 1; }
+traced=$(sed -n 's/^traced: *\([0-9.]*\) s.*/\1/p' "$work/generate.txt")
+expected=$(sed -n 's/^expected: *\([0-9.]*\) s.*/\1/p' "$work/generate.txt")
+lines=$(wc -l < "$work/skel.c")
+start=$(date +%s.%N)
+"$skelgen" build "$work/skel.c" --mpi "$flavor" -q -o "$work/skel"
+compile=$(echo "$(date +%s.%N) - $start" | bc)
+echo "K = 10: $lines lines of C, compiled in $compile s; traced $traced s, expected $expected s"
+python3 -c "import sys; t, e = $traced, $expected; sys.exit(0 if e > 0 and t / e >= 8 else 1)" \
+  || { echo "FAIL: the skeleton is not 8 times shorter than the traced run (traced $traced s, expected $expected s)" >&2; exit 1; }
+[ "$lines" -le 5000 ] || { echo "FAIL: $lines lines of C (at most 5,000)" >&2; exit 1; }
+SKELGEN_WATCHDOG_S=20 timeout 120 "${launch[@]}" "$work/skel" > "$work/skel.out" 2>&1 || { cat "$work/skel.out"; echo "FAIL: the skeleton did not complete" >&2; exit 1; }
+grep '^SKELGEN_RESULT' "$work/skel.out" || { echo "FAIL: no result line" >&2; exit 1; }
