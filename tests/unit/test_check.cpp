@@ -208,22 +208,28 @@ TEST(Check, ACutThatLeavesOneRanksCopyOfALoopWholeIsCaughtAndRepaired) {
       << done.repairs[0];
 }
 
-TEST(Check, AWildcardReceiveIsCheckedWithEverySenderItCouldTake) {
-  // rank 0 takes one message from anyone, then one from rank 1; ranks 1 and
-  // 2 send one each. Where the wildcard takes rank 1's, rank 2's message is
-  // never received and rank 0 waits for a second from rank 1.
-  skt::FoldedProgram p = program(3, [](uint32_t r) {
+// Rank 0 receives one message from any rank, then one from rank `then`;
+// ranks 1 and 2 send one each.
+skt::FoldedProgram wildcard_then(int64_t then) {
+  return program(3, [then](uint32_t r) {
     std::vector<Syn> v;
     if (r == 0) {
-      Syn any = message(skt::kFunc_MPI_Recv, 1, 2, 0);
+      Syn any = message(skt::kFunc_MPI_Recv, 1, 3 - then, 0);  // the traced source: the other one
       any.flags = skt::kFlagAnySource;
       v.push_back(any);
-      v.push_back(message(skt::kFunc_MPI_Recv, 2, 1, 0));
+      v.push_back(message(skt::kFunc_MPI_Recv, 2, then, 0));
     } else {
       v.push_back(message(skt::kFunc_MPI_Send, 3, 0, 0));
     }
     return v;
   });
+}
+
+TEST(Check, AWildcardReceiveIsCheckedWithEverySenderItCouldTake) {
+  // rank 0 takes one message from anyone, then one from rank 1; ranks 1 and
+  // 2 send one each. Where the wildcard takes rank 1's, rank 2's message is
+  // never received and rank 0 waits for a second from rank 1.
+  skt::FoldedProgram p = wildcard_then(1);
   skt::gen::Plan plan = plan_of(p, 1);
   skt::gen::CheckOptions first_only;
   first_only.wildcard_runs = 0;  // the first posted taken: rank 1's (ranks run in order)
@@ -232,18 +238,7 @@ TEST(Check, AWildcardReceiveIsCheckedWithEverySenderItCouldTake) {
   skt::gen::CheckResult all = check(p, plan);
   EXPECT_FALSE(all.ok()) << "one choice that hangs is enough";
   // reversed: rank 0 takes one from anyone, then one from rank 2; the first posted (rank 1's) completes it, rank 2's first hangs
-  skt::FoldedProgram q = program(3, [](uint32_t r) {
-    std::vector<Syn> v;
-    if (r == 0) {
-      Syn any = message(skt::kFunc_MPI_Recv, 1, 1, 0);
-      any.flags = skt::kFlagAnySource;
-      v.push_back(any);
-      v.push_back(message(skt::kFunc_MPI_Recv, 2, 2, 0));
-    } else {
-      v.push_back(message(skt::kFunc_MPI_Send, 3, 0, 0));
-    }
-    return v;
-  });
+  skt::FoldedProgram q = wildcard_then(2);
   skt::gen::CheckResult at_first = skt::gen::check_completion(q, plan_of(q, 1), first_only);
   EXPECT_TRUE(at_first.ok()) << at_first.message;
   skt::gen::CheckResult explored = check(q, plan_of(q, 1));

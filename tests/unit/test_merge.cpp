@@ -9,6 +9,7 @@
 #include "skel/compress.h"
 #include "skel/merge.h"
 #include "skel/skel_funcs.h"
+#include "folded_fixtures.h"
 #include "synthetic.h"
 #include "trace_fixtures.h"
 
@@ -69,12 +70,7 @@ Syn recv(uint32_t site, int64_t peer, int64_t count = 8) {
   s.func = kFunc_MPI_Recv;
   return s;
 }
-Syn simple(uint32_t func, uint32_t site) {
-  Syn s;
-  s.func = func;
-  s.site = site;
-  return s;
-}
+Syn simple(uint32_t func, uint32_t site) { return call(func, site); }
 
 // Send, Isend, Recv, Irecv, Wait (in that order), each from `sites` call
 // sites: identity k * sites + s.

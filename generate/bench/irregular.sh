@@ -1,0 +1,63 @@
+#!/bin/bash
+# The figures of docs/performance.md, "Irregular programs": for each program,
+# traced once, its K = 10 skeleton generated and built, then REPS rounds of
+# (the application untraced, the skeleton), interleaved. Prints a markdown
+# table: calls per rank (merged events / ranks), folded length, lines of C,
+# compile seconds, application and skeleton time (median, min-max), shrink
+# (application median / skeleton median), prediction error (median of the
+# skeleton's predicted_s against the application's median) and hangs
+# (skeleton runs that did not print their result line). Progress on stderr.
+#   generate/bench/irregular.sh BUILD_DIR [REPS] [WORK_DIR]
+set -euo pipefail
+build=$(cd "$1" && pwd)
+reps=${2:-5}
+work=${3:-$build/irregular-bench}
+skelgen=$build/bin/skelgen
+rm -rf "$work" && mkdir -p "$work"
+ompi=(mpirun.openmpi --allow-run-as-root --oversubscribe)
+# name  flavor  launcher...  --  program args
+programs=(
+  "amr-openmpi-4|openmpi|${ompi[*]} -n 4|$build/tests/apps-openmpi/amr 300 20000"
+  "amr-mpich-2|mpich|mpiexec.mpich -n 2|$build/tests/apps-mpich/amr 300 20000"
+  "amr-openmpi-8|openmpi|${ompi[*]} -n 8|$build/tests/apps-openmpi/amr 200 10000"
+)
+median() { sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
+echo "| program | calls/rank | folded | C lines | compile s | application s | skeleton s | shrink | prediction | hangs |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
+for spec in "${programs[@]}"; do
+  IFS='|' read -r name flavor launch app <<< "$spec"
+  read -ra launch <<< "$launch"
+  read -ra app <<< "$app"
+  d=$work/$name
+  mkdir -p "$d"
+  echo "== $name: tracing" >&2
+  "$skelgen" trace -q --force -o "$d/trace" -- "${launch[@]}" "${app[@]}" > /dev/null
+  summary=$("$skelgen" merge "$d/trace" -o "$d/app.skm" --json -q)
+  "$skelgen" compress -q "$d/app.skm" -o "$d/app.skf"
+  np=${launch[-1]}
+  calls=$(python3 -c "import json,sys; s=json.loads(sys.argv[1]); print(s['merged_events'] // $np)" "$summary")
+  folded=$("$skelgen" dump "$d/app.skf" | sed -n 's/.*, length \([0-9]*\)$/\1/p')
+  "$skelgen" generate "$d/app.skf" -K 10 -o "$d/skel.c" -q > "$d/generate.txt"
+  lines=$(wc -l < "$d/skel.c")
+  start=$(date +%s.%N)
+  "$skelgen" build "$d/skel.c" --mpi "$flavor" -q -o "$d/skel"
+  compile=$(echo "$(date +%s.%N) - $start" | bc)
+  hangs=0
+  : > "$d/app.txt"; : > "$d/skel.txt"; : > "$d/pred.txt"
+  for ((i = 1; i <= reps; i++)); do
+    echo "== $name: round $i of $reps" >&2
+    "$skelgen" time -r 1 -- "${launch[@]}" "${app[@]}" 2> /dev/null | sed -n 's/.*median_s=\([0-9.]*\).*/\1/p' >> "$d/app.txt"
+    if out=$(SKELGEN_WATCHDOG_S=60 timeout 300 "${launch[@]}" "$d/skel" 2>&1) && grep -q '^SKELGEN_RESULT' <<< "$out"; then
+      sed -n 's/.*measured_s=\([0-9.]*\).*/\1/p' <<< "$out" >> "$d/skel.txt"
+      sed -n 's/.*predicted_s=\([0-9.]*\).*/\1/p' <<< "$out" >> "$d/pred.txt"
+    else
+      hangs=$((hangs + 1))
+    fi
+  done
+  a=$(median < "$d/app.txt") s=$(median < "$d/skel.txt") p=$(median < "$d/pred.txt")
+  arange="$(sort -g "$d/app.txt" | head -1)-$(sort -g "$d/app.txt" | tail -1)"
+  srange="$(sort -g "$d/skel.txt" | head -1)-$(sort -g "$d/skel.txt" | tail -1)"
+  python3 -c "
+a, s, p = $a, $s, $p
+print(f'| $name | $calls | $folded | $lines | {float(\"$compile\"):.1f} | {a:.3f} ($arange) | {s:.3f} ($srange) | {a / s:.1f}x | {100 * (p - a) / a:+.1f} % | $hangs |')"
+done
