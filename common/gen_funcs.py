@@ -34,6 +34,7 @@ def funcs_header(funcs):
     out += [f"    case {f.id}:\n" for f in funcs if "fwd" in f.by_role]
     out.append("      return true;\n    default:\n      return false;\n  }\n}\n\n")
     out.append(call_classes(funcs))
+    out.append(call_args(funcs))
     out.append("// Every id, in list order.\ninline constexpr uint32_t kAllFuncIds[] = {")
     out.append(", ".join(str(f.id) for f in funcs))
     out.append("};\n\n}  // namespace skt\n")
@@ -62,6 +63,51 @@ def call_classes(funcs):
         out += [f"    case {f.id}:\n" for f in funcs if f.mode == mode]
         out.append(f"      return SendMode::{enum};\n")
     out.append("    default:\n      return SendMode::kStandard;\n  }\n}\n\n")
+    return "".join(out)
+
+
+ARG_ROLES = ["unrecorded", "buffer", "displs", "sendbuf", "fwd", "recvd", "recvd2", "count", "count2", "dtype",
+             "dtype2", "dest", "src", "src2", "tag", "tag2", "comm", "root", "op", "status", "req_out", "counts",
+             "counts2", "types", "types2", "newcomm", "freecomm", "color", "key", "ndims", "dims", "periods",
+             "flag", "commit"]
+
+
+def arg_role(p):
+    """A parameter's role in ARG_ROLES: the list's, or for a parameter without one, a send buffer
+    (const void*), a buffer (void*), a displacement array (const int*) or unrecorded."""
+    if p.role:
+        return p.role
+    if p.ctype == "const void*":
+        return "sendbuf"
+    if p.ctype == "void*":
+        return "buffer"
+    if p.ctype == "const int*":
+        return "displs"
+    return "unrecorded"
+
+
+def call_args(funcs):
+    """Each function's parameters by role, in prototype order: what the generator
+    derives a skeleton's call from."""
+    width = max(len(f.params) for f in funcs)
+    out = ["// A parameter of a traced function by what the tracer records of it (the roles\n"
+           "// of common/mpi_calls.list; where the list gives none: kSendbuf for a const\n"
+           "// buffer, kBuffer for another, kDispls for a displacement array, kUnrecorded\n"
+           "// for anything else).\n",
+           "enum class ArgRole : uint8_t {\n"]
+    out += [f"  {camel(r)},\n" for r in ARG_ROLES]
+    out.append(f"}};\n\nstruct CallArgs {{\n  uint8_t n = 0;\n  ArgRole role[{width}] = {{}};\n}};\n\n")
+    out.append("// The parameters of a function id in prototype order (n = 0: hand-written wrappers).\n")
+    out.append("inline CallArgs call_args(uint32_t id) {\n  switch (id) {\n")
+    for f in funcs:
+        if not f.params:
+            continue
+        for prm in f.params:
+            if arg_role(prm) not in ARG_ROLES:
+                sys.exit(f"{f.where}: no ArgRole for role '{prm.role}'")
+        roles = ", ".join(f"ArgRole::{camel(arg_role(prm))}" for prm in f.params)
+        out.append(f"    case {f.id}: return {{{len(f.params)}, {{{roles}}}}};\n")
+    out.append("  }\n  return {};\n}\n\n")
     return "".join(out)
 
 

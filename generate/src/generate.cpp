@@ -147,6 +147,15 @@ class Emitter {
   void size_buffers(uint32_t n);
 
   std::vector<std::string> call(uint32_t n, double stride);
+  std::string request_out(uint32_t n) const;
+  std::vector<std::string> listed_call(uint32_t n);
+  std::vector<std::string> completion_call(uint32_t n);
+  std::vector<std::string> sendrecv_call(uint32_t n);
+  std::vector<std::string> alltoallw_call(uint32_t n);
+  std::vector<std::string> comm_create_call(uint32_t n);
+  std::vector<std::string> topology_call(uint32_t n);
+  std::vector<std::string> window_call(uint32_t n);
+  std::vector<std::string> file_call(uint32_t n);
   std::string enter(uint32_t n);
   std::string calls_table() const;
   // first: per rank, whether node n holds the rank's first call of its
@@ -645,39 +654,291 @@ void Emitter::size_buffers(uint32_t n) {
 
 // ------------------------------------------------------------------ calls
 
+// "a, b, c"
+std::string joined(const std::vector<std::string>& args) {
+  std::string s;
+  for (const std::string& a : args) s += (s.empty() ? "" : ", ") + a;
+  return s;
+}
+
+// The request slot a request-creating call fills ("" for other calls).
+std::string Emitter::request_out(uint32_t n) const {
+  if (slots_.ring_of_node[n] < 0) return "";
+  const size_t g = static_cast<size_t>(slots_.ring_of_node[n]);
+  return slots_.ring_size[g] == 1 ? "&skel_req[" + std::to_string(slots_.ring_base[g]) + "]"
+                                  : "skel_new_req(" + std::to_string(g) + ")";
+}
+
+// A call whose every parameter the call list describes (common/mpi_calls.list:
+// sends, receives, probes, the collectives with counts or count lists,
+// Comm_split, Comm_dup): its arguments as the skeleton computes them, from the
+// parameters' roles in prototype order. Empty where a parameter has no role
+// the skeleton can fill (the caller writes that call by hand).
+std::vector<std::string> Emitter::listed_call(uint32_t n) {
+  const Identity& id = identity(n);
+  const CallArgs a = call_args(id.func);
+  const CallClass cls = call_class(id.func);
+  const bool receive = cls == CallClass::kRecv || cls == CallClass::kIrecv || cls == CallClass::kRecvInit;
+  const bool any = id.peer_class == 2 && !plan_.pin_wildcards;  // pinned: the traced source
+  std::vector<std::string> args;
+  std::string last_list, after;
+  int displs = 0;
+  for (uint8_t i = 0; i < a.n; ++i) {
+    switch (a.role[i]) {
+      case ArgRole::kSendbuf: args.push_back("skel_sbuf"); break;
+      case ArgRole::kFwd: args.push_back(send_buffer(n)); break;
+      case ArgRole::kBuffer: args.push_back("skel_rbuf"); break;
+      case ArgRole::kRecvd: args.push_back("skel_rbuf"); after = "skel_fwd = skel_rbuf;"; break;
+      case ArgRole::kCount: args.push_back(count(n, Param::count, receive)); break;  // a receive's capacity
+      case ArgRole::kCount2: args.push_back(count(n, Param::count2)); break;
+      case ArgRole::kDtype: args.push_back(dtype(id.dtype)); break;
+      case ArgRole::kDtype2: args.push_back(dtype(id.dtype2 >= 0 ? id.dtype2 : id.dtype)); break;
+      case ArgRole::kDest: args.push_back(peer(n, Param::peer, false)); break;
+      case ArgRole::kSrc: args.push_back(peer(n, Param::peer, any)); break;
+      // a trace of several threads per rank holds their calls in one order that may pair differently on
+      // each rank: with MPI_Init_thread the skeleton's receives take any tag
+      case ArgRole::kTag:
+        args.push_back(receive && plan_.any_tag_receives ? "MPI_ANY_TAG" : count(n, Param::tag));
+        break;
+      case ArgRole::kComm: args.push_back(comm(n)); break;
+      case ArgRole::kRoot: args.push_back(root(n)); break;
+      case ArgRole::kOp: args.push_back(op(n)); break;
+      case ArgRole::kStatus: args.push_back("MPI_STATUS_IGNORE"); break;
+      case ArgRole::kFlag: args.push_back("&skel_flag"); break;
+      case ArgRole::kReqOut: args.push_back(request_out(n)); break;
+      case ArgRole::kNewcomm: args.push_back(new_comm(n)); break;
+      case ArgRole::kColor: args.push_back(param(n, Param::color, false)); break;
+      case ArgRole::kKey: args.push_back(param(n, Param::key, false)); break;
+      case ArgRole::kCounts: args.push_back(last_list = list(n, ListField::counts)); break;
+      case ArgRole::kCounts2: args.push_back(last_list = list(n, ListField::counts2)); break;
+      case ArgRole::kDispls:  // the displacements of the count list before them
+        args.push_back("skel_displs(" + last_list + ", " + std::to_string(comm_size(n)) + ", skel_displs_" +
+                       (displs++ ? "b" : "a") + ")");
+        break;
+      default:
+        return {};
+    }
+  }
+  std::vector<std::string> out{std::string(func_name(id.func)) + "(" + joined(args) + ");"};
+  if (!after.empty()) out.push_back(after);
+  return out;
+}
+
+// Wait*, Test*, Start*, Request_free: the requests from their slots.
+std::vector<std::string> Emitter::completion_call(uint32_t n) {
+  const uint32_t f = identity(n).func;
+  const bool simple = f == kFunc_MPI_Start || f == kFunc_MPI_Request_free || f == kFunc_MPI_Wait || f == kFunc_MPI_Test;
+  const std::string one = simple ? single_request(n) : "";
+  if (!one.empty()) {
+    switch (f) {
+      case kFunc_MPI_Start: return {"MPI_Start(" + one + ");"};
+      case kFunc_MPI_Request_free: return {"if (*" + one + " != MPI_REQUEST_NULL) MPI_Request_free(" + one + ");"};
+      case kFunc_MPI_Wait: return {"MPI_Wait(" + one + ", MPI_STATUS_IGNORE);"};
+      default:
+        return {"MPI_Test(" + one + ", &skel_flag, MPI_STATUS_IGNORE);",
+                "if (!skel_flag) PMPI_Wait(" + one + ", MPI_STATUS_IGNORE);"};
+    }
+  }
+  std::string k = "1";
+  const std::string S = slot_list(n, k);
+  if (k == "0" && f == kFunc_MPI_Wait) return {"MPI_Wait(&skel_null_req, MPI_STATUS_IGNORE);"};
+  if (k == "0" && f == kFunc_MPI_Test) return {"MPI_Test(&skel_null_req, &skel_flag, MPI_STATUS_IGNORE);"};
+  const std::string g = "skel_gather(" + S + ", " + k + ");";
+  const std::string done = "skel_finish(" + S + ", " + k + ");";
+  const std::string back = "skel_scatter(" + S + ", " + k + ");";
+  switch (f) {
+    case kFunc_MPI_Start: return {g, "MPI_Start(&skel_tmp_req[0]);", back};
+    case kFunc_MPI_Request_free:
+      return {g, "if (skel_tmp_req[0] != MPI_REQUEST_NULL) MPI_Request_free(&skel_tmp_req[0]);", back};
+    case kFunc_MPI_Wait: return {g, "MPI_Wait(&skel_tmp_req[0], MPI_STATUS_IGNORE);", back};
+    case kFunc_MPI_Test: return {g, "MPI_Test(&skel_tmp_req[0], &skel_flag, MPI_STATUS_IGNORE);", done};
+    case kFunc_MPI_Startall: return {g, "MPI_Startall(" + k + ", skel_tmp_req);", back};
+    case kFunc_MPI_Waitall: return {g, "MPI_Waitall(" + k + ", skel_tmp_req, skel_statuses);", back};
+    case kFunc_MPI_Waitany: return {g, "MPI_Waitany(" + k + ", skel_tmp_req, &skel_index, MPI_STATUS_IGNORE);", done};
+    case kFunc_MPI_Waitsome:
+      return {g, "MPI_Waitsome(" + k + ", skel_tmp_req, &skel_outcount, skel_tmp_index, skel_statuses);", done};
+    case kFunc_MPI_Testall: return {g, "MPI_Testall(" + k + ", skel_tmp_req, &skel_flag, skel_statuses);", done};
+    case kFunc_MPI_Testany:
+      return {g, "MPI_Testany(" + k + ", skel_tmp_req, &skel_index, &skel_flag, MPI_STATUS_IGNORE);", done};
+    default:
+      return {g, "MPI_Testsome(" + k + ", skel_tmp_req, &skel_outcount, skel_tmp_index, skel_statuses);", done};
+  }
+}
+
+// MPI_Sendrecv and MPI_Sendrecv_replace: their buffers must not overlap, and
+// what they receive is what a forwarding send passes on next.
+std::vector<std::string> Emitter::sendrecv_call(uint32_t n) {
+  const Identity& id = identity(n);
+  const bool any = id.peer_class == 2 && !plan_.pin_wildcards;
+  const std::string fn = func_name(id.func), C = comm(n);
+  // each argument in its own statement: their tables come out in argument order
+  auto rtag = [&] { return plan_.any_tag_receives ? std::string("MPI_ANY_TAG") : count(n, Param::tag2); };
+  if (id.func == kFunc_MPI_Sendrecv_replace) {  // its one buffer is sent, then received into: skel_xbuf unless it forwards
+    const std::string into = send_buffer(n, "skel_xbuf");
+    std::vector<std::string> a = {"skel_into", count(n, Param::count), dtype(id.dtype)};
+    a.push_back(peer(n, Param::peer, false));
+    a.push_back(count(n, Param::tag));
+    a.push_back(peer(n, Param::peer2, any));
+    a.push_back(rtag());
+    return {"skel_into = " + into + ";", fn + "(" + joined(a) + ", " + C + ", MPI_STATUS_IGNORE);",
+            "skel_fwd = skel_into;"};
+  }
+  // a forwarding one receives into whichever of skel_rbuf and skel_xbuf it does not send from
+  const std::string out = send_buffer(n);
+  const std::string in = out == "skel_sbuf" ? "skel_rbuf" : "(skel_fwd == skel_rbuf ? skel_xbuf : skel_rbuf)";
+  std::vector<std::string> a = {out, count(n, Param::count), dtype(id.dtype)};
+  a.push_back(peer(n, Param::peer, false));
+  a.push_back(count(n, Param::tag));
+  a.push_back("skel_into");
+  a.push_back(count(n, Param::count2, true));
+  a.push_back(dtype(id.dtype2 >= 0 ? id.dtype2 : id.dtype));
+  a.push_back(peer(n, Param::peer2, any));
+  a.push_back(rtag());
+  return {"skel_into = " + in + ";", fn + "(" + joined(a) + ", " + C + ", MPI_STATUS_IGNORE);",
+          "skel_fwd = skel_into;"};
+}
+
+// MPI_Alltoallw: the per-peer datatypes are not recorded; each side gets one
+// contiguous type per rank of the traced bytes per element.
+std::vector<std::string> Emitter::alltoallw_call(uint32_t n) {
+  const MergedEvent& e = event(n);
+  auto elem = [&](Param bytes, ListField f) {
+    std::vector<std::string> v;
+    for (uint32_t r : e.ranks) {
+      int64_t b = m_.value(e, bytes, r), sum = 0;
+      for (int64_t c : m_.list(e, f, r)) sum += std::max<int64_t>(c, 0);
+      v.push_back(std::to_string(sum > 0 && b > 0 ? std::max<int64_t>(1, b / sum) : 1));
+    }
+    return per_rank(n, std::string(param_name(bytes)) + "_per_element", e.ranks, v);
+  };
+  const std::string cs = std::to_string(comm_size(n));
+  const std::string L1 = list(n, ListField::counts), L2 = list(n, ListField::counts2);
+  note("MPI_Alltoallw: the per-peer datatypes are not recorded; each side uses one contiguous type of the "
+       "traced bytes per element");
+  const std::string W1 = "skel_bytes_types_of(" + elem(Param::bytes, ListField::counts) + ", 0)";
+  const std::string W2 = "skel_bytes_types_of(" + elem(Param::bytes2, ListField::counts2) + ", 1)";
+  std::vector<std::string> a = {"skel_sbuf", L1, "skel_displs(" + L1 + ", " + cs + ", skel_displs_a)", W1,
+                                "skel_rbuf", L2, "skel_displs(" + L2 + ", " + cs + ", skel_displs_b)", W2, comm(n)};
+  if (identity(n).func == kFunc_MPI_Ialltoallw) a.push_back(request_out(n));
+  return {std::string(func_name(identity(n).func)) + "(" + joined(a) + ");"};
+}
+
+// MPI_Comm_create and MPI_Comm_create_group: the new communicator's members,
+// a table of groups with one index per rank.
+std::vector<std::string> Emitter::comm_create_call(uint32_t n) {
+  const MergedEvent& e = event(n);
+  int64_t nc = -1;
+  for (uint32_t r : e.ranks) nc = std::max(nc, m_.value(e, Param::new_comm, r));
+  std::vector<int64_t> all;
+  std::vector<std::string> at, len;
+  if (nc >= 0) {
+    const CommSymbol& cs = m_.comms[static_cast<size_t>(nc)];
+    std::vector<int64_t> start;
+    for (const auto& g : cs.groups) {
+      start.push_back(static_cast<int64_t>(all.size()));
+      all.insert(all.end(), g.begin(), g.end());
+    }
+    for (uint32_t r : e.ranks) {
+      int32_t g = r < cs.group_of.size() ? cs.group_of[r] : -1;
+      at.push_back(std::to_string(g >= 0 ? start[static_cast<size_t>(g)] : 0));
+      len.push_back(std::to_string(g >= 0 ? cs.groups[static_cast<size_t>(g)].size() : 0));
+    }
+  }
+  std::string name = "n" + std::to_string(n) + "_members";
+  if (all.empty()) all.push_back(0);
+  tables_ << "static const int " << name << "[] = {";
+  for (size_t i = 0; i < all.size(); ++i) tables_ << (i % 16 == 0 ? "\n  " : " ") << all[i] << (i + 1 < all.size() ? "," : "");
+  tables_ << "\n};\n";
+  std::string g = "skel_group_of(" + per_rank(n, "nmembers", e.ranks, len) + ", " + name + " + " +
+                  per_rank(n, "members_at", e.ranks, at) + ")";
+  const std::string C = comm(n);
+  if (identity(n).func == kFunc_MPI_Comm_create)
+    return {"skel_group = " + g + ";", "MPI_Comm_create(" + C + ", skel_group, " + new_comm(n) + ");",
+            "PMPI_Group_free(&skel_group);"};
+  const std::string tag = count(n, Param::tag);
+  return {"skel_group = " + g + ";", "MPI_Comm_create_group(" + joined({C, "skel_group", tag, new_comm(n)}) + ");",
+          "PMPI_Group_free(&skel_group);"};
+}
+
+// Topologies: Cartesian ones as traced; graphs without edges over the same ranks.
+std::vector<std::string> Emitter::topology_call(uint32_t n) {
+  const uint32_t f = identity(n).func;
+  const std::string C = comm(n);
+  if (f == kFunc_MPI_Cart_create) {
+    const std::string dims = list(n, ListField::dims), periods = list(n, ListField::periods);
+    const std::vector<int64_t>& dl = m_.list(event(n), ListField::dims, event(n).ranks[0]);
+    return {"MPI_Cart_create(" + joined({C, std::to_string(dl.size()), dims, periods, "0", new_comm(n)}) + ");"};
+  }
+  if (f == kFunc_MPI_Cart_sub) return {"MPI_Cart_sub(" + joined({C, list(n, ListField::dims), new_comm(n)}) + ");"};
+  note("MPI_Graph_create / MPI_Dist_graph_create*: the graph is not recorded; the skeleton creates one without "
+       "edges over the same ranks");
+  if (f == kFunc_MPI_Graph_create)
+    return {"MPI_Graph_create(" + joined({C, std::to_string(comm_size(n)), "skel_zeros", "skel_zeros", "0",
+                                          new_comm(n)}) + ");"};
+  if (f == kFunc_MPI_Dist_graph_create)
+    return {"MPI_Dist_graph_create(" + C + ", 0, skel_zeros, skel_zeros, skel_zeros, skel_zeros, MPI_INFO_NULL, 0, " +
+            new_comm(n) + ");"};
+  return {"MPI_Dist_graph_create_adjacent(" + C + ", 0, skel_zeros, skel_zeros, 0, skel_zeros, skel_zeros, "
+          "MPI_INFO_NULL, 0, " + new_comm(n) + ");"};
+}
+
+// One-sided calls on the skeleton's one window (their targets are not recorded).
+std::vector<std::string> Emitter::window_call(uint32_t n) {
+  const Identity& id = identity(n);
+  const std::string C = comm(n);
+  win_ = true;
+  switch (id.func) {
+    case kFunc_MPI_Win_create:
+      return {"if (!skel_winbuf) skel_winbuf = skel_alloc(SKEL_BUF_BYTES);",
+              "MPI_Win_create(skel_winbuf, SKEL_BUF_BYTES, 1, MPI_INFO_NULL, " + C + ", &skel_win);",
+              "PMPI_Comm_rank(" + C + ", &skel_win_rank);"};
+    case kFunc_MPI_Win_free: return {"MPI_Win_free(&skel_win);"};
+    case kFunc_MPI_Win_fence: return {"MPI_Win_fence(0, skel_win);"};
+    case kFunc_MPI_Win_lock: return {"MPI_Win_lock(MPI_LOCK_SHARED, skel_win_rank, 0, skel_win);"};
+    case kFunc_MPI_Win_unlock: return {"MPI_Win_unlock(skel_win_rank, skel_win);"};
+    default: break;
+  }
+  note("one-sided MPI_Put/MPI_Get/MPI_Accumulate: the target rank is not recorded; the skeleton targets its own "
+       "rank in the window");
+  const std::string N1 = count(n, Param::count), T1 = dtype(id.dtype);
+  if (id.func == kFunc_MPI_Accumulate)
+    return {"MPI_Accumulate(" + joined({"skel_sbuf", N1, T1, "skel_win_rank", "0", N1, T1, op(n), "skel_win"}) + ");"};
+  return {std::string(func_name(id.func)) + "(" +
+          joined({id.func == kFunc_MPI_Put ? "skel_sbuf" : "skel_rbuf", N1, T1, "skel_win_rank", "0", N1, T1,
+                  "skel_win"}) + ");"};
+}
+
+// MPI-IO on a scratch file (offsets are not recorded).
+std::vector<std::string> Emitter::file_call(uint32_t n) {
+  const Identity& id = identity(n);
+  const uint32_t f = id.func;
+  file_ = true;
+  switch (f) {
+    case kFunc_MPI_File_open:
+      note("MPI-IO goes to a scratch file, deleted on close; offsets are not recorded (the skeleton uses 0)");
+      return {"MPI_File_open(" + comm(n) +
+              ", skel_io_path, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL, &skel_file);"};
+    case kFunc_MPI_File_close: return {"MPI_File_close(&skel_file);"};
+    case kFunc_MPI_File_sync: return {"MPI_File_sync(skel_file);"};
+    case kFunc_MPI_File_set_view:
+      return {"MPI_File_set_view(skel_file, 0, MPI_BYTE, MPI_BYTE, \"native\", MPI_INFO_NULL);"};
+    default: break;
+  }
+  const bool read = f == kFunc_MPI_File_read || f == kFunc_MPI_File_read_all || f == kFunc_MPI_File_read_at ||
+                    f == kFunc_MPI_File_read_at_all;
+  const bool at = f == kFunc_MPI_File_read_at || f == kFunc_MPI_File_write_at || f == kFunc_MPI_File_read_at_all ||
+                  f == kFunc_MPI_File_write_at_all;
+  const std::string N1 = count(n, Param::count), T1 = dtype(id.dtype);
+  return {std::string(func_name(f)) + "(skel_file, " + (at ? "0, " : "") + (read ? "skel_rbuf" : "skel_sbuf") + ", " +
+          N1 + ", " + T1 + ", MPI_STATUS_IGNORE);"};
+}
+
+// The C of node n's call: from the call list's roles where it describes every
+// parameter, else written here by kind.
 std::vector<std::string> Emitter::call(uint32_t n, double) {
   const Identity& id = identity(n);
   const uint32_t f = id.func;
-  const std::string fn = func_name(f);
-  const bool any = id.peer_class == 2 && !plan_.pin_wildcards;  // pinned: the traced source
   size_buffers(n);
-  std::string C = comm(n);
-  std::string req;
-  if (slots_.ring_of_node[n] >= 0) {
-    size_t g = static_cast<size_t>(slots_.ring_of_node[n]);
-    req = slots_.ring_size[g] == 1 ? "&skel_req[" + std::to_string(slots_.ring_base[g]) + "]"
-                                   : "skel_new_req(" + std::to_string(g) + ")";
-  }
-  auto T1 = [&] { return dtype(id.dtype); };
-  auto T2 = [&] { return dtype(id.dtype2 >= 0 ? id.dtype2 : id.dtype); };
-  auto N1 = [&] { return count(n, Param::count); };
-  auto N2 = [&] { return count(n, Param::count2); };
-  auto R1 = [&] { return count(n, Param::count, true); };   // a receive's capacity
-  auto R2 = [&] { return count(n, Param::count2, true); };
-  auto tag = [&] { return count(n, Param::tag); };  // a tag may follow the instance (a + b*i)
-  // Receive tags: a trace of several threads per rank holds their calls in one order that may pair
-  // differently on each rank; with MPI_Init_thread the skeleton's receives take any tag.
-  auto rtag = [&](Param pm) { return plan_.any_tag_receives ? std::string("MPI_ANY_TAG") : count(n, pm); };
-  auto join = [](std::initializer_list<std::string> a) {
-    std::string s;
-    for (const auto& x : a) s += (s.empty() ? "" : ", ") + x;
-    return s;
-  };
-  auto line = [&](std::initializer_list<std::string> args) { return fn + "(" + join(args) + ");"; };
-  auto withreq = [&](std::initializer_list<std::string> args) {
-    std::string s = fn + "(" + join(args);
-    return s + ", " + req + ");";
-  };
   switch (f) {
     case kFunc_MPI_Init:
       saw_init_ = true;
@@ -695,260 +956,44 @@ std::vector<std::string> Emitter::call(uint32_t n, double) {
     case kFunc_MPI_Abort:
       note("MPI_Abort is left out: the skeleton ends normally where the application aborted");
       return {"/* the application called MPI_Abort here */"};
-    case kFunc_MPI_Send: case kFunc_MPI_Ssend: case kFunc_MPI_Bsend: case kFunc_MPI_Rsend:
-      return {line({send_buffer(n), N1(), T1(), peer(n, Param::peer, false), tag(), C})};
-    case kFunc_MPI_Isend: case kFunc_MPI_Issend: case kFunc_MPI_Ibsend: case kFunc_MPI_Irsend:
-    case kFunc_MPI_Send_init: case kFunc_MPI_Ssend_init: case kFunc_MPI_Bsend_init: case kFunc_MPI_Rsend_init:
-      return {withreq({send_buffer(n), N1(), T1(), peer(n, Param::peer, false), tag(), C})};
-    case kFunc_MPI_Recv:
-      return {line({"skel_rbuf", R1(), T1(), peer(n, Param::peer, any), rtag(Param::tag), C, "MPI_STATUS_IGNORE"}),
-              "skel_fwd = skel_rbuf;"};
-    case kFunc_MPI_Irecv: case kFunc_MPI_Recv_init:
-      return {withreq({"skel_rbuf", R1(), T1(), peer(n, Param::peer, any), rtag(Param::tag), C})};
-    case kFunc_MPI_Sendrecv: {
-      // MPI_Sendrecv's buffers must not overlap: a forwarding one receives
-      // into whichever of skel_rbuf and skel_xbuf it does not send from
-      std::string out = send_buffer(n);
-      std::string in = out == "skel_sbuf" ? "skel_rbuf" : "(skel_fwd == skel_rbuf ? skel_xbuf : skel_rbuf)";
-      return {"skel_into = " + in + ";",
-              line({out, N1(), T1(), peer(n, Param::peer, false), tag(), "skel_into", R2(), T2(),
-                    peer(n, Param::peer2, any), rtag(Param::tag2), C, "MPI_STATUS_IGNORE"}),
-              "skel_fwd = skel_into;"};
-    }
-    case kFunc_MPI_Sendrecv_replace: {  // its one buffer is sent, then received into: skel_xbuf unless it forwards
-      return {"skel_into = " + send_buffer(n, "skel_xbuf") + ";",
-              line({"skel_into", N1(), T1(), peer(n, Param::peer, false), tag(), peer(n, Param::peer2, any),
-                    rtag(Param::tag2), C, "MPI_STATUS_IGNORE"}),
-              "skel_fwd = skel_into;"};
-    }
-    case kFunc_MPI_Probe:
-      return {line({peer(n, Param::peer, any), tag(), C, "MPI_STATUS_IGNORE"})};
-    case kFunc_MPI_Iprobe:
-      return {line({peer(n, Param::peer, any), tag(), C, "&skel_flag", "MPI_STATUS_IGNORE"})};
-    case kFunc_MPI_Start: case kFunc_MPI_Startall: case kFunc_MPI_Request_free:
-    case kFunc_MPI_Wait: case kFunc_MPI_Waitall: case kFunc_MPI_Waitany: case kFunc_MPI_Waitsome:
-    case kFunc_MPI_Test: case kFunc_MPI_Testall: case kFunc_MPI_Testany: case kFunc_MPI_Testsome: {
-      bool simple = f == kFunc_MPI_Start || f == kFunc_MPI_Request_free || f == kFunc_MPI_Wait || f == kFunc_MPI_Test;
-      std::string one = simple ? single_request(n) : "";
-      bool single = !one.empty();
-      std::string k = "1", S;
-      if (!single) S = slot_list(n, k);
-      switch (f) {
-        case kFunc_MPI_Start:
-          return {single ? "MPI_Start(" + one + ");" : "skel_gather(" + S + ", " + k + ");",
-                  single ? "" : "MPI_Start(&skel_tmp_req[0]);", single ? "" : "skel_scatter(" + S + ", " + k + ");"};
-        case kFunc_MPI_Request_free:
-          if (single) return {"if (*" + std::string(one) + " != MPI_REQUEST_NULL) MPI_Request_free(" + one + ");"};
-          return {"skel_gather(" + S + ", " + k + ");", "if (skel_tmp_req[0] != MPI_REQUEST_NULL) MPI_Request_free(&skel_tmp_req[0]);",
-                  "skel_scatter(" + S + ", " + k + ");"};
-        case kFunc_MPI_Wait:
-          if (!single && k == "0") return {"MPI_Wait(&skel_null_req, MPI_STATUS_IGNORE);"};
-          if (single) return {"MPI_Wait(" + one + ", MPI_STATUS_IGNORE);"};
-          return {"skel_gather(" + S + ", " + k + ");", "MPI_Wait(&skel_tmp_req[0], MPI_STATUS_IGNORE);",
-                  "skel_scatter(" + S + ", " + k + ");"};
-        case kFunc_MPI_Test:
-          if (!single && k == "0") return {"MPI_Test(&skel_null_req, &skel_flag, MPI_STATUS_IGNORE);"};
-          if (single)
-            return {"MPI_Test(" + one + ", &skel_flag, MPI_STATUS_IGNORE);",
-                    "if (!skel_flag) PMPI_Wait(" + one + ", MPI_STATUS_IGNORE);"};
-          return {"skel_gather(" + S + ", " + k + ");", "MPI_Test(&skel_tmp_req[0], &skel_flag, MPI_STATUS_IGNORE);",
-                  "skel_finish(" + S + ", " + k + ");"};
-        default: break;
-      }
-      std::string g = "skel_gather(" + S + ", " + k + ");";
-      std::string done = "skel_finish(" + S + ", " + k + ");";
-      std::string back = "skel_scatter(" + S + ", " + k + ");";
-      switch (f) {
-        case kFunc_MPI_Startall: return {g, "MPI_Startall(" + k + ", skel_tmp_req);", back};
-        case kFunc_MPI_Waitall: return {g, "MPI_Waitall(" + k + ", skel_tmp_req, skel_statuses);", back};
-        case kFunc_MPI_Waitany: return {g, "MPI_Waitany(" + k + ", skel_tmp_req, &skel_index, MPI_STATUS_IGNORE);", done};
-        case kFunc_MPI_Waitsome:
-          return {g, "MPI_Waitsome(" + k + ", skel_tmp_req, &skel_outcount, skel_tmp_index, skel_statuses);", done};
-        case kFunc_MPI_Testall: return {g, "MPI_Testall(" + k + ", skel_tmp_req, &skel_flag, skel_statuses);", done};
-        case kFunc_MPI_Testany:
-          return {g, "MPI_Testany(" + k + ", skel_tmp_req, &skel_index, &skel_flag, MPI_STATUS_IGNORE);", done};
-        default:
-          return {g, "MPI_Testsome(" + k + ", skel_tmp_req, &skel_outcount, skel_tmp_index, skel_statuses);", done};
-      }
-    }
-    case kFunc_MPI_Barrier: return {line({C})};
-    case kFunc_MPI_Ibarrier: return {withreq({C})};
-    case kFunc_MPI_Bcast: return {line({"skel_rbuf", N1(), T1(), root(n), C})};
-    case kFunc_MPI_Ibcast: return {withreq({"skel_rbuf", N1(), T1(), root(n), C})};
-    case kFunc_MPI_Reduce: return {line({"skel_sbuf", "skel_rbuf", N1(), T1(), op(n), root(n), C})};
-    case kFunc_MPI_Ireduce: return {withreq({"skel_sbuf", "skel_rbuf", N1(), T1(), op(n), root(n), C})};
-    case kFunc_MPI_Allreduce: case kFunc_MPI_Scan: case kFunc_MPI_Exscan: case kFunc_MPI_Reduce_scatter_block:
-      return {line({"skel_sbuf", "skel_rbuf", N1(), T1(), op(n), C})};
-    case kFunc_MPI_Iallreduce: case kFunc_MPI_Iscan: case kFunc_MPI_Iexscan: case kFunc_MPI_Ireduce_scatter_block:
-      return {withreq({"skel_sbuf", "skel_rbuf", N1(), T1(), op(n), C})};
-    case kFunc_MPI_Gather: case kFunc_MPI_Scatter:
-      return {line({"skel_sbuf", N1(), T1(), "skel_rbuf", N2(), T2(), root(n), C})};
-    case kFunc_MPI_Igather: case kFunc_MPI_Iscatter:
-      return {withreq({"skel_sbuf", N1(), T1(), "skel_rbuf", N2(), T2(), root(n), C})};
-    case kFunc_MPI_Allgather: case kFunc_MPI_Alltoall:
-      return {line({"skel_sbuf", N1(), T1(), "skel_rbuf", N2(), T2(), C})};
-    case kFunc_MPI_Iallgather: case kFunc_MPI_Ialltoall:
-      return {withreq({"skel_sbuf", N1(), T1(), "skel_rbuf", N2(), T2(), C})};
-    case kFunc_MPI_Gatherv: case kFunc_MPI_Igatherv: {
-      std::string L = list(n, ListField::counts2);
-      std::string d = "skel_displs(" + L + ", " + std::to_string(comm_size(n)) + ", skel_displs_a)";
-      if (f == kFunc_MPI_Gatherv) return {line({"skel_sbuf", N1(), T1(), "skel_rbuf", L, d, T2(), root(n), C})};
-      return {withreq({"skel_sbuf", N1(), T1(), "skel_rbuf", L, d, T2(), root(n), C})};
-    }
-    case kFunc_MPI_Scatterv: case kFunc_MPI_Iscatterv: {
-      std::string L = list(n, ListField::counts);
-      std::string d = "skel_displs(" + L + ", " + std::to_string(comm_size(n)) + ", skel_displs_a)";
-      if (f == kFunc_MPI_Scatterv) return {line({"skel_sbuf", L, d, T1(), "skel_rbuf", N2(), T2(), root(n), C})};
-      return {withreq({"skel_sbuf", L, d, T1(), "skel_rbuf", N2(), T2(), root(n), C})};
-    }
-    case kFunc_MPI_Allgatherv: case kFunc_MPI_Iallgatherv: {
-      std::string L = list(n, ListField::counts2);
-      std::string d = "skel_displs(" + L + ", " + std::to_string(comm_size(n)) + ", skel_displs_a)";
-      if (f == kFunc_MPI_Allgatherv) return {line({"skel_sbuf", N1(), T1(), "skel_rbuf", L, d, T2(), C})};
-      return {withreq({"skel_sbuf", N1(), T1(), "skel_rbuf", L, d, T2(), C})};
-    }
-    case kFunc_MPI_Alltoallv: case kFunc_MPI_Ialltoallv: case kFunc_MPI_Alltoallw: case kFunc_MPI_Ialltoallw: {
-      std::string L1 = list(n, ListField::counts), L2 = list(n, ListField::counts2);
-      std::string cs = std::to_string(comm_size(n));
-      std::string d1 = "skel_displs(" + L1 + ", " + cs + ", skel_displs_a)";
-      std::string d2 = "skel_displs(" + L2 + ", " + cs + ", skel_displs_b)";
-      if (f == kFunc_MPI_Alltoallv) return {line({"skel_sbuf", L1, d1, T1(), "skel_rbuf", L2, d2, T2(), C})};
-      if (f == kFunc_MPI_Ialltoallv) return {withreq({"skel_sbuf", L1, d1, T1(), "skel_rbuf", L2, d2, T2(), C})};
-      note("MPI_Alltoallw: the per-peer datatypes are not recorded; each side uses one contiguous type of the "
-           "traced bytes per element");
-      auto elem = [&](Param bytes, ListField f) {
-        std::vector<std::string> v;
-        const MergedEvent& e = event(n);
-        for (uint32_t r : e.ranks) {
-          int64_t b = m_.value(e, bytes, r), sum = 0;
-          for (int64_t c : m_.list(e, f, r)) sum += std::max<int64_t>(c, 0);
-          v.push_back(std::to_string(sum > 0 && b > 0 ? std::max<int64_t>(1, b / sum) : 1));
-        }
-        return per_rank(n, std::string(param_name(bytes)) + "_per_element", e.ranks, v);
-      };
-      std::string W1 = "skel_bytes_types_of(" + elem(Param::bytes, ListField::counts) + ", 0)";
-      std::string W2 = "skel_bytes_types_of(" + elem(Param::bytes2, ListField::counts2) + ", 1)";
-      if (f == kFunc_MPI_Alltoallw) return {line({"skel_sbuf", L1, d1, W1, "skel_rbuf", L2, d2, W2, C})};
-      return {withreq({"skel_sbuf", L1, d1, W1, "skel_rbuf", L2, d2, W2, C})};
-    }
-    case kFunc_MPI_Reduce_scatter:
-      return {line({"skel_sbuf", "skel_rbuf", list(n, ListField::counts2), T1(), op(n), C})};
-    case kFunc_MPI_Ireduce_scatter:
-      return {withreq({"skel_sbuf", "skel_rbuf", list(n, ListField::counts2), T1(), op(n), C})};
-    case kFunc_MPI_Comm_split:
-      return {line({C, param(n, Param::color, false), param(n, Param::key, false), new_comm(n)})};
+    case kFunc_MPI_Sendrecv: case kFunc_MPI_Sendrecv_replace: return sendrecv_call(n);
+    case kFunc_MPI_Alltoallw: case kFunc_MPI_Ialltoallw: return alltoallw_call(n);
     case kFunc_MPI_Comm_split_type: {
       std::string color = param(n, Param::color, false);
       if (color != "MPI_UNDEFINED") color = "MPI_COMM_TYPE_SHARED";
-      return {line({C, color, param(n, Param::key, false), "MPI_INFO_NULL", new_comm(n)})};
+      const std::string key = param(n, Param::key, false);
+      return {"MPI_Comm_split_type(" + joined({comm(n), color, key, "MPI_INFO_NULL", new_comm(n)}) + ");"};
     }
-    case kFunc_MPI_Comm_dup: return {line({C, new_comm(n)})};
-    case kFunc_MPI_Comm_create: case kFunc_MPI_Comm_create_group: {
-      // the new communicator's members: a table of groups, one index per rank
-      const MergedEvent& e = event(n);
-      int64_t nc = -1;
-      for (uint32_t r : e.ranks) nc = std::max(nc, m_.value(e, Param::new_comm, r));
-      std::vector<int64_t> all;
-      std::vector<std::string> at, len;
-      if (nc >= 0) {
-        const CommSymbol& cs = m_.comms[static_cast<size_t>(nc)];
-        std::vector<int64_t> start;
-        for (const auto& g : cs.groups) {
-          start.push_back(static_cast<int64_t>(all.size()));
-          all.insert(all.end(), g.begin(), g.end());
-        }
-        for (uint32_t r : e.ranks) {
-          int32_t g = r < cs.group_of.size() ? cs.group_of[r] : -1;
-          at.push_back(std::to_string(g >= 0 ? start[static_cast<size_t>(g)] : 0));
-          len.push_back(std::to_string(g >= 0 ? cs.groups[static_cast<size_t>(g)].size() : 0));
-        }
-      }
-      std::string name = "n" + std::to_string(n) + "_members";
-      if (all.empty()) all.push_back(0);
-      tables_ << "static const int " << name << "[] = {";
-      for (size_t i = 0; i < all.size(); ++i) tables_ << (i % 16 == 0 ? "\n  " : " ") << all[i] << (i + 1 < all.size() ? "," : "");
-      tables_ << "\n};\n";
-      std::string g = "skel_group_of(" + per_rank(n, "nmembers", e.ranks, len) + ", " + name + " + " +
-                      per_rank(n, "members_at", e.ranks, at) + ")";
-      std::vector<std::string> out = {"skel_group = " + g + ";"};
-      if (f == kFunc_MPI_Comm_create) out.push_back(line({C, "skel_group", new_comm(n)}));
-      else out.push_back(line({C, "skel_group", tag(), new_comm(n)}));
-      out.push_back("PMPI_Group_free(&skel_group);");
-      return out;
-    }
-    case kFunc_MPI_Cart_create: {
-      std::string dims = list(n, ListField::dims), periods = list(n, ListField::periods);
-      const std::vector<int64_t>& dl = m_.list(event(n), ListField::dims, event(n).ranks[0]);
-      return {line({C, std::to_string(dl.size()), dims, periods, "0", new_comm(n)})};
-    }
-    case kFunc_MPI_Cart_sub: return {line({C, list(n, ListField::dims), new_comm(n)})};
-    case kFunc_MPI_Graph_create:
-      note("MPI_Graph_create / MPI_Dist_graph_create*: the graph is not recorded; the skeleton creates one without "
-           "edges over the same ranks");
-      return {line({C, std::to_string(comm_size(n)), "skel_zeros", "skel_zeros", "0", new_comm(n)})};
-    case kFunc_MPI_Dist_graph_create:
-      note("MPI_Graph_create / MPI_Dist_graph_create*: the graph is not recorded; the skeleton creates one without "
-           "edges over the same ranks");
-      return {line({C, "0", "skel_zeros", "skel_zeros", "skel_zeros", "skel_zeros", "MPI_INFO_NULL", "0",
-                    new_comm(n)})};
-    case kFunc_MPI_Dist_graph_create_adjacent:
-      note("MPI_Graph_create / MPI_Dist_graph_create*: the graph is not recorded; the skeleton creates one without "
-           "edges over the same ranks");
-      return {line({C, "0", "skel_zeros", "skel_zeros", "0", "skel_zeros", "skel_zeros", "MPI_INFO_NULL",
-                    "0", new_comm(n)})};
+    case kFunc_MPI_Comm_create: case kFunc_MPI_Comm_create_group: return comm_create_call(n);
+    case kFunc_MPI_Cart_create: case kFunc_MPI_Cart_sub: case kFunc_MPI_Graph_create:
+    case kFunc_MPI_Dist_graph_create: case kFunc_MPI_Dist_graph_create_adjacent:
+      return topology_call(n);
     case kFunc_MPI_Comm_free: {
-      int64_t c = identity(n).comm;
-      if (c < 2) return {"/* MPI_Comm_free of a communicator the tracer did not see created */"};
-      return {"MPI_Comm_free(&skel_comm[" + std::to_string(c) + "]);"};
+      if (id.comm < 2) return {"/* MPI_Comm_free of a communicator the tracer did not see created */"};
+      return {"MPI_Comm_free(&skel_comm[" + std::to_string(id.comm) + "]);"};
     }
     case kFunc_MPI_Type_commit:
       dtype(id.dtype);
       if (id.dtype < 0) return {"/* MPI_Type_commit of an unknown type */"};
       return {"MPI_Type_commit(&skel_type[" + std::to_string(id.dtype) + "]);"};
-    case kFunc_MPI_Win_create:
-      win_ = true;
-      return {"if (!skel_winbuf) skel_winbuf = skel_alloc(SKEL_BUF_BYTES);",
-              "MPI_Win_create(skel_winbuf, SKEL_BUF_BYTES, 1, MPI_INFO_NULL, " + C + ", &skel_win);",
-              "PMPI_Comm_rank(" + C + ", &skel_win_rank);"};
-    case kFunc_MPI_Win_free: win_ = true; return {"MPI_Win_free(&skel_win);"};
-    case kFunc_MPI_Win_fence: win_ = true; return {"MPI_Win_fence(0, skel_win);"};
-    case kFunc_MPI_Put: case kFunc_MPI_Get:
-      win_ = true;
-      note("one-sided MPI_Put/MPI_Get/MPI_Accumulate: the target rank is not recorded; the skeleton targets its own "
-           "rank in the window");
-      return {line({f == kFunc_MPI_Put ? "skel_sbuf" : "skel_rbuf", N1(), T1(), "skel_win_rank", "0", N1(), T1(),
-                    "skel_win"})};
-    case kFunc_MPI_Accumulate:
-      win_ = true;
-      note("one-sided MPI_Put/MPI_Get/MPI_Accumulate: the target rank is not recorded; the skeleton targets its own "
-           "rank in the window");
-      return {line({"skel_sbuf", N1(), T1(), "skel_win_rank", "0", N1(), T1(), op(n), "skel_win"})};
-    case kFunc_MPI_Win_lock: win_ = true; return {"MPI_Win_lock(MPI_LOCK_SHARED, skel_win_rank, 0, skel_win);"};
-    case kFunc_MPI_Win_unlock: win_ = true; return {"MPI_Win_unlock(skel_win_rank, skel_win);"};
-    case kFunc_MPI_File_open:
-      file_ = true;
-      note("MPI-IO goes to a scratch file, deleted on close; offsets are not recorded (the skeleton uses 0)");
-      return {line({C, "skel_io_path", "MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE", "MPI_INFO_NULL",
-                    "&skel_file"})};
-    case kFunc_MPI_File_close: file_ = true; return {"MPI_File_close(&skel_file);"};
-    case kFunc_MPI_File_sync: file_ = true; return {"MPI_File_sync(skel_file);"};
-    case kFunc_MPI_File_set_view:
-      file_ = true;
-      return {"MPI_File_set_view(skel_file, 0, MPI_BYTE, MPI_BYTE, \"native\", MPI_INFO_NULL);"};
+    case kFunc_MPI_Win_create: case kFunc_MPI_Win_free: case kFunc_MPI_Win_fence: case kFunc_MPI_Win_lock:
+    case kFunc_MPI_Win_unlock: case kFunc_MPI_Put: case kFunc_MPI_Get: case kFunc_MPI_Accumulate:
+      return window_call(n);
+    case kFunc_MPI_File_open: case kFunc_MPI_File_close: case kFunc_MPI_File_sync: case kFunc_MPI_File_set_view:
     case kFunc_MPI_File_read: case kFunc_MPI_File_write: case kFunc_MPI_File_read_all: case kFunc_MPI_File_write_all:
-      file_ = true;
-      return {line({"skel_file", f == kFunc_MPI_File_read || f == kFunc_MPI_File_read_all ? "skel_rbuf" : "skel_sbuf",
-                    N1(), T1(), "MPI_STATUS_IGNORE"})};
     case kFunc_MPI_File_read_at: case kFunc_MPI_File_write_at: case kFunc_MPI_File_read_at_all:
     case kFunc_MPI_File_write_at_all:
-      file_ = true;
-      return {line({"skel_file", "0",
-                    f == kFunc_MPI_File_read_at || f == kFunc_MPI_File_read_at_all ? "skel_rbuf" : "skel_sbuf", N1(),
-                    T1(), "MPI_STATUS_IGNORE"})};
+      return file_call(n);
     default:
-      note(fn + " is not reproduced (its arguments are not recorded)");
-      return {"/* " + fn + ": not reproduced */"};
+      break;
   }
+  const CallClass cls = call_class(f);
+  if (cls == CallClass::kStart || cls == CallClass::kComplete || cls == CallClass::kRequestFree)
+    return completion_call(n);
+  std::vector<std::string> listed = listed_call(n);
+  if (!listed.empty()) return listed;
+  note(std::string(func_name(f)) + " is not reproduced (its arguments are not recorded)");
+  return {"/* " + std::string(func_name(f)) + ": not reproduced */"};
 }
 
 // ------------------------------------------------------------------ structure
