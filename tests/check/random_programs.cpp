@@ -8,9 +8,11 @@
 // A program is a sequence of phases, some repeated in a loop (so that K
 // cuts them): exchanges of messages between random pairs of ranks, each
 // side blocking or not (Send, Ssend, Isend; Recv, Irecv; a receive from
-// MPI_ANY_SOURCE now and then), completed by Wait or Waitall at a random
-// later place; collectives (Barrier, Allreduce) on
-// MPI_COMM_WORLD or on the halves of a Comm_split. About half the programs
+// MPI_ANY_SOURCE now and then, a blocking receive MPI_Probe'd first now
+// and then), completed by Wait or Waitall at a random later place;
+// collectives (Barrier, Allreduce, Iallreduce and its Wait) on
+// MPI_COMM_WORLD, on the halves of a Comm_split, or on a communicator
+// duplicated and freed around it in every iteration. About half the programs
 // carry one fault: a send or a receive left out, a tag changed on one side,
 // a collective one rank skips or makes twice, a receive never waited for,
 // blocking sends ordered head to head, a wildcard receive that can take the
@@ -39,13 +41,15 @@ struct Message {
   bool any_source = false;
   bool never_waited = false;      // a non-blocking receive no Wait completes
   bool barrier_between = false;   // the sender and the receiver meet in a barrier between the send and the receive
+  bool probed = false;            // a blocking receive, MPI_Probe'd first
 };
 
 struct Phase {
   enum Kind { kExchange, kCollective } kind = kExchange;
   std::vector<Message> messages;
-  uint32_t coll_func = 0;
-  bool on_halves = false;  // the collective on the Comm_split halves
+  uint32_t coll_func = 0;   // MPI_Barrier, MPI_Allreduce, or MPI_Iallreduce (completed by a Wait)
+  bool on_halves = false;   // the collective on the Comm_split halves
+  bool scoped = false;      // the collective on a communicator duplicated before it and freed after it
   uint32_t repeat = 1;     // a loop around the phase
 };
 
@@ -88,6 +92,7 @@ class Generator {
       const int s = pick(0, 5), r = pick(0, 2);
       m.send_func = s < 3 ? skt::kFunc_MPI_Isend : s < 5 ? skt::kFunc_MPI_Send : skt::kFunc_MPI_Ssend;
       m.recv_func = r < 2 ? skt::kFunc_MPI_Irecv : skt::kFunc_MPI_Recv;
+      m.probed = m.recv_func == skt::kFunc_MPI_Recv && pick(0, 2) == 0;
       ph.messages.push_back(m);
     }
     return ph;
@@ -96,8 +101,10 @@ class Generator {
     Phase ph;
     ph.kind = Phase::kCollective;
     // (no Alltoall: the synthetic trace has no receive count for it)
-    ph.coll_func = pick(0, 1) ? skt::kFunc_MPI_Barrier : skt::kFunc_MPI_Allreduce;
+    const int c = pick(0, 5);
+    ph.coll_func = c < 2 ? skt::kFunc_MPI_Barrier : c < 4 ? skt::kFunc_MPI_Allreduce : skt::kFunc_MPI_Iallreduce;
     ph.on_halves = P_ >= 4 && pick(0, 2) == 0;
+    ph.scoped = !ph.on_halves && pick(0, 3) == 0;
     return ph;
   }
 
@@ -128,6 +135,8 @@ class RankWriter {
       for (uint32_t k = 0; k < phases[i].repeat; ++k)
         for (Syn s : body) {
           if (!s.reqs.empty()) s.reqs = renumber(s, k);
+          if (s.comm == kScopedComm) s.comm = scoped_comm(i, k);  // a fresh communicator in every iteration
+          if (s.new_comm == kScopedComm) s.new_comm = scoped_comm(i, k);
           v.push_back(s);
         }
     }
@@ -144,19 +153,44 @@ class RankWriter {
     return s;
   }
 
-  std::vector<Syn> phase_calls(const Phase& ph, uint32_t site) {
+  static constexpr int64_t kScopedComm = 900;  // placeholder for the phase's own communicator
+  static int64_t scoped_comm(size_t phase, uint32_t k) { return 1000 + 100 * static_cast<int64_t>(phase) + k; }
+
+  std::vector<Syn> collective_calls(const Phase& ph, uint32_t site) {
     std::vector<Syn> out;
-    if (ph.kind == Phase::kCollective) {
-      Syn c = call(ph.coll_func, site);
-      c.count = 4;
-      if (ph.on_halves) c.comm = 5;
-      out.push_back(c);
-      return out;
+    if (ph.scoped) {
+      Syn dup = call(skt::kFunc_MPI_Comm_dup, site + 1);
+      dup.new_comm = kScopedComm;
+      for (uint32_t x = 0; x < P_; ++x) dup.members.push_back(x);
+      out.push_back(dup);
     }
+    Syn c = call(ph.coll_func, site);
+    c.count = 4;
+    if (ph.on_halves) c.comm = 5;
+    if (ph.scoped) c.comm = kScopedComm;
+    if (ph.coll_func == skt::kFunc_MPI_Iallreduce) c.reqs = {next_req_++};
+    out.push_back(c);
+    if (!c.reqs.empty()) {
+      Syn w = call(skt::kFunc_MPI_Wait, site + 2);
+      w.reqs = c.reqs;
+      out.push_back(w);
+    }
+    if (ph.scoped) {
+      Syn free = call(skt::kFunc_MPI_Comm_free, site + 3);
+      free.comm = kScopedComm;
+      out.push_back(free);
+    }
+    return out;
+  }
+
+  std::vector<Syn> phase_calls(const Phase& ph, uint32_t site) {
+    if (ph.kind == Phase::kCollective) return collective_calls(ph, site);
+    std::vector<Syn> out;
     struct Post {
       Syn call;
       bool nonblocking;
       bool never_waited;
+      bool probed = false;
     };
     std::vector<Post> posts;
     for (size_t i = 0; i < ph.messages.size(); ++i) {
@@ -166,7 +200,7 @@ class RankWriter {
         posts.push_back({message(m.send_func, s, m.dst, m.tag, false), m.send_func == skt::kFunc_MPI_Isend, false});
       if (m.dst == r_ && m.recv_func)
         posts.push_back({message(m.recv_func, s + 1, m.src, m.tag, m.any_source), m.recv_func == skt::kFunc_MPI_Irecv,
-                         m.never_waited});
+                         m.never_waited, m.probed});
     }
     const bool barrier = std::any_of(ph.messages.begin(), ph.messages.end(), [](const Message& m) { return m.barrier_between; });
     if (barrier) {  // every rank's sends, a barrier, its receives: only an eager MPI lets the sends finish first
@@ -180,6 +214,11 @@ class RankWriter {
     std::vector<int64_t> pending;
     uint32_t wait_site = site + 30;
     for (Post& p : posts) {
+      if (p.probed) {  // MPI_Probe for the message, then the receive
+        Syn probe = message(skt::kFunc_MPI_Probe, p.call.site + 20, static_cast<uint32_t>(p.call.peer), p.call.tag,
+                            (p.call.flags & skt::kFlagAnySource) != 0);
+        out.push_back(probe);
+      }
       if (p.nonblocking) {
         p.call.reqs = {next_req_++};
         if (!p.never_waited) pending.push_back(p.call.reqs[0]);
