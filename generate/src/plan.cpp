@@ -424,15 +424,15 @@ bool outlives_its_run(const FoldedProgram& p, uint32_t n) {
 // communicator and tag) and no per-rank step order spans the end.
 struct TopRun {
   size_t first = 0, end = 0;
-  // holds nothing that outlives it, only collectives all members make, and a loop or a point-to-point
-  // call: a run of collectives alone is where the ranks wait for each other, its time their skew, which
-  // says nothing about the runs after it
-  bool may_leave = true;
-  bool has_work = false;
+  bool may_leave = true;  // holds nothing that outlives it, only collectives all members make
+  bool has_work = false;  // a loop or a point-to-point call
   double time = 0;        // traced ns, max over ranks
 };
 
-std::vector<TopRun> closed_top_runs(const FoldedProgram& p, const NodeTimes& t, const Plan& plan) {
+// The shortest closed runs of the top level: a run ends where everything
+// sent before has been received (per sender, receiver, communicator and
+// tag) and no per-rank step order spans the end.
+std::vector<TopRun> shortest_closed_runs(const FoldedProgram& p, const NodeTimes& t, const Plan& plan) {
   const uint32_t P = p.symbols.world_size;
   MessageBalance balance;
   std::vector<TopRun> runs;
@@ -457,7 +457,6 @@ std::vector<TopRun> closed_top_runs(const FoldedProgram& p, const NodeTimes& t, 
     for (uint32_t r = 0; r < P; ++r) rank_time[r] += t.total[id][r];
     if (i + 1 < p.top.size() && (i + 1 < step_end || !balance.balanced())) continue;
     run.end = i + 1;
-    run.may_leave = run.may_leave && run.has_work;
     run.time = *std::max_element(rank_time.begin(), rank_time.end());
     runs.push_back(run);
     run = TopRun();
@@ -465,6 +464,28 @@ std::vector<TopRun> closed_top_runs(const FoldedProgram& p, const NodeTimes& t, 
     std::fill(rank_time.begin(), rank_time.end(), 0.0);
   }
   return runs;
+}
+
+// The top level as time steps: each closed run with a loop or a
+// point-to-point call, with the runs of collectives alone after it (a time
+// step's reductions: where the ranks wait for each other, their time the
+// skew of the step before, which says nothing on its own). A run that
+// cannot be left out ends a step and stays alone, as do collectives before
+// the first step.
+std::vector<TopRun> closed_top_runs(const FoldedProgram& p, const NodeTimes& t, const Plan& plan) {
+  std::vector<TopRun> steps;
+  bool open = false;  // the last step takes collectives
+  for (TopRun run : shortest_closed_runs(p, t, plan)) {
+    if (run.may_leave && !run.has_work && open) {
+      steps.back().end = run.end;
+      steps.back().time += run.time;
+      continue;
+    }
+    open = run.may_leave && run.has_work;
+    run.may_leave = open;
+    steps.push_back(run);
+  }
+  return steps;
 }
 
 // The kind of a run: the (function, call site) pairs of its point-to-point

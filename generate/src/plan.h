@@ -91,21 +91,22 @@ uint64_t value_period(const FoldedProgram& p, uint32_t loop);
 
 // Where the cut loops leave the skeleton longer than kLeaveOutAbove / K of
 // the traced run (an irregular program: its time steps did not fold into
-// one loop), the top-level program is split into the shortest closed runs
-// (everything sent before a run's end received by then, no per-rank order
-// across it), each of a kind (the call sites of its point-to-point calls,
-// of all its calls where it makes none). In order, the first run of a kind
-// is kept, and each following one is left out while the kind's left-out
-// time stays within (1 / share - 1) times its kept time, else kept: share
-// is 1 / K, less (down to 1 / 2K) where what cannot be left out would keep
-// the skeleton longer than 1 / K of the run. A kept run's measured time
-// (with what the cut loops inside it predict), times (its traced time +
-// theirs) / its traced time, predicts them. Always kept, standing for
-// nothing: runs of a kind made fewer than K times; runs that hold MPI_Init
-// or MPI_Finalize, persistent requests, communicator, window, file or
-// datatype calls, or collectives some members make elsewhere; runs of
-// collectives alone (where the ranks wait for each other: their time is
-// the skew, which says nothing about the runs after them).
+// one loop), the top level is split into time steps: each shortest closed
+// run (everything sent before its end received by then, no per-rank order
+// across it) with a loop or a point-to-point call, with the runs of
+// collectives alone after it (the step's reductions, whose time is the
+// ranks' skew). A step's kind is the call sites of its point-to-point calls
+// (of all its calls where it makes none). In order, the first step of a
+// kind is kept, and each following one is left out while the kind's
+// left-out time stays within (1 / share - 1) times its kept time, else
+// kept: share is 1 / K, less (down to 1 / 2K) where what cannot be left out
+// would keep the skeleton longer than 1 / K of the run. A kept step's
+// measured time (with what the cut loops inside it predict), times (its
+// traced time + theirs) / its traced time, predicts them. Always kept,
+// standing for nothing: steps of a kind made fewer than K times; runs that
+// hold MPI_Init or MPI_Finalize, persistent requests, communicator, window,
+// file or datatype calls, or collectives some members make elsewhere, and
+// collectives before the first step.
 inline constexpr double kLeaveOutAbove = 2.0;
 void leave_out_steps(const FoldedProgram& p, const NodeTimes& t, const GenerateOptions& opt, Plan& plan,
                      std::set<std::string>& notes);

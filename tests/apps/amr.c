@@ -12,13 +12,15 @@
  * reduced, and every second time the blocks are rebalanced: ownership
  * recomputed, the migrating blocks moved by Alltoall (counts) and
  * Alltoallv (data). Neighbour sets and message sizes thus change after
- * each refinement. usage: amr [STEPS [WORK]] (default 120 steps, WORK
- * iterations of busy() per unit of cost, default 20000) */
+ * each refinement. usage: amr [STEPS [WORK [REFINE]]] (default 120 steps,
+ * WORK iterations of busy() per unit of cost, default 20000, a refinement
+ * every REFINE steps, default 10) */
 #include "applog.h"
 
 #include <string.h>
 
-enum { G = 8, NB = G * G, NV = 6, REFINE = 10, CHECK = 5, FACE = 16, MAXP = 64 };
+enum { G = 8, NB = G * G, NV = 6, CHECK = 5, FACE = 16, MAXP = 64 };
+static int REFINE = 10; /* steps between refinements (argv[3]) */
 
 static int level[NB], owner[NB];
 static unsigned rng = 12345u;
@@ -134,6 +136,7 @@ int main(int argc, char** argv) {
   if (size > MAXP) MPI_Abort(MPI_COMM_WORLD, 2);
   const int steps = app_iters(argc, argv, 120);
   const int work = argc > 2 && atoi(argv[2]) > 0 ? atoi(argv[2]) : 20000;
+  if (argc > 3 && atoi(argv[3]) > 0) REFINE = atoi(argv[3]);
   MPI_Comm half;
   MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
   {
