@@ -97,6 +97,7 @@ sp::Prediction run_on_target(const RunSettings& s, const sp::Target& t, std::str
   sp::PredictOptions po;
   po.np = s.np > 0 ? s.np : info.ranks;
   po.reps = s.reps;
+  po.warmup = s.warmup;
   po.timeout_s = s.timeout_s;
   std::string prefix = "skelgen " + s.who + ": " + (s.label_progress ? t.label() + ": " : "");
   if (!s.quiet)
@@ -108,6 +109,8 @@ sp::Prediction run_on_target(const RunSettings& s, const sp::Target& t, std::str
 }
 
 nlohmann::json prediction_json(const sp::Prediction& p) {
+  nlohmann::json each = nlohmann::json::array();
+  for (const sp::SkeletonRun& r : p.each) each.push_back({{"skeleton_s", r.measured_s}, {"predicted_s", r.predicted_s}});
   return {{"target", p.target},
           {"np", p.np},
           {"scale", p.scale},
@@ -117,7 +120,10 @@ nlohmann::json prediction_json(const sp::Prediction& p) {
           {"predicted_max_s", p.predicted_max_s},
           {"skeleton_s", p.skeleton_s},
           {"skeleton_min_s", p.skeleton_min_s},
-          {"skeleton_max_s", p.skeleton_max_s}};
+          {"skeleton_max_s", p.skeleton_max_s},
+          {"spread", p.spread()},
+          {"warmup", p.warmup},
+          {"each", each}};
 }
 
 void setup_predict(CLI::App& app, PredictOptions& opt) {
@@ -130,14 +136,18 @@ void setup_predict(CLI::App& app, PredictOptions& opt) {
       "  Slurm:   skelgen predict skel.c --target slurm [--partition P] [--constraint C]   (srun)\n"
       "  SimGrid: skelgen predict skel.c --simgrid PLATFORM.xml [--hostfile H]            (smpirun, pinned\n"
       "           network model and collectives, computation as flops: repeated runs agree exactly)\n"
-      "Prints a summary, or with --json one object: predicted_s (median), predicted_min_s, predicted_max_s,\n"
-      "skeleton_s, skeleton_min_s, skeleton_max_s, scale, np, runs, target. Details: docs/predict.md");
+      "One warm-up run first is not counted (--warmup; none under SimGrid). Prints a summary with the\n"
+      "predictions' spread ((max - min) / median; a warning on stderr above 5 %), or with --json one object:\n"
+      "predicted_s (median), predicted_min_s, predicted_max_s, spread, skeleton_s, skeleton_min_s,\n"
+      "skeleton_max_s, scale, np, runs, warmup, target, each (every counted run). Details: docs/predict.md");
   app.add_option("skeleton", opt.run.skeleton, "Generated skeleton (.c) or built skeleton executable")
       ->required()
       ->check(CLI::ExistingFile);
   app.add_option("-n,--np", opt.run.np, "Ranks (default: the traced world size, the only one a skeleton runs with)")
       ->check(CLI::Range(1, 1 << 20));
   app.add_option("-r,--reps", opt.run.reps, "Runs (default 3)")->check(CLI::Range(1, 1000));
+  app.add_option("--warmup", opt.run.warmup, "Uncounted runs before them (default 1; none under SimGrid)")
+      ->check(CLI::Range(0, 100));
   app.add_option("--mpi", opt.run.mpi, "Build a .c with this MPI for local/Slurm targets (default: the launcher's, "
                                    "else the traced one)")
       ->check(CLI::IsMember({"mpich", "openmpi"}));
@@ -153,6 +163,11 @@ int run_predict(const PredictOptions& opt) {
   std::string exe;
   sp::SkeletonInfo info;
   sp::Prediction p = run_on_target(opt.run, target, exe, info);
+  if (p.spread() > sp::kSpreadWarning && !opt.run.quiet)
+    std::fprintf(stderr,
+                 "skelgen predict: warning: the predictions spread over %.1f %% of their median (%.6f to %.6f s): "
+                 "the target was not quiet; run more repetitions (-r) or on an idle node\n",
+                 100 * p.spread(), p.predicted_min_s, p.predicted_max_s);
   if (opt.json) {
     nlohmann::json j = prediction_json(p);
     j["skeleton"] = exe;
@@ -162,10 +177,12 @@ int run_predict(const PredictOptions& opt) {
   }
   std::printf("target:    %s\n", p.target.c_str());
   std::printf("skeleton:  %s (%d ranks, K = %u, built with %s)\n", exe.c_str(), p.np, p.scale, info.built_with.c_str());
-  std::printf("runs:      %d\n", p.runs);
+  std::printf("runs:      %d (after %d warm-up run%s, not counted)\n", p.runs, p.warmup, p.warmup == 1 ? "" : "s");
   std::printf("skeleton:  %.6f s median (min %.6f, max %.6f)\n", p.skeleton_s, p.skeleton_min_s, p.skeleton_max_s);
   std::printf("predicted: %.6f s median (min %.6f, max %.6f) for the application\n", p.predicted_s,
               p.predicted_min_s, p.predicted_max_s);
+  std::printf("spread:    %.1f %% (max - min over the median)%s\n", 100 * p.spread(),
+              p.spread() > sp::kSpreadWarning ? ": more than 5 %, see the warning" : "");
   return 0;
 }
 

@@ -100,6 +100,7 @@ struct RunSettings {
   std::string skeleton, mpi;
   std::string who = "predict";  // progress: "skelgen WHO: [LABEL: ]run i/R: ..."
   int np = 0, reps = 3;         // np 0: the traced world size
+  int warmup = 1;               // uncounted runs first (none under SimGrid)
   double timeout_s = 600;
   bool quiet = false, label_progress = false;
 };

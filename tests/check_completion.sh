@@ -79,7 +79,7 @@ for ((i = 0; i < count; i++)); do
       predicted_hang=1
       rc=0
       SKELGEN_WATCHDOG_S=5 "$skelgen" predict "$out" -r 2 -q > "$out.predict" 2>&1 || rc=$?
-      if [ $rc = 0 ] || ! grep -q "run 1 on .* hung and the skeleton's watchdog stopped it: .*: rank [0-9]*: watchdog: no progress" "$out.predict"; then
+      if [ $rc = 0 ] || ! grep -q "warm-up run on .* hung and the skeleton's watchdog stopped it: .*: rank [0-9]*: watchdog: no progress" "$out.predict"; then
         cat "$out.predict" >&2; echo "FAIL: skelgen predict did not report the watchdog's stop (exit $rc)" >&2; exit 1
       fi
       echo "skelgen predict $name: $(cat "$out.predict")"

@@ -262,21 +262,24 @@ Prediction predict(const Target& t, const std::string& exe, const SkeletonInfo& 
   p.target = t.label();
   p.np = opt.np;
   p.runs = opt.reps;
-  for (int i = 1; i <= opt.reps; ++i) {
+  p.warmup = t.kind == TargetKind::kSimgrid ? 0 : opt.warmup;
+  for (int i = 1 - p.warmup; i <= opt.reps; ++i) {
+    const std::string run_name = i < 1 ? "warm-up run" : "run " + std::to_string(i);
     proc::RunOutput r = proc::run_captured(argv, opt.timeout_s);
     if (r.status == -1)
-      throw std::runtime_error("run " + std::to_string(i) + " on " + p.target + " did not finish in " +
+      throw std::runtime_error(run_name + " on " + p.target + " did not finish in " +
                                fmt(opt.timeout_s) + " s (killed)");
     std::string said = proc::tail_lines(r.err + "\n" + r.out, 3);
     SkeletonRun run;
     const std::string stopped = watchdog_line(r.err + "\n" + r.out);
     if (!stopped.empty())
-      throw std::runtime_error("run " + std::to_string(i) + " on " + p.target +
+      throw std::runtime_error(run_name + " on " + p.target +
                                " hung and the skeleton's watchdog stopped it: " + stopped);
     if (r.status != 0 || !parse_result(r.out, run))
-      throw std::runtime_error("run " + std::to_string(i) + " on " + p.target + " " +
+      throw std::runtime_error(run_name + " on " + p.target + " " +
                                (r.status ? "failed (exit " + std::to_string(r.status) + ")" : "printed no result") +
                                ": " + (said.empty() ? "no output" : said));
+    if (i < 1) continue;  // a warm-up run
     p.each.push_back(run);
     if (opt.on_run) opt.on_run(i, run);
   }

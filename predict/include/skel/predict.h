@@ -83,18 +83,27 @@ struct Prediction {
   unsigned scale = 0;
   double predicted_s = 0, predicted_min_s = 0, predicted_max_s = 0;  // median, min, max
   double skeleton_s = 0, skeleton_min_s = 0, skeleton_max_s = 0;     // the skeleton's own runtime
-  std::vector<SkeletonRun> each;
+  int warmup = 0;                 // runs made first and not counted
+  std::vector<SkeletonRun> each;  // the counted runs, in order
+  // How far the predictions spread: (max - min) / median (0 for one run).
+  double spread() const { return predicted_s > 0 ? (predicted_max_s - predicted_min_s) / predicted_s : 0; }
 };
+
+// A prediction whose runs spread more than this is flagged (skelgen predict warns).
+inline constexpr double kSpreadWarning = 0.05;
 
 struct PredictOptions {
   int np = 0;
   int reps = 3;
+  int warmup = 1;                 // runs made first and not counted (none under SimGrid: its runs agree exactly)
   double timeout_s = 600;         // per run
   std::string work_dir = "/tmp";  // for generated hostfiles and SimGrid's TMPDIR
   std::function<void(int run, const SkeletonRun&)> on_run;  // progress
 };
 
-// Runs the built skeleton `exe` on `t` opt.reps times. Throws
+// Runs the built skeleton `exe` on `t` opt.warmup times, not counted (the
+// first run on a node pays for loading, page faults and connection set-up
+// that the application's long run pays once), then opt.reps times. Throws
 // std::runtime_error with a one-line reason when a run fails or prints no
 // result (the tail of its stderr is included).
 Prediction predict(const Target& t, const std::string& exe, const SkeletonInfo& info, const PredictOptions& opt);

@@ -1,0 +1,48 @@
+#!/bin/bash
+# skelgen predict's counting, on a launcher of our own (a script standing in
+# for mpiexec, --launcher) that prints a result line of a run number it
+# counts in a file, so that what predict reports is known exactly:
+#   - one warm-up run first, not counted: 1 + R launches; the median, min,
+#     max and each run in --json are those of runs 2 .. R + 1;
+#   - the spread (max - min) / median, with a warning above 5 % and none
+#     where the runs agree;
+#   - --warmup 0: R launches.
+#   run_predict_local_test.sh SKELGEN TRACE_DIR WORK
+set -euo pipefail
+skelgen=$1 trace=$2 work=$3
+rm -rf "$work" && mkdir -p "$work"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+# predicted_s = BASE * (1 + STEP * n) for the n-th launch (n = 1, 2, ...)
+cat > "$work/launch.sh" <<'SH'
+#!/bin/bash
+n=$(( $(cat "$COUNTER" 2>/dev/null || echo 0) + 1 ))
+echo "$n" > "$COUNTER"
+python3 -c "import sys; n = $n; p = 1.0 * (1 + $STEP * n); print(f'SKELGEN_RESULT measured_s={p / 10:.6f} predicted_s={p:.6f} scale=10')"
+SH
+chmod +x "$work/launch.sh"
+"$skelgen" generate "$trace" -K 10 -o "$work/skel.c" -q > /dev/null
+np=$(sed -n 's/.*ranks=\([0-9]*\) .*/\1/p' "$work/skel.c" | head -1)
+run() {  # run STEP COUNTERFILE ARGS...
+  local step=$1 counter=$2
+  shift 2
+  COUNTER=$counter STEP=$step "$skelgen" predict "$work/skel.c" --launcher "$work/launch.sh {np} {exe}" --mpi mpich "$@"
+}
+# runs 2, 3, 4 counted: predicted 1.2, 1.3, 1.4 (STEP 0.1): spread 0.2 / 1.3 = 15.4 %
+run 0.1 "$work/c1" -r 3 --json > "$work/spread.json" 2> "$work/spread.err"
+[ "$(cat "$work/c1")" = 4 ] || fail "expected 1 warm-up + 3 launches, got $(cat "$work/c1")"
+python3 - "$work/spread.json" <<'PY' || fail "predict's figures are not those of the counted runs"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["warmup"] == 1 and j["runs"] == 3, j
+assert [r["predicted_s"] for r in j["each"]] == [1.2, 1.3, 1.4], j["each"]
+assert abs(j["predicted_s"] - 1.3) < 1e-9 and j["predicted_min_s"] == 1.2 and j["predicted_max_s"] == 1.4, j
+assert abs(j["spread"] - 0.2 / 1.3) < 1e-9, j["spread"]
+PY
+grep -q "warning: the predictions spread over 15.4 %" "$work/spread.err" || { cat "$work/spread.err"; fail "no spread warning"; }
+# STEP 0.001: 0.2 % spread, no warning; --warmup 0: exactly R launches; the summary names both
+run 0.001 "$work/c2" -r 3 --warmup 0 > "$work/quiet.out" 2> "$work/quiet.err"
+[ "$(cat "$work/c2")" = 3 ] || fail "--warmup 0: expected 3 launches, got $(cat "$work/c2")"
+if grep -q warning "$work/quiet.err"; then cat "$work/quiet.err"; fail "a warning for runs that agree"; fi
+grep -q "^runs:      3 (after 0 warm-up runs, not counted)" "$work/quiet.out" || { cat "$work/quiet.out"; fail "summary"; }
+grep -q "^spread:    0.2 %" "$work/quiet.out" || { cat "$work/quiet.out"; fail "no spread in the summary"; }
+echo "ok: warm-up not counted, spread $(python3 -c "import json; print(round(100 * json.load(open('$work/spread.json'))['spread'], 1))") % warned, 0.2 % not"
