@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <link.h>
 #include <sched.h>
 #include <sys/stat.h>
@@ -420,6 +421,29 @@ bool make_dir(const std::string& dir) {
   return mkdir(dir.c_str(), 0755) == 0 || errno == EEXIST;
 }
 
+// The trace directory, made if missing and checked: a directory owned by
+// this user (another user's directory, or a symlink to one, is refused).
+// Returns an open O_DIRECTORY fd for openat, or -1 with `why` set.
+int open_trace_dir(const std::string& dir, std::string& why) {
+  if (!make_dir(dir)) {
+    why = "cannot create trace directory " + dir + ": " + std::strerror(errno);
+    return -1;
+  }
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  struct stat sb {};
+  if (fd < 0 || fstat(fd, &sb) != 0) {
+    why = "cannot open trace directory " + dir + ": " + std::strerror(errno);
+    if (fd >= 0) ::close(fd);
+    return -1;
+  }
+  if (sb.st_uid != geteuid()) {
+    why = "trace directory " + dir + " belongs to uid " + std::to_string(sb.st_uid) + ", not to this user";
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------- public
@@ -767,13 +791,17 @@ void start(int64_t t0, int64_t t1, uint32_t func, const void* ret, int provided,
   h.start_realtime_ns = static_cast<int64_t>(rt.tv_sec) * 1000000000LL + rt.tv_nsec - (t2 - t0);
   h.start_monotonic_ns = s.origin_ns;
 
-  std::string path = s.dir + "/" + TraceDir::rank_file_name(static_cast<uint32_t>(s.rank));
+  const std::string name = TraceDir::rank_file_name(static_cast<uint32_t>(s.rank));
   s.enabled = true;
-  if (!make_dir(s.dir)) {
-    warn_once("cannot create trace directory " + s.dir + ": " + std::strerror(errno));
+  std::string why;
+  int dir_fd = open_trace_dir(s.dir, why);
+  if (dir_fd < 0) {
+    warn_once(why);
     return;
   }
-  if (!s.writer.open(path, h, static_cast<size_t>(buffer_kb) * 1024, level)) {
+  bool opened = s.writer.open_at(dir_fd, name, s.dir + "/" + name, h, static_cast<size_t>(buffer_kb) * 1024, level);
+  ::close(dir_fd);
+  if (!opened) {
     warn_once(s.writer.error());
     return;
   }

@@ -37,9 +37,18 @@ check() {  # check NAME DIR expected-warning-or-empty
   echo "ok $name"
 }
 check unwritable_dir /proc/no-such-dir/trace "cannot create trace directory"
-mkdir -p "$work/full"
-for ((r = 0; r < np; ++r)); do ln -s /dev/full "$work/full/$(printf 'rank-%05d.skt' $r)"; done
-check disk_full "$work/full" "No space left on device"
+# a symlink planted at every rank path: never written through, its target untouched
+mkdir -p "$work/planted" && echo "precious" > "$work/victim"
+for ((r = 0; r < np; ++r)); do ln -s "$work/victim" "$work/planted/$(printf 'rank-%05d.skt' $r)"; done
+check planted_symlink "$work/planted" "something already exists at this path"
+[ "$(cat "$work/victim")" = precious ] || { echo "FAIL planted_symlink: the symlink's target was written"; fail=1; }
+# a full disk: a small tmpfs (root only)
+if [ "$(id -u)" = 0 ] && mkdir -p "$work/full" && mount -t tmpfs -o size=4k tmpfs "$work/full" 2> /dev/null; then
+  check disk_full "$work/full" "No space left on device"
+  umount "$work/full"
+else
+  echo "skip disk_full: needs root to mount a small tmpfs"
+fi
 DISABLE=1 check disabled "$work/disabled" ""
 [ -e "$work/disabled" ] && { echo "FAIL disabled: a trace directory was created"; fail=1; }
 # timing-only mode (skelgen time) with an unwritable time file

@@ -1,7 +1,9 @@
 // The trace format: round trips through the real writer and reader, and
 // rejection of damaged, truncated, foreign and wrong-version input.
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <fstream>
@@ -345,6 +347,20 @@ TEST(TraceWriter, DiskFullIsAnErrorNotACrash) {
   struct stat sb {};
   if (stat("/dev/full", &sb) != 0) GTEST_SKIP() << "no /dev/full";
   TraceWriter w;
-  EXPECT_FALSE(w.open("/dev/full", sample_header(0, 1, 1), 4096, 1));
+  int fd = ::open("/dev/full", O_WRONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  EXPECT_FALSE(w.adopt(fd, "/dev/full", sample_header(0, 1, 1), 4096, 1));
   EXPECT_NE(w.error().find("No space left"), std::string::npos) << w.error();
+}
+
+TEST(TraceWriter, NeverWritesThroughAPlantedSymlinkOrFile) {
+  std::string dir = temp_dir("planted");
+  write_file(dir + "/victim", "precious");
+  ASSERT_EQ(symlink((dir + "/victim").c_str(), (dir + "/rank-00000.skt").c_str()), 0);
+  TraceWriter w;
+  EXPECT_FALSE(w.open(dir + "/rank-00000.skt", sample_header(0, 1, 1), 4096, 1));
+  EXPECT_NE(w.error().find("already exists"), std::string::npos) << w.error();
+  TraceWriter w2;
+  EXPECT_FALSE(w2.open(dir + "/victim", sample_header(0, 1, 1), 4096, 1));  // an existing file: not truncated
+  EXPECT_EQ(read_file(dir + "/victim"), "precious");
 }

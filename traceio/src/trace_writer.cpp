@@ -79,12 +79,32 @@ bool TraceWriter::write_all(const std::string& bytes) {
 
 bool TraceWriter::open(const std::string& path, const TraceHeader& header, size_t buffer_bytes,
                        int zstd_level) {
-  path_ = path;
-  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd_ < 0) {
-    set_error("cannot create trace file", errno);
+  return open_at(AT_FDCWD, path, path, header, buffer_bytes, zstd_level);
+}
+
+bool TraceWriter::open_at(int dir_fd, const std::string& name, const std::string& shown_path,
+                          const TraceHeader& header, size_t buffer_bytes, int zstd_level) {
+  path_ = shown_path;
+  // Never through an existing file or a symlink someone planted there.
+  int fd = ::openat(dir_fd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    int err = errno;
+    set_error(err == EEXIST || err == ELOOP ? "cannot create trace file (something already exists at this path)"
+                                            : "cannot create trace file",
+              err);
     return false;
   }
+  return adopt(fd, shown_path, header, buffer_bytes, zstd_level);
+}
+
+bool TraceWriter::adopt(int fd, const std::string& shown_path, const TraceHeader& header, size_t buffer_bytes,
+                        int zstd_level) {
+  path_ = shown_path;
+  fd_ = fd;
+  return start(header, buffer_bytes, zstd_level);
+}
+
+bool TraceWriter::start(const TraceHeader& header, size_t buffer_bytes, int zstd_level) {
   threshold_ = buffer_bytes < 4096 ? 4096 : buffer_bytes;
   level_ = zstd_level;
   records_.buf.resize(threshold_ + 64 * 1024);

@@ -25,9 +25,18 @@ class TraceWriter {
   TraceWriter(const TraceWriter&) = delete;
   TraceWriter& operator=(const TraceWriter&) = delete;
 
-  // Creates (truncates) path and writes the header. buffer_bytes: flush
-  // threshold of the record stream (at least 4 KiB is used).
+  // Creates path and writes the header. The file must not exist yet: it is
+  // created with O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC, so a file or a symlink
+  // planted at the path is never written through (EEXIST / ELOOP, an
+  // error). buffer_bytes: flush threshold of the record stream (at least
+  // 4 KiB is used).
   bool open(const std::string& path, const TraceHeader& header, size_t buffer_bytes, int zstd_level);
+  // The same, creating `name` inside the directory open at dir_fd (the
+  // tracer's checked trace directory); shown_path names it in errors.
+  bool open_at(int dir_fd, const std::string& name, const std::string& shown_path, const TraceHeader& header,
+               size_t buffer_bytes, int zstd_level);
+  // Takes ownership of an open, writable fd (tests: /dev/full).
+  bool adopt(int fd, const std::string& shown_path, const TraceHeader& header, size_t buffer_bytes, int zstd_level);
 
   // A definition record: begin_record, put_* fields, end_record.
   void begin_record(RecordKind kind);
@@ -72,6 +81,7 @@ class TraceWriter {
   };
   void varint(uint64_t v);
   void tag(Field f, FieldType type);
+  bool start(const TraceHeader& header, size_t buffer_bytes, int zstd_level);
   bool write_all(const std::string& bytes);
   void set_error(const std::string& what, int err);
 
