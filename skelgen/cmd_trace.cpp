@@ -33,17 +33,18 @@ std::string real_path(const std::string& p) {
   return realpath(p.c_str(), buf) ? std::string(buf) : p;
 }
 
-// "mpich", "openmpi" or "" from the shared libraries a program links.
+// "mpich", "openmpi" or "" from the shared libraries a program links. ldd
+// runs with an argument vector, never through a shell: a program path may
+// hold any character (a quote, a semicolon).
 std::string flavor_of_binary(const std::string& prog) {
   std::string full = which(prog);
   if (full.empty()) return "";
-  std::string cmd = "ldd '" + full + "' 2>/dev/null";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return "";
   std::string out;
-  char buf[512];
-  while (std::fgets(buf, sizeof buf, p)) out += buf;
-  pclose(p);
+  try {
+    out = skt::proc::run_captured({"ldd", "--", full}, 30).out;
+  } catch (const std::exception&) {
+    return "";  // no ldd: the launcher's name or --mpi decides
+  }
   if (out.find("libmpich") != std::string::npos) return "mpich";
   if (out.find("libmpi.so") != std::string::npos || out.find("openmpi") != std::string::npos) return "openmpi";
   return "";

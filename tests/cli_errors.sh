@@ -29,6 +29,12 @@ expect_error "format" "$skelgen" dump --format xml "$corpus/text.skt"
 expect_error "command not found: no-such-launcher" "$skelgen" trace -o "$work/t" -- no-such-launcher -n 2 ./app
 expect_error "cannot tell which MPI" "$skelgen" trace -o "$work/t" -- /bin/true
 expect_error "required" "$skelgen" trace -o "$work/t"
+# a program path holding a quote and a command: never run by a shell
+qdir="$work/q';touch pwned;'x" && mkdir -p "$qdir" && cp /bin/true "$qdir/prog"
+pushd "$work" > /dev/null
+expect_error "no trace was written" "$skelgen" trace -o "$work/tq" --mpi mpich -- "$qdir/prog"
+popd > /dev/null
+[ -e "$work/pwned" ] && { echo "FAIL: a quote in a program path ran a shell command"; fail=1; }
 mkdir -p "$work/full" && cp "$corpus/text.skt" "$work/full/rank-00000.skt"
 expect_error "already holds a trace" "$skelgen" trace -o "$work/full" --mpi mpich -- /bin/true
 # compress: bad symbol files, wrong kinds of file
