@@ -48,6 +48,11 @@ std::string encode_header(const TraceHeader& h) {
   return out;
 }
 
+void seal_chunk_header(std::string& chunk) {
+  uint32_t crc = codec::crc32(chunk.data(), kChunkChecksumOffset);
+  for (int i = 0; i < 4; ++i) chunk[kChunkChecksumOffset + i] = static_cast<char>((crc >> (8 * i)) & 0xff);
+}
+
 TraceWriter::~TraceWriter() {
   if (fd_ >= 0) ::close(fd_);
   if (cctx_) ZSTD_freeCCtx(static_cast<ZSTD_CCtx*>(cctx_));
@@ -244,6 +249,7 @@ bool TraceWriter::flush() {
   codec::put_u32(chunk_, static_cast<uint32_t>(times_.pos));
   size_t len_pos = chunk_.size();
   codec::put_u32(chunk_, 0);
+  codec::put_u32(chunk_, 0);  // CRC, sealed below
   chunk_.resize(kChunkHeaderBytes + bound);
   size_t n = ZSTD_compress2(static_cast<ZSTD_CCtx*>(cctx_), &chunk_[kChunkHeaderBytes], bound,
                             payload_.data(), payload_.size());
@@ -253,6 +259,7 @@ bool TraceWriter::flush() {
   }
   chunk_.resize(kChunkHeaderBytes + n);
   for (int i = 0; i < 4; ++i) chunk_[len_pos + i] = static_cast<char>((n >> (8 * i)) & 0xff);
+  seal_chunk_header(chunk_);
   records_.pos = times_.pos = 0;
   chunk_first_seq_ += chunk_events_;
   chunk_events_ = 0;
@@ -275,6 +282,8 @@ bool TraceWriter::close(EndStatus status) {
     codec::put_u32(end, 0);
     codec::put_u32(end, 0);
     codec::put_u32(end, 0);
+    codec::put_u32(end, 0);  // CRC
+    seal_chunk_header(end);
     ok = write_all(end);
   }
   if (::close(fd_) != 0 && ok) {

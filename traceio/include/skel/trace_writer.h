@@ -104,5 +104,7 @@ class TraceWriter {
 
 // Serialises a header (fixed part + body) exactly as it goes on disk.
 std::string encode_header(const TraceHeader& h);
+// Writes the CRC-32 of a chunk header's first 40 bytes at its offset 40.
+void seal_chunk_header(std::string& chunk);
 
 }  // namespace skt
