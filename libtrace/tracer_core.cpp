@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
+#include <pthread.h>
 #include <sched.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -47,6 +48,7 @@ struct CommEntry {
 
 struct State {
   bool started = false;
+  pid_t pid = 0;              // the traced process; a fork()ed child is not it
   bool enabled = false;       // false after an I/O error or when disabled
   bool multiple = false;      // MPI_THREAD_MULTIPLE: take the lock
   bool cpu_gaps = false;      // GapClock::kThreadCpu: every event also gets its gap's thread CPU time
@@ -412,8 +414,13 @@ void measure_gap_floors(bool cpu_gaps, double& wall_ns, double& cpu_ns) {
 // file ends without an end chunk and reads as truncated.
 void flush_at_exit() {
   State& s = st();
-  if (s.enabled && s.writer.is_open()) s.writer.flush();
+  if (s.enabled && s.writer.is_open() && getpid() == s.pid) s.writer.flush();
 }
+
+// In a fork()ed child: trace nothing, flush nothing. The child shares the
+// rank file's descriptor and holds a copy of the parent's buffer; writing it
+// (at exit(), say) would put the parent's events in the file twice.
+void stop_in_child() { st().enabled = false; }
 
 bool make_dir(const std::string& dir) {
   for (size_t pos = dir.find('/', 1); pos != std::string::npos; pos = dir.find('/', pos + 1))
@@ -805,7 +812,9 @@ void start(int64_t t0, int64_t t1, uint32_t func, const void* ret, int provided,
     warn_once(s.writer.error());
     return;
   }
+  s.pid = getpid();
   std::atexit(flush_at_exit);
+  pthread_atfork(nullptr, nullptr, stop_in_child);
   t_cpu_entry = t_cpu_last = thread_cpu_ns();
   Rec r(func, ret);
   r.t0 = t0;
@@ -839,7 +848,7 @@ void before_finalize() {
 
 void finish(int64_t t0, int64_t t1, const void* ret, bool fortran) {
   State& s = st();
-  if (!s.enabled) return;
+  if (!s.enabled || getpid() != s.pid) return;
   Rec r(kFunc_MPI_Finalize, ret);
   r.t0 = t0;
   r.t1 = t1;
@@ -860,7 +869,7 @@ void finish(int64_t t0, int64_t t1, const void* ret, bool fortran) {
 
 void abort_flush(const void* ret, MPI_Comm comm, int errorcode, bool fortran) {
   State& s = st();
-  if (!s.enabled) return;
+  if (!s.enabled || getpid() != s.pid) return;
   Rec r(kFunc_MPI_Abort, ret);
   mark_entry();
   r.t0 = r.t1 = now_ns();

@@ -57,4 +57,36 @@ TIME_FILE=/proc/no-such-dir/time check time_file_unwritable "$work/timed" "canno
 # an unknown gap clock: one warning, then the default (auto) and a full trace
 GAP_CLOCK=sometimes check bad_gap_clock "$work/badclock" "ignoring SKELTRACE_GAP_CLOCK=sometimes (expected auto, wall or cpu)"
 [ -e "$work/badclock/rank-00000.skt" ] || { echo "FAIL bad_gap_clock: no trace written"; fail=1; }
+# a rank that fork()s a child which calls exit(): the child flushes nothing,
+# the rank file reads complete with every call the parent made
+cat > "$work/forker.c" <<'EOF'
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  for (int i = 0; i < 10; ++i) MPI_Barrier(MPI_COMM_WORLD);
+  pid_t pid = fork();
+  if (pid == 0) exit(0);  /* runs the atexit handlers, the tracer's among them */
+  waitpid(pid, NULL, 0);
+  for (int i = 0; i < 10; ++i) MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Finalize();
+  return 0;
+}
+EOF
+if "mpicc.$flavor" -o "$work/forker" "$work/forker.c" 2> "$work/forker.cc.err"; then
+  "${launch[0]}" $(envflag LD_PRELOAD "$lib") $(envflag SKELTRACE_DIR "$work/forked") "${launch[@]:1}" \
+    "$work/forker" > "$work/forked.out" 2>&1 || { echo "FAIL fork: the forking program failed"; cat "$work/forked.out"; fail=1; }
+  if ! "$skelgen" dump "$work/forked" > "$work/forked.dump" 2> "$work/forked.err"; then
+    echo "FAIL fork: the trace does not read: $(cat "$work/forked.err")"; fail=1
+  elif [ -s "$work/forked.err" ] || [ "$(grep -c MPI_Barrier "$work/forked.dump")" != $((20 * np)) ]; then
+    echo "FAIL fork: expected $((20 * np)) barriers and no warning, got $(grep -c MPI_Barrier "$work/forked.dump"): $(cat "$work/forked.err")"; fail=1
+  else
+    echo "ok fork"
+  fi
+else
+  echo "FAIL fork: cannot compile: $(cat "$work/forker.cc.err")"; fail=1
+fi
 exit $fail
