@@ -738,6 +738,12 @@ void start(int64_t t0, int64_t t1, uint32_t func, const void* ret, int provided,
     std::snprintf(buf, sizeof buf, "skeltrace-%016llx", static_cast<unsigned long long>(run_id));
     s.dir = buf;
   }
+  // A world started by MPI_Comm_spawn writes its own files, in a
+  // subdirectory named by its run id: its ranks count from 0 again and must
+  // not collide with the parents' (docs/tracer.md, "Safety").
+  MPI_Comm parent = MPI_COMM_NULL;
+  PMPI_Comm_get_parent(&parent);
+  if (parent != MPI_COMM_NULL) s.dir += "/" + TraceDir::spawned_dir_name(run_id);
   char exe[4096];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n > 0) s.exe.assign(exe, static_cast<size_t>(n));

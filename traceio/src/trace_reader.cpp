@@ -432,6 +432,24 @@ std::string TraceDir::rank_file_name(uint32_t rank) {
   return buf;
 }
 
+std::string TraceDir::spawned_dir_name(uint64_t run_id) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "spawned-%016llx", static_cast<unsigned long long>(run_id));
+  return buf;
+}
+
+std::vector<std::string> TraceDir::spawned_worlds(const std::string& dir) {
+  std::set<std::string> names;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      std::string n = e->d_name;
+      if (n.compare(0, 8, "spawned-") == 0) names.insert(n);
+    }
+    closedir(d);
+  }
+  return {names.begin(), names.end()};
+}
+
 TraceDir::TraceDir(const std::string& dir) : dir_(dir) {
   DIR* d = opendir(dir.c_str());
   if (!d) throw TraceError(dir + ": cannot open trace directory: " + std::strerror(errno));
