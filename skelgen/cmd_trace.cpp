@@ -15,6 +15,7 @@
 #include "commands.h"
 #include "launch.h"
 #include "skel/process.h"
+#include "skel/trace.h"
 
 namespace skelgen {
 namespace {
@@ -178,7 +179,10 @@ int run_trace(const TraceOptions& opt) {
   if (!rank_files(dir).empty()) {
     if (!opt.force)
       throw std::runtime_error(dir + " already holds a trace; use --force to replace it or -o for another directory");
+    // Removed, never written through: the tracer creates new files (O_EXCL).
     for (const std::string& f : rank_files(dir)) unlink((dir + "/" + f).c_str());
+    std::error_code ignored;
+    for (const std::string& w : skt::TraceDir::spawned_worlds(dir)) std::filesystem::remove_all(dir + "/" + w, ignored);
   }
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -196,20 +200,15 @@ int run_trace(const TraceOptions& opt) {
                  dir.c_str());
     return rc ? rc : 1;
   }
-  if (!opt.quiet) {
-    std::fflush(stdout);
-    // The summary goes to stderr: the application's stdout stays its own.
-    int saved = dup(1);
-    dup2(2, 1);
-    try {
-      print_trace_summary(dir);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "skelgen: warning: %s\n", e.what());
-    }
-    std::fflush(stdout);
-    dup2(saved, 1);
-    close(saved);
-  }
+  std::fflush(stdout);
+  // The summary goes to stderr: the application's stdout stays its own.
+  int saved = dup(1);
+  dup2(2, 1);
+  bool complete = check_trace(dir, opt.quiet);
+  std::fflush(stdout);
+  dup2(saved, 1);
+  close(saved);
+  if (rc == 0 && !complete) return kExitTraceIncomplete;
   return rc;
 }
 

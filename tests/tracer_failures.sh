@@ -46,6 +46,22 @@ check planted_symlink "$work/planted" "something already exists at this path"
 if [ "$(id -u)" = 0 ] && mkdir -p "$work/full" && mount -t tmpfs -o size=4k tmpfs "$work/full" 2> /dev/null; then
   check disk_full "$work/full" "No space left on device"
   umount "$work/full"
+  # through skelgen trace, on a 16 KiB tmpfs that fills mid-run: the
+  # application's output is untouched, the early small chunks are readable,
+  # the summary says why, and the exit status is 3 (the application's was 0)
+  mkdir -p "$work/full16" && mount -t tmpfs -o size=16k tmpfs "$work/full16"
+  "${launch[@]}" "$app" 2000 > "$work/plain2000.out" 2>&1
+  "$skelgen" trace -o "$work/full16" -- "${launch[@]}" "$app" 2000 > "$work/full16.out" 2> "$work/full16.err"
+  rc=$?
+  events=$(sed -n 's/^events: *\([0-9]*\) in all.*/\1/p' "$work/full16.err")
+  umount "$work/full16"
+  if [ $rc != 3 ] || ! diff -q "$work/plain2000.out" "$work/full16.out" > /dev/null ||
+     ! grep -q "trace incomplete: rank 0 stopped after [1-9][0-9]* events (no space left on device)" "$work/full16.err" ||
+     [ "${events:-0}" -lt 100 ]; then
+    echo "FAIL disk_full_trace: exit $rc, $events events readable:"; cat "$work/full16.err"; fail=1
+  else
+    echo "ok disk_full_trace ($events events readable)"
+  fi
 else
   echo "skip disk_full: needs root to mount a small tmpfs"
 fi

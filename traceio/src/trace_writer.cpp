@@ -110,10 +110,11 @@ bool TraceWriter::adopt(int fd, const std::string& shown_path, const TraceHeader
 }
 
 bool TraceWriter::start(const TraceHeader& header, size_t buffer_bytes, int zstd_level) {
-  threshold_ = buffer_bytes < 4096 ? 4096 : buffer_bytes;
+  limit_ = buffer_bytes < kFirstChunkBytes ? kFirstChunkBytes : buffer_bytes;
+  threshold_ = kFirstChunkBytes;
   level_ = zstd_level;
-  records_.buf.resize(threshold_ + 64 * 1024);
-  times_.buf.resize(threshold_ + 64 * 1024);
+  records_.buf.resize(limit_ + 64 * 1024);
+  times_.buf.resize(limit_ + 64 * 1024);
   cctx_ = ZSTD_createCCtx();
   if (!cctx_) {
     set_error("cannot create zstd context", ENOMEM);
@@ -264,6 +265,7 @@ bool TraceWriter::flush() {
   chunk_first_seq_ += chunk_events_;
   chunk_events_ = 0;
   chunk_base_ns_ = prev_end_ns_;
+  threshold_ = std::min(threshold_ * 2, limit_);
   return write_all(chunk_);
 }
 

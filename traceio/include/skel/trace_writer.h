@@ -25,11 +25,17 @@ class TraceWriter {
   TraceWriter(const TraceWriter&) = delete;
   TraceWriter& operator=(const TraceWriter&) = delete;
 
+  // The first chunk is written once the record stream holds this many
+  // bytes, and each later one at twice its predecessor's threshold up to
+  // buffer_bytes: what a rank did before a disk filled (or before it was
+  // killed) reaches the file early, while long runs still write big chunks.
+  static constexpr size_t kFirstChunkBytes = 4096;
+
   // Creates path and writes the header. The file must not exist yet: it is
   // created with O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC, so a file or a symlink
   // planted at the path is never written through (EEXIST / ELOOP, an
-  // error). buffer_bytes: flush threshold of the record stream (at least
-  // 4 KiB is used).
+  // error). buffer_bytes: the largest flush threshold of the record stream
+  // (at least kFirstChunkBytes is used).
   bool open(const std::string& path, const TraceHeader& header, size_t buffer_bytes, int zstd_level);
   // The same, creating `name` inside the directory open at dir_fd (the
   // tracer's checked trace directory); shown_path names it in errors.
@@ -91,7 +97,8 @@ class TraceWriter {
   std::string path_;
   Stream records_, times_;
   std::string payload_, chunk_;
-  size_t threshold_ = 0;
+  size_t threshold_ = 0;  // flush when the record stream passes it; doubles up to limit_
+  size_t limit_ = 0;
   int level_ = 3;
   void* cctx_ = nullptr;  // ZSTD_CCtx
   uint32_t chunk_events_ = 0;
