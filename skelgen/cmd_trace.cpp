@@ -107,6 +107,22 @@ void setup_trace(CLI::App& app, TraceOptions& opt) {
       ->expected(-1);
 }
 
+namespace {
+// Open MPI's launcher refuses to run as root unless told it may: say so
+// before it starts, rather than after it printed a page and wrote nothing.
+void check_root_allowed(const std::vector<std::string>& command) {
+  if (geteuid() != 0 || flavor_of_launcher(command[0]) != "openmpi" || !is_launcher(command[0])) return;
+  for (const std::string& a : command)
+    if (a == "--allow-run-as-root") return;
+  const char* allow = std::getenv("OMPI_ALLOW_RUN_AS_ROOT");
+  const char* confirm = std::getenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM");
+  if (allow && confirm && std::string(allow) == "1" && std::string(confirm) == "1") return;
+  throw std::runtime_error(basename_of(command[0]) +
+                           " refuses to run as root: add --allow-run-as-root to its options (or set "
+                           "OMPI_ALLOW_RUN_AS_ROOT=1 and OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1)");
+}
+}  // namespace
+
 TracerLaunch resolve_tracer(const std::vector<std::string>& command, const std::string& mpi) {
   const std::string& launcher = command.at(0);
   if (which(launcher).empty()) throw std::runtime_error("command not found: " + launcher);
@@ -128,6 +144,7 @@ TracerLaunch resolve_tracer(const std::vector<std::string>& command, const std::
     throw std::runtime_error(app + " is linked with " + app_flavor + ", not " + mpi);
   if (flavor.empty())
     throw std::runtime_error("cannot tell which MPI '" + launcher + "' uses; say --mpi mpich or --mpi openmpi");
+  check_root_allowed(command);
   return {flavor, tracer_library(flavor)};
 }
 
@@ -194,12 +211,19 @@ int run_trace(const TraceOptions& opt) {
   int rc = run_with_tracer(opt.command, tracer,
                            {{"SKELTRACE_DIR", dir}, {"SKELTRACE_STACK_DEPTH", std::to_string(opt.stack_depth)}},
                            false);
-  if (rc != 0) std::fprintf(stderr, "skelgen: the application exited with status %d\n", rc);
   if (rank_files(dir).empty()) {
-    std::fprintf(stderr, "skelgen: error: no trace was written to %s (did the program call MPI_Init?)\n",
-                 dir.c_str());
+    if (rc != 0)
+      std::fprintf(stderr,
+                   "skelgen: error: %s exited with status %d before any rank started tracing: the launcher refused "
+                   "to start (an unknown option, no usable hosts) or the program failed before MPI_Init; see its "
+                   "messages above\n",
+                   basename_of(opt.command[0]).c_str(), rc);
+    else
+      std::fprintf(stderr, "skelgen: error: no trace was written to %s (did the program call MPI_Init?)\n",
+                   dir.c_str());
     return rc ? rc : 1;
   }
+  if (rc != 0) std::fprintf(stderr, "skelgen: the application exited with status %d\n", rc);
   std::fflush(stdout);
   // The summary goes to stderr: the application's stdout stays its own.
   int saved = dup(1);

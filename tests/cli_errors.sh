@@ -46,6 +46,23 @@ popd > /dev/null
 [ -e "$work/pwned" ] && { echo "FAIL: a quote in a program path ran a shell command"; fail=1; }
 mkdir -p "$work/full" && cp "$corpus/text.skt" "$work/full/rank-00000.skt"
 expect_error "already holds a trace" "$skelgen" trace -o "$work/full" --mpi mpich -- /bin/true
+# CLI11's own parse errors: one line with the prefix
+expect_error "^skelgen: error: .*no-such-flag" "$skelgen" dump --no-such-flag x
+[ "$(grep -c . "$work/err")" = 1 ] || { echo "FAIL: a parse error is not one line: $(cat "$work/err")"; fail=1; }
+expect_error "^skelgen: error: .*input is required" "$skelgen" dump
+# a launcher that refuses to start: said so, not "did the program call MPI_Init?"
+if [ -n "${MPICH_APP:-}" ]; then
+  # (the launcher's own status, 255, is skelgen's: not a crash)
+  "$skelgen" trace -o "$work/refused" -- mpiexec.mpich --no-such-option -n 2 "$MPICH_APP" > /dev/null 2> "$work/err"
+  rc=$?
+  if [ $rc = 0 ] || ! grep -q "^skelgen: error: mpiexec.mpich exited with status $rc before any rank started tracing: the launcher refused" "$work/err"; then
+    echo "FAIL: a launcher that refused to start (exit $rc): $(cat "$work/err")"; fail=1
+  fi
+fi
+if [ "$(id -u)" = 0 ] && command -v mpirun.openmpi > /dev/null; then
+  expect_error "mpirun.openmpi refuses to run as root: add --allow-run-as-root" \
+    env -u OMPI_ALLOW_RUN_AS_ROOT "$skelgen" trace -o "$work/root" -- mpirun.openmpi -n 2 /bin/true
+fi
 # compress: bad symbol files, wrong kinds of file
 printf '1 2 x 3' > "$work/bad-symbols.txt"
 expect_error "bad-symbols.txt:1: 'x' is not a non-negative integer" "$skelgen" compress --symbols "$work/bad-symbols.txt"
