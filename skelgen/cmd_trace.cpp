@@ -95,7 +95,8 @@ void setup_trace(CLI::App& app, TraceOptions& opt) {
       "Example: skelgen trace -o ring.trace -- mpiexec.mpich -n 2 ./ring\n"
       "The MPI is detected from the launcher (mpiexec.mpich, mpirun.openmpi, ...) or, for an\n"
       "unknown launcher, from the libraries the program links; --mpi overrides. Tracer settings\n"
-      "come from SKELTRACE_* environment variables (see docs/tracer.md).");
+      "come from SKELTRACE_* environment variables (see docs/tracer.md).\n"
+      "Exit status: the application's; 3 when it exited 0 but a rank's trace is unreadable or incomplete.");
   app.add_option("-o,--output", opt.out_dir, "Trace directory (default: ./skeltrace)");
   app.add_option("--mpi", opt.mpi, "MPI library the application uses")->check(CLI::IsMember({"mpich", "openmpi"}));
   app.add_option("--stack-depth", opt.stack_depth, "Frames per call site (1 = caller only; >1 uses libunwind)")
