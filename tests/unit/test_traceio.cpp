@@ -262,6 +262,20 @@ TEST(TraceFormat, ASmallCompressedFileClaimingAGigabyteIsRefused) {
   }
 }
 
+// A corrupt merged body is refused naming where in its content.
+TEST(TraceFormat, ACorruptMergedBodyNamesTheOffset) {
+  std::string path = temp_dir("body") + "/bad.skm";
+  write_compressed_file(path, kMergedMagic, kMergedVersionMajor, kMergedVersionMinor, std::string("\x01\x7f", 2));
+  try {
+    read_merged(path);
+    FAIL() << "read a section longer than the body";
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("corrupt merged trace (section length) at byte 2 of its decompressed content"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 // A FIFO (or a device) is refused at once, never waited on.
 TEST(TraceFormat, FifosAndDevicesAreRefusedWithoutBlocking) {
   std::string dir = temp_dir("fifo");
