@@ -2,7 +2,9 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <link.h>
+#include <pthread.h>
 #include <sched.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -46,6 +48,7 @@ struct CommEntry {
 
 struct State {
   bool started = false;
+  pid_t pid = 0;              // the traced process; a fork()ed child is not it
   bool enabled = false;       // false after an I/O error or when disabled
   bool multiple = false;      // MPI_THREAD_MULTIPLE: take the lock
   bool cpu_gaps = false;      // GapClock::kThreadCpu: every event also gets its gap's thread CPU time
@@ -411,13 +414,41 @@ void measure_gap_floors(bool cpu_gaps, double& wall_ns, double& cpu_ns) {
 // file ends without an end chunk and reads as truncated.
 void flush_at_exit() {
   State& s = st();
-  if (s.enabled && s.writer.is_open()) s.writer.flush();
+  if (s.enabled && s.writer.is_open() && getpid() == s.pid) s.writer.flush();
 }
+
+// In a fork()ed child: trace nothing, flush nothing. The child shares the
+// rank file's descriptor and holds a copy of the parent's buffer; writing it
+// (at exit(), say) would put the parent's events in the file twice.
+void stop_in_child() { st().enabled = false; }
 
 bool make_dir(const std::string& dir) {
   for (size_t pos = dir.find('/', 1); pos != std::string::npos; pos = dir.find('/', pos + 1))
     if (mkdir(dir.substr(0, pos).c_str(), 0755) != 0 && errno != EEXIST && errno != EACCES) return false;
   return mkdir(dir.c_str(), 0755) == 0 || errno == EEXIST;
+}
+
+// The trace directory, made if missing and checked: a directory owned by
+// this user (another user's directory, or a symlink to one, is refused).
+// Returns an open O_DIRECTORY fd for openat, or -1 with `why` set.
+int open_trace_dir(const std::string& dir, std::string& why) {
+  if (!make_dir(dir)) {
+    why = "cannot create trace directory " + dir + ": " + std::strerror(errno);
+    return -1;
+  }
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  struct stat sb {};
+  if (fd < 0 || fstat(fd, &sb) != 0) {
+    why = "cannot open trace directory " + dir + ": " + std::strerror(errno);
+    if (fd >= 0) ::close(fd);
+    return -1;
+  }
+  if (sb.st_uid != geteuid()) {
+    why = "trace directory " + dir + " belongs to uid " + std::to_string(sb.st_uid) + ", not to this user";
+    ::close(fd);
+    return -1;
+  }
+  return fd;
 }
 
 }  // namespace
@@ -707,6 +738,12 @@ void start(int64_t t0, int64_t t1, uint32_t func, const void* ret, int provided,
     std::snprintf(buf, sizeof buf, "skeltrace-%016llx", static_cast<unsigned long long>(run_id));
     s.dir = buf;
   }
+  // A world started by MPI_Comm_spawn writes its own files, in a
+  // subdirectory named by its run id: its ranks count from 0 again and must
+  // not collide with the parents' (docs/tracer.md, "Safety").
+  MPI_Comm parent = MPI_COMM_NULL;
+  PMPI_Comm_get_parent(&parent);
+  if (parent != MPI_COMM_NULL) s.dir += "/" + TraceDir::spawned_dir_name(run_id);
   char exe[4096];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n > 0) s.exe.assign(exe, static_cast<size_t>(n));
@@ -767,17 +804,23 @@ void start(int64_t t0, int64_t t1, uint32_t func, const void* ret, int provided,
   h.start_realtime_ns = static_cast<int64_t>(rt.tv_sec) * 1000000000LL + rt.tv_nsec - (t2 - t0);
   h.start_monotonic_ns = s.origin_ns;
 
-  std::string path = s.dir + "/" + TraceDir::rank_file_name(static_cast<uint32_t>(s.rank));
+  const std::string name = TraceDir::rank_file_name(static_cast<uint32_t>(s.rank));
   s.enabled = true;
-  if (!make_dir(s.dir)) {
-    warn_once("cannot create trace directory " + s.dir + ": " + std::strerror(errno));
+  std::string why;
+  int dir_fd = open_trace_dir(s.dir, why);
+  if (dir_fd < 0) {
+    warn_once(why);
     return;
   }
-  if (!s.writer.open(path, h, static_cast<size_t>(buffer_kb) * 1024, level)) {
+  bool opened = s.writer.open_at(dir_fd, name, s.dir + "/" + name, h, static_cast<size_t>(buffer_kb) * 1024, level);
+  ::close(dir_fd);
+  if (!opened) {
     warn_once(s.writer.error());
     return;
   }
+  s.pid = getpid();
   std::atexit(flush_at_exit);
+  pthread_atfork(nullptr, nullptr, stop_in_child);
   t_cpu_entry = t_cpu_last = thread_cpu_ns();
   Rec r(func, ret);
   r.t0 = t0;
@@ -811,7 +854,7 @@ void before_finalize() {
 
 void finish(int64_t t0, int64_t t1, const void* ret, bool fortran) {
   State& s = st();
-  if (!s.enabled) return;
+  if (!s.enabled || getpid() != s.pid) return;
   Rec r(kFunc_MPI_Finalize, ret);
   r.t0 = t0;
   r.t1 = t1;
@@ -832,7 +875,7 @@ void finish(int64_t t0, int64_t t1, const void* ret, bool fortran) {
 
 void abort_flush(const void* ret, MPI_Comm comm, int errorcode, bool fortran) {
   State& s = st();
-  if (!s.enabled) return;
+  if (!s.enabled || getpid() != s.pid) return;
   Rec r(kFunc_MPI_Abort, ret);
   mark_entry();
   r.t0 = r.t1 = now_ns();

@@ -64,6 +64,13 @@ int run_merge(const MergeOptions& opt) {
   if (opt.align_work >= 0) mo.align_work = mo.auto_align_work = static_cast<size_t>(opt.align_work);
   skt::gen::set_merge_order(mo, opt.order);  // after the progress: the judge reports through it
   skt::merge::Loaded loaded = skt::merge::load(input, mo);
+  std::vector<std::string> spawned = skt::TraceDir::spawned_worlds(input);
+  if (!spawned.empty() && !opt.quiet)
+    std::fprintf(stderr,
+                 "skelgen merge: note: %s also holds %zu world(s) started by MPI_Comm_spawn (%s%s); merged the "
+                 "first world only (merge another with skelgen merge %s/%s)\n",
+                 input.c_str(), spawned.size(), spawned[0].c_str(), spawned.size() > 1 ? ", ..." : "", input.c_str(),
+                 spawned[0].c_str());
   auto t1 = clock::now();
   skt::merge::Ordered ordered;
   skt::MergedTrace m = skt::merge::merge(loaded, mo, &ordered);

@@ -126,17 +126,17 @@ int run_model(const PlaceOptions& opt) {
     if (opt.run.skeleton.empty()) throw std::runtime_error("--confirm runs the skeleton: give SKELETON");
     sp::Target base = make_target(opt.target);
     std::string mpi = opt.run.mpi.empty() ? sp::mpi_for(base, info.traced_mpi) : opt.run.mpi;
+    skt::proc::TempDir hostfiles("place");
     for (size_t g = 0; g < sel.size(); ++g) {
       sp::Target t = base;
       t.name = "group " + sel[g].group;
       if (t.kind == sp::TargetKind::kSlurm) {
         t.srun_args += " -w " + node_list(inv, sel[g], ',');
       } else {
-        t.hostfile = "/tmp/skelgen-place-" + std::to_string(getpid()) + "-" + std::to_string(g) + ".hosts";
+        t.hostfile = hostfiles.file("group-" + std::to_string(g) + ".hosts");
         std::ofstream(t.hostfile) << pl::hostfile_for(inv, sel[g], opt.run.np, mpi == "openmpi" && t.kind == sp::TargetKind::kLocal);
       }
       confirmed[g] = try_predict(opt, t);
-      if (!t.hostfile.empty()) std::remove(t.hostfile.c_str());
     }
   }
   if (opt.json) {

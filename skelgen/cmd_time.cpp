@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "skel/process.h"
 #include "launch.h"
 
 namespace skelgen {
@@ -51,11 +52,8 @@ void setup_time(CLI::App& app, TimeOptions& opt) {
 
 int run_time(const TimeOptions& opt) {
   TracerLaunch tracer = resolve_tracer(opt.command, opt.mpi);
-  char tmpl[] = "/tmp/skelgen-time-XXXXXX";
-  int fd = mkstemp(tmpl);
-  if (fd < 0) throw std::runtime_error("cannot create a temporary file in /tmp");
-  close(fd);
-  const std::string file = tmpl;
+  skt::proc::TempDir tmp("time");  // private (0700): rank 0 creates the file in it
+  const std::string file = tmp.file("time");
   std::vector<double> times;
   int ranks = 0;
   for (int i = 1; i <= opt.repeat; ++i) {

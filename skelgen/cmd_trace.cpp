@@ -15,6 +15,7 @@
 #include "commands.h"
 #include "launch.h"
 #include "skel/process.h"
+#include "skel/trace.h"
 
 namespace skelgen {
 namespace {
@@ -33,17 +34,18 @@ std::string real_path(const std::string& p) {
   return realpath(p.c_str(), buf) ? std::string(buf) : p;
 }
 
-// "mpich", "openmpi" or "" from the shared libraries a program links.
+// "mpich", "openmpi" or "" from the shared libraries a program links. ldd
+// runs with an argument vector, never through a shell: a program path may
+// hold any character (a quote, a semicolon).
 std::string flavor_of_binary(const std::string& prog) {
   std::string full = which(prog);
   if (full.empty()) return "";
-  std::string cmd = "ldd '" + full + "' 2>/dev/null";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return "";
   std::string out;
-  char buf[512];
-  while (std::fgets(buf, sizeof buf, p)) out += buf;
-  pclose(p);
+  try {
+    out = skt::proc::run_captured({"ldd", "--", full}, 30).out;
+  } catch (const std::exception&) {
+    return "";  // no ldd: the launcher's name or --mpi decides
+  }
   if (out.find("libmpich") != std::string::npos) return "mpich";
   if (out.find("libmpi.so") != std::string::npos || out.find("openmpi") != std::string::npos) return "openmpi";
   return "";
@@ -93,7 +95,8 @@ void setup_trace(CLI::App& app, TraceOptions& opt) {
       "Example: skelgen trace -o ring.trace -- mpiexec.mpich -n 2 ./ring\n"
       "The MPI is detected from the launcher (mpiexec.mpich, mpirun.openmpi, ...) or, for an\n"
       "unknown launcher, from the libraries the program links; --mpi overrides. Tracer settings\n"
-      "come from SKELTRACE_* environment variables (see docs/tracer.md).");
+      "come from SKELTRACE_* environment variables (see docs/tracer.md).\n"
+      "Exit status: the application's; 3 when it exited 0 but a rank's trace is unreadable or incomplete.");
   app.add_option("-o,--output", opt.out_dir, "Trace directory (default: ./skeltrace)");
   app.add_option("--mpi", opt.mpi, "MPI library the application uses")->check(CLI::IsMember({"mpich", "openmpi"}));
   app.add_option("--stack-depth", opt.stack_depth, "Frames per call site (1 = caller only; >1 uses libunwind)")
@@ -104,6 +107,22 @@ void setup_trace(CLI::App& app, TraceOptions& opt) {
       ->required()
       ->expected(-1);
 }
+
+namespace {
+// Open MPI's launcher refuses to run as root unless told it may: say so
+// before it starts, rather than after it printed a page and wrote nothing.
+void check_root_allowed(const std::vector<std::string>& command) {
+  if (geteuid() != 0 || flavor_of_launcher(command[0]) != "openmpi" || !is_launcher(command[0])) return;
+  for (const std::string& a : command)
+    if (a == "--allow-run-as-root") return;
+  const char* allow = std::getenv("OMPI_ALLOW_RUN_AS_ROOT");
+  const char* confirm = std::getenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM");
+  if (allow && confirm && std::string(allow) == "1" && std::string(confirm) == "1") return;
+  throw std::runtime_error(basename_of(command[0]) +
+                           " refuses to run as root: add --allow-run-as-root to its options (or set "
+                           "OMPI_ALLOW_RUN_AS_ROOT=1 and OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1)");
+}
+}  // namespace
 
 TracerLaunch resolve_tracer(const std::vector<std::string>& command, const std::string& mpi) {
   const std::string& launcher = command.at(0);
@@ -126,6 +145,7 @@ TracerLaunch resolve_tracer(const std::vector<std::string>& command, const std::
     throw std::runtime_error(app + " is linked with " + app_flavor + ", not " + mpi);
   if (flavor.empty())
     throw std::runtime_error("cannot tell which MPI '" + launcher + "' uses; say --mpi mpich or --mpi openmpi");
+  check_root_allowed(command);
   return {flavor, tracer_library(flavor)};
 }
 
@@ -177,7 +197,10 @@ int run_trace(const TraceOptions& opt) {
   if (!rank_files(dir).empty()) {
     if (!opt.force)
       throw std::runtime_error(dir + " already holds a trace; use --force to replace it or -o for another directory");
+    // Removed, never written through: the tracer creates new files (O_EXCL).
     for (const std::string& f : rank_files(dir)) unlink((dir + "/" + f).c_str());
+    std::error_code ignored;
+    for (const std::string& w : skt::TraceDir::spawned_worlds(dir)) std::filesystem::remove_all(dir + "/" + w, ignored);
   }
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -189,26 +212,28 @@ int run_trace(const TraceOptions& opt) {
   int rc = run_with_tracer(opt.command, tracer,
                            {{"SKELTRACE_DIR", dir}, {"SKELTRACE_STACK_DEPTH", std::to_string(opt.stack_depth)}},
                            false);
-  if (rc != 0) std::fprintf(stderr, "skelgen: the application exited with status %d\n", rc);
   if (rank_files(dir).empty()) {
-    std::fprintf(stderr, "skelgen: error: no trace was written to %s (did the program call MPI_Init?)\n",
-                 dir.c_str());
+    if (rc != 0)
+      std::fprintf(stderr,
+                   "skelgen: error: %s exited with status %d before any rank started tracing: the launcher refused "
+                   "to start (an unknown option, no usable hosts) or the program failed before MPI_Init; see its "
+                   "messages above\n",
+                   basename_of(opt.command[0]).c_str(), rc);
+    else
+      std::fprintf(stderr, "skelgen: error: no trace was written to %s (did the program call MPI_Init?)\n",
+                   dir.c_str());
     return rc ? rc : 1;
   }
-  if (!opt.quiet) {
-    std::fflush(stdout);
-    // The summary goes to stderr: the application's stdout stays its own.
-    int saved = dup(1);
-    dup2(2, 1);
-    try {
-      print_trace_summary(dir);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "skelgen: warning: %s\n", e.what());
-    }
-    std::fflush(stdout);
-    dup2(saved, 1);
-    close(saved);
-  }
+  if (rc != 0) std::fprintf(stderr, "skelgen: the application exited with status %d\n", rc);
+  std::fflush(stdout);
+  // The summary goes to stderr: the application's stdout stays its own.
+  int saved = dup(1);
+  dup2(2, 1);
+  bool complete = check_trace(dir, opt.quiet);
+  std::fflush(stdout);
+  dup2(saved, 1);
+  close(saved);
+  if (rc == 0 && !complete) return kExitTraceIncomplete;
   return rc;
 }
 

@@ -129,8 +129,15 @@ struct PlaceOptions {
 void setup_place(CLI::App& app, PlaceOptions& opt);
 int run_place(const PlaceOptions& opt);
 
-// Prints what a trace directory holds: ranks, events per rank, bytes on disk, end state.
-// Returns false (after printing the reason) when the directory is unreadable.
-bool print_trace_summary(const std::string& dir);
+// `skelgen trace`'s exit status when the application exited 0 but a rank
+// file is unreadable or incomplete (docs/tracer.md, "Safety").
+inline constexpr int kExitTraceIncomplete = 3;
+
+// Reads every rank file of dir. Prints (unless quiet) what it holds: ranks,
+// events per rank, bytes on disk, and one line per rank whose trace is
+// incomplete, e.g. "trace incomplete: rank 1 stopped after 57 events (no
+// space left on device)", or why the directory is unreadable. Returns
+// whether every rank's trace is readable and complete. Never throws.
+bool check_trace(const std::string& dir, bool quiet);
 
 }  // namespace skelgen

@@ -1,6 +1,7 @@
 // skelgen: build performance skeletons of MPI applications.
 #include <cstdio>
 #include <exception>
+#include <string>
 
 #include "commands.h"
 #include "skel/trace.h"
@@ -47,7 +48,13 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    // One line, like every other error.
+    std::string what = e.what();
+    for (char& c : what)
+      if (c == '\n') c = ' ';
+    std::fprintf(stderr, "skelgen: error: %s (see skelgen --help)\n", what.c_str());
+    return e.get_exit_code();
   }
   try {
     if (*trace) return skelgen::run_trace(trace_opt);

@@ -25,12 +25,44 @@ expect_error "no rank-\*.skt trace files" "$skelgen" dump "$work/emptydir"
 expect_error "bad magic number" "$skelgen" dump "$corpus/text.skt"
 expect_error "version 9.0 is not supported" "$skelgen" dump "$corpus/future-major.skt"
 expect_error "corrupt chunk 0" "$skelgen" dump "$corpus/corrupt-payload.skt"
+expect_error "trace format version 1.4 is too old" "$skelgen" dump "$corpus/old-version.skt"
+expect_error "header checksum mismatch) at offset" "$skelgen" dump "$corpus/flipped-base-time.skt"
+# a 32-byte merged trace claiming 1 GiB: refused from its frame header, within a 256 MB address space
+printf 'SKELMRG\0\001\000\003\000\000\000\000\000\050\265\057\375\240\000\000\000\100xxxxxxx' > "$work/claim.skm"
+expect_error "claims 1073741824 bytes from 16 compressed" bash -c 'ulimit -v 262144; exec "$0" dump "$1"' "$skelgen" "$work/claim.skm"
+# a FIFO and a device: refused at once, never waited on
+mkfifo "$work/fifo.skt"
+expect_error "not a regular file (a FIFO)" timeout 10 "$skelgen" dump "$work/fifo.skt"
+expect_error "not a regular file (a device)" timeout 10 "$skelgen" dump /dev/zero
 expect_error "format" "$skelgen" dump --format xml "$corpus/text.skt"
 expect_error "command not found: no-such-launcher" "$skelgen" trace -o "$work/t" -- no-such-launcher -n 2 ./app
 expect_error "cannot tell which MPI" "$skelgen" trace -o "$work/t" -- /bin/true
 expect_error "required" "$skelgen" trace -o "$work/t"
+# a program path holding a quote and a command: never run by a shell
+qdir="$work/q';touch pwned;'x" && mkdir -p "$qdir" && cp /bin/true "$qdir/prog"
+pushd "$work" > /dev/null
+expect_error "no trace was written" "$skelgen" trace -o "$work/tq" --mpi mpich -- "$qdir/prog"
+popd > /dev/null
+[ -e "$work/pwned" ] && { echo "FAIL: a quote in a program path ran a shell command"; fail=1; }
 mkdir -p "$work/full" && cp "$corpus/text.skt" "$work/full/rank-00000.skt"
 expect_error "already holds a trace" "$skelgen" trace -o "$work/full" --mpi mpich -- /bin/true
+# CLI11's own parse errors: one line with the prefix
+expect_error "^skelgen: error: .*no-such-flag" "$skelgen" dump --no-such-flag x
+[ "$(grep -c . "$work/err")" = 1 ] || { echo "FAIL: a parse error is not one line: $(cat "$work/err")"; fail=1; }
+expect_error "^skelgen: error: .*input is required" "$skelgen" dump
+# a launcher that refuses to start: said so, not "did the program call MPI_Init?"
+if [ -n "${MPICH_APP:-}" ]; then
+  # (the launcher's own status, 255, is skelgen's: not a crash)
+  "$skelgen" trace -o "$work/refused" -- mpiexec.mpich --no-such-option -n 2 "$MPICH_APP" > /dev/null 2> "$work/err"
+  rc=$?
+  if [ $rc = 0 ] || ! grep -q "^skelgen: error: mpiexec.mpich exited with status $rc before any rank started tracing: the launcher refused" "$work/err"; then
+    echo "FAIL: a launcher that refused to start (exit $rc): $(cat "$work/err")"; fail=1
+  fi
+fi
+if [ "$(id -u)" = 0 ] && command -v mpirun.openmpi > /dev/null; then
+  expect_error "mpirun.openmpi refuses to run as root: add --allow-run-as-root" \
+    env -u OMPI_ALLOW_RUN_AS_ROOT "$skelgen" trace -o "$work/root" -- mpirun.openmpi -n 2 /bin/true
+fi
 # compress: bad symbol files, wrong kinds of file
 printf '1 2 x 3' > "$work/bad-symbols.txt"
 expect_error "bad-symbols.txt:1: 'x' is not a non-negative integer" "$skelgen" compress --symbols "$work/bad-symbols.txt"

@@ -13,12 +13,16 @@
 #   - place --candidates ranks the three candidates by those predictions;
 #   - place --inventory (the heterogeneous platform's nodes) never prefers the
 #     subnet of slower CPUs, and --confirm runs the skeleton on every group's
-#     choice, the slow subnet predicting no faster than the others.
+#     choice, the slow subnet predicting no faster than the others;
+#   - every temporary file goes under $TMPDIR and is gone afterwards, also
+#     when predict is stopped (SIGTERM) in the middle of its runs.
 #   run_predict_simgrid_test.sh SKELGEN MERGED.skm WORK NP PLATFORM_DIR
 set -euo pipefail
 skelgen=$1 trace=$2 work=$3 np=$4 platforms=$5
-rm -rf "$work" && mkdir -p "$work"
+rm -rf "$work" && mkdir -p "$work/tmp"
+export TMPDIR="$work/tmp"
 fail() { echo "FAIL: $*" >&2; exit 1; }
+tmp_empty() { [ -z "$(ls -A "$TMPDIR")" ] || fail "temporary files left after $1: $(ls -A "$TMPDIR")"; }
 "$skelgen" generate "$trace" -K 10 -o "$work/skel.c" -q > /dev/null
 
 # one rank per subnet, round robin: node-0 node-4 node-8 node-12 node-1 ...
@@ -86,4 +90,17 @@ slow = g[-1]["prediction"]["predicted_s"]
 for x in g[:-1]:
     assert x["prediction"]["predicted_s"] <= slow, (x, slow)
 PY
+tmp_empty "predict and place --confirm"
+# stopped in the middle of its runs: its files were under $TMPDIR (a private
+# directory), it exits 143 and leaves nothing behind
+"$skelgen" predict "$work/skel.c" --simgrid "$platforms/homogeneous16.xml" -r 1000 -q > /dev/null 2> "$work/sigint.err" &
+pid=$!
+sleep 1.5
+during=$(ls -A "$TMPDIR")
+kill -TERM $pid  # a background job ignores SIGINT; SIGTERM takes the same path
+rc=0
+wait $pid || rc=$?
+[[ $during == skelgen-predict-* ]] || fail "predict's temporary files were not in a private directory under \$TMPDIR: '$during'"
+[ $rc = 143 ] || fail "predict stopped by SIGTERM exited $rc: $(cat "$work/sigint.err")"
+tmp_empty "predict stopped by SIGTERM"
 echo "ok"

@@ -50,6 +50,15 @@ grep SKELGEN_RESULT "$work/run.out"
 if grep -q '^ \* note: the time steps did not fold into one loop' "$work/skel.c"; then
   roundtrip=0  # its calls are a sample of the application's time steps (tests/run_irregular_test.sh)
 fi
+# a result line that cannot be written (stdout on a full device): exit non-zero
+if [ -e /dev/full ] && [[ $work == *ring_*K10* ]]; then  # once: each run costs time
+  rc=0
+  # the skeleton's own stdout, not the launcher's, is the full device
+  timeout 120 "${launch[@]}" sh -c 'exec "$0" > /dev/full' "$work/skel" > "$work/full.out" 2> "$work/full.err" || rc=$?
+  grep -q "cannot write the SKELGEN_RESULT line" "$work/full.err" ||
+    { cat "$work/full.err" >&2; echo "FAIL: the skeleton did not say it lost its result line" >&2; exit 1; }
+  [ $rc != 0 ] || { echo "FAIL: the skeleton exited 0 without printing its SKELGEN_RESULT line" >&2; exit 1; }
+fi
 if [ $roundtrip = 0 ]; then
   echo "ok: ran to completion (no round trip for this program)"
   exit 0

@@ -37,9 +37,34 @@ check() {  # check NAME DIR expected-warning-or-empty
   echo "ok $name"
 }
 check unwritable_dir /proc/no-such-dir/trace "cannot create trace directory"
-mkdir -p "$work/full"
-for ((r = 0; r < np; ++r)); do ln -s /dev/full "$work/full/$(printf 'rank-%05d.skt' $r)"; done
-check disk_full "$work/full" "No space left on device"
+# a symlink planted at every rank path: never written through, its target untouched
+mkdir -p "$work/planted" && echo "precious" > "$work/victim"
+for ((r = 0; r < np; ++r)); do ln -s "$work/victim" "$work/planted/$(printf 'rank-%05d.skt' $r)"; done
+check planted_symlink "$work/planted" "something already exists at this path"
+[ "$(cat "$work/victim")" = precious ] || { echo "FAIL planted_symlink: the symlink's target was written"; fail=1; }
+# a full disk: a small tmpfs (root only)
+if [ "$(id -u)" = 0 ] && mkdir -p "$work/full" && mount -t tmpfs -o size=4k tmpfs "$work/full" 2> /dev/null; then
+  check disk_full "$work/full" "No space left on device"
+  umount "$work/full"
+  # through skelgen trace, on a 16 KiB tmpfs that fills mid-run: the
+  # application's output is untouched, the early small chunks are readable,
+  # the summary says why, and the exit status is 3 (the application's was 0)
+  mkdir -p "$work/full16" && mount -t tmpfs -o size=16k tmpfs "$work/full16"
+  "${launch[@]}" "$app" 2000 > "$work/plain2000.out" 2>&1
+  "$skelgen" trace -o "$work/full16" -- "${launch[@]}" "$app" 2000 > "$work/full16.out" 2> "$work/full16.err"
+  rc=$?
+  events=$(sed -n 's/^events: *\([0-9]*\) in all.*/\1/p' "$work/full16.err")
+  umount "$work/full16"
+  if [ $rc != 3 ] || ! diff -q "$work/plain2000.out" "$work/full16.out" > /dev/null ||
+     ! grep -q "trace incomplete: rank 0 stopped after [1-9][0-9]* events (no space left on device)" "$work/full16.err" ||
+     [ "${events:-0}" -lt 100 ]; then
+    echo "FAIL disk_full_trace: exit $rc, $events events readable:"; cat "$work/full16.err"; fail=1
+  else
+    echo "ok disk_full_trace ($events events readable)"
+  fi
+else
+  echo "skip disk_full: needs root to mount a small tmpfs"
+fi
 DISABLE=1 check disabled "$work/disabled" ""
 [ -e "$work/disabled" ] && { echo "FAIL disabled: a trace directory was created"; fail=1; }
 # timing-only mode (skelgen time) with an unwritable time file
@@ -48,4 +73,75 @@ TIME_FILE=/proc/no-such-dir/time check time_file_unwritable "$work/timed" "canno
 # an unknown gap clock: one warning, then the default (auto) and a full trace
 GAP_CLOCK=sometimes check bad_gap_clock "$work/badclock" "ignoring SKELTRACE_GAP_CLOCK=sometimes (expected auto, wall or cpu)"
 [ -e "$work/badclock/rank-00000.skt" ] || { echo "FAIL bad_gap_clock: no trace written"; fail=1; }
+# a rank that fork()s a child which calls exit(): the child flushes nothing,
+# the rank file reads complete with every call the parent made
+cat > "$work/forker.c" <<'EOF'
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  for (int i = 0; i < 10; ++i) MPI_Barrier(MPI_COMM_WORLD);
+  pid_t pid = fork();
+  if (pid == 0) exit(0);  /* runs the atexit handlers, the tracer's among them */
+  waitpid(pid, NULL, 0);
+  for (int i = 0; i < 10; ++i) MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Finalize();
+  return 0;
+}
+EOF
+if "mpicc.$flavor" -o "$work/forker" "$work/forker.c" 2> "$work/forker.cc.err"; then
+  "${launch[0]}" $(envflag LD_PRELOAD "$lib") $(envflag SKELTRACE_DIR "$work/forked") "${launch[@]:1}" \
+    "$work/forker" > "$work/forked.out" 2>&1 || { echo "FAIL fork: the forking program failed"; cat "$work/forked.out"; fail=1; }
+  if ! "$skelgen" dump "$work/forked" > "$work/forked.dump" 2> "$work/forked.err"; then
+    echo "FAIL fork: the trace does not read: $(cat "$work/forked.err")"; fail=1
+  elif [ -s "$work/forked.err" ] || [ "$(grep -c MPI_Barrier "$work/forked.dump")" != $((20 * np)) ]; then
+    echo "FAIL fork: expected $((20 * np)) barriers and no warning, got $(grep -c MPI_Barrier "$work/forked.dump"): $(cat "$work/forked.err")"; fail=1
+  else
+    echo "ok fork"
+  fi
+else
+  echo "FAIL fork: cannot compile: $(cat "$work/forker.cc.err")"; fail=1
+fi
+# a world started by MPI_Comm_spawn writes its own files (spawned-<run id>/),
+# never over its parents'; merge merges the first world and lists the other.
+# Open MPI only: MPICH's hydra fails every spawn once -genv is given.
+if [ "$flavor" = openmpi ]; then
+  cat > "$work/spawner.c" <<'EOF'
+#include <mpi.h>
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm parent, child;
+  MPI_Comm_get_parent(&parent);
+  if (parent == MPI_COMM_NULL) {
+    for (int i = 0; i < 3; ++i) MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Comm_spawn(argv[0], MPI_ARGV_NULL, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &child, MPI_ERRCODES_IGNORE);
+    MPI_Barrier(child);
+    MPI_Comm_disconnect(&child);
+  } else {
+    for (int i = 0; i < 5; ++i) MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Barrier(parent);
+    MPI_Comm_disconnect(&parent);
+  }
+  MPI_Finalize();
+  return 0;
+}
+EOF
+  mpicc.openmpi -o "$work/spawner" "$work/spawner.c" &&
+    timeout 120 "${launch[0]}" $(envflag LD_PRELOAD "$lib") $(envflag SKELTRACE_DIR "$work/spawned") "${launch[@]:1}" \
+      "$work/spawner" > "$work/spawned.out" 2>&1
+  kids=$(ls -d "$work/spawned"/spawned-* 2> /dev/null)
+  if [ "$(echo "$kids" | grep -c .)" != 1 ]; then
+    echo "FAIL spawn: expected one spawned-* directory: $(ls "$work/spawned") $(cat "$work/spawned.out")"; fail=1
+  elif [ "$("$skelgen" dump "$kids" | grep -c MPI_Barrier)" != 12 ] ||
+       [ "$("$skelgen" dump "$work/spawned" | grep -c MPI_Barrier)" != $((4 * np)) ]; then
+    echo "FAIL spawn: the worlds' traces do not hold their own calls"; fail=1
+  elif ! "$skelgen" merge "$work/spawned" -o "$work/spawned.skm" 2>&1 | grep -q "also holds 1 world(s) started by MPI_Comm_spawn"; then
+    echo "FAIL spawn: merge does not list the spawned world"; fail=1
+  else
+    echo "ok spawn"
+  fi
+fi
 exit $fail

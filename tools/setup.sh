@@ -14,6 +14,10 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
 jobs=${JOBS:-$(nproc)}
 
+# The tests run in the sanitizer build (tools/setup.sh test): every gtest
+# case (Suite.Name), the reader's fuzz replay and the CLI smoke tests.
+asan_tests='\.|^fuzz_reader_replay$|^cli_(help|trace_help|dump_help|unknown_flag)$|^compress_symbols$'
+
 packages=(build-essential cmake python3 pkg-config gfortran
           mpich libmpich-dev openmpi-bin libopenmpi-dev
           libunwind-dev libzstd-dev libcli11-dev nlohmann-json3-dev
@@ -43,8 +47,24 @@ cmake --build "$build" -j "$jobs"
 
 if [ "$mode" = test ]; then
   echo "== running the test suite"
-  cd "$build"
-  exec ctest --output-on-failure -j "$jobs"
+  status=0
+  (cd "$build" && ctest --output-on-failure -j "$jobs") || status=$?
+  # A second build under ASan + UBSan (no recovery: the first report fails
+  # the test) of the host tools, the unit tests and the reader tests. No
+  # tracer (an LD_PRELOADed library cannot bring ASan into an uninstrumented
+  # application), so no MPI tests; the subset and its cost: docs/tracer.md, "Safety".
+  asan=${ASAN_BUILD_DIR:-$root/build-asan}
+  flags="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+  echo "== sanitizer build in $asan"
+  mkdir -p "$asan"
+  cmake -S "$root" -B "$asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSKELGEN_MPIS= -DSKELGEN_REQUIRE_MPICH=OFF \
+    -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" > "$asan/configure.log" 2>&1 \
+    || { cat "$asan/configure.log"; exit 1; }
+  cmake --build "$asan" -j "$jobs" --target skel_unit_tests fuzz_reader_replay skelgen
+  echo "== unit and reader tests under the sanitizers"
+  (cd "$asan" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+     ctest --output-on-failure -j "$jobs" -R "$asan_tests") || status=$?
+  exit $status
 fi
 
 echo "== tracing the bundled example (examples/jacobi2d.c, 400x400 grid, 1000 iterations) on 2 MPICH ranks"

@@ -4,15 +4,18 @@
 #include <limits.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -63,11 +66,24 @@ std::string slurp_and_remove(const std::string& path) {
 }
 
 std::string temp_file(const char* what) {
-  std::string tmpl = std::string("/tmp/skelgen-") + what + "-XXXXXX";
-  int fd = mkstemp(tmpl.data());
-  if (fd < 0) throw std::runtime_error(std::string("cannot create a temporary file in /tmp: ") + std::strerror(errno));
+  std::string tmpl = temp_root() + "/skelgen-" + what + "-XXXXXX";
+  int fd = mkostemp(tmpl.data(), O_CLOEXEC);
+  if (fd < 0)
+    throw std::runtime_error("cannot create a temporary file in " + temp_root() + ": " + std::strerror(errno));
   close(fd);
   return tmpl;
+}
+
+// The live TempDirs, removed by StopSignals::die_of (skelgen then ends
+// without unwinding). Touched only outside signal handlers.
+std::vector<std::string>& live_temp_dirs() {
+  static auto* dirs = new std::vector<std::string>;
+  return *dirs;
+}
+
+void remove_tree(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::remove_all(path, ec);  // never follows symlinks
 }
 
 }  // namespace
@@ -94,6 +110,7 @@ StopSignals::~StopSignals() {
 }
 
 void StopSignals::die_of(int sig) {
+  for (const std::string& d : live_temp_dirs()) remove_tree(d);
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
   sigemptyset(&dfl.sa_mask);
@@ -200,6 +217,27 @@ int wait_passing_stops(int pid, bool own_group, double timeout_s, const std::str
     std::this_thread::sleep_for(std::chrono::milliseconds(waited < 1 ? 2 : 20));
   }
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::string temp_root() {
+  const char* t = std::getenv("TMPDIR");
+  struct stat sb {};
+  if (t && *t == '/' && stat(t, &sb) == 0 && S_ISDIR(sb.st_mode)) return t;
+  return "/tmp";
+}
+
+TempDir::TempDir(const std::string& what) {
+  std::string tmpl = temp_root() + "/skelgen-" + what + "-XXXXXX";
+  if (!mkdtemp(tmpl.data()))
+    throw std::runtime_error("cannot create a temporary directory in " + temp_root() + ": " + std::strerror(errno));
+  path_ = tmpl;
+  live_temp_dirs().push_back(path_);
+}
+
+TempDir::~TempDir() {
+  remove_tree(path_);
+  auto& dirs = live_temp_dirs();
+  dirs.erase(std::remove(dirs.begin(), dirs.end(), path_), dirs.end());
 }
 
 std::string basename_of(const std::string& path) {

@@ -372,6 +372,7 @@ static inline void skel_setup(void)
  * measured: this run, MPI_Init to MPI_Finalize; predicted: the same plus
  * each cut loop's left-out iterations, at the time of its steady ones
  * (max over ranks). */
+SKEL_MAYBE_UNUSED static int skel_result_lost;
 static inline void skel_report(void)
 {
   double mine[2], all[2];
@@ -381,8 +382,8 @@ static inline void skel_report(void)
   for (l = 0; l < SKEL_NUM_CUT_LOOPS; ++l) mine[1] += skel_loop_extra[l];
   PMPI_Reduce(mine, all, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
   if (skel_rank == 0) {
-    printf("SKELGEN_RESULT measured_s=%.6f predicted_s=%.6f scale=%d\n", all[0], all[1], SKEL_SCALE);
-    fflush(stdout);
+    int lost = printf("SKELGEN_RESULT measured_s=%.6f predicted_s=%.6f scale=%d\n", all[0], all[1], SKEL_SCALE) < 0;
+    if (fflush(stdout) != 0 || lost) skel_result_lost = 1; /* exits non-zero after MPI_Finalize */
   }
 #if SKEL_BSEND_BYTES > 0
   {
@@ -415,4 +416,8 @@ static inline void skel_finalize(void)
   skel_report();
   MPI_Finalize();
   skel_finalized = 1;
+  if (skel_result_lost) {
+    fprintf(stderr, "skeleton: cannot write the SKELGEN_RESULT line to stdout\n");
+    exit(1);
+  }
 }

@@ -9,6 +9,8 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <memory>
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <stdexcept>
@@ -111,6 +113,26 @@ std::vector<std::string> simgrid_command(const Target& t, int np, const std::str
   argv.push_back(exe);
   return argv;
 }
+
+// Sets an environment variable while it lives; the old value (or its
+// absence) comes back after.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (old_) setenv(name_, old_->c_str(), 1);
+    else unsetenv(name_);
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
 
 std::string fmt(double v) {
   char b[64];
@@ -256,8 +278,13 @@ Prediction predict(const Target& t, const std::string& exe, const SkeletonInfo& 
     throw std::runtime_error(exe + " was generated for " + std::to_string(info.ranks) + " ranks, not " +
                              std::to_string(opt.np) + " (a skeleton runs with the traced world size)");
   if (t.kind == TargetKind::kSlurm) check_slurm_reachable();
-  std::vector<std::string> argv = command_for(t, opt.np, exe, info.built_with, opt.work_dir);
-  if (t.kind == TargetKind::kSimgrid) setenv("TMPDIR", opt.work_dir.c_str(), 1);  // smpirun -tmpdir is broken in 3.32
+  std::unique_ptr<proc::TempDir> own_dir;
+  if (opt.work_dir.empty()) own_dir = std::make_unique<proc::TempDir>("predict");
+  const std::string& work_dir = own_dir ? own_dir->path() : opt.work_dir;
+  std::vector<std::string> argv = command_for(t, opt.np, exe, info.built_with, work_dir);
+  // smpirun -tmpdir is broken in 3.32: its files go to $TMPDIR, ours while it runs.
+  std::optional<ScopedEnv> tmpdir;
+  if (t.kind == TargetKind::kSimgrid) tmpdir.emplace("TMPDIR", work_dir);
   Prediction p;
   p.target = t.label();
   p.np = opt.np;

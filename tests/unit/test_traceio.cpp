@@ -1,13 +1,17 @@
 // The trace format: round trips through the real writer and reader, and
 // rejection of damaged, truncated, foreign and wrong-version input.
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <fstream>
 #include <map>
 
 #include "skel/codec.h"
+#include "skel/folded.h"
+#include "skel/merged.h"
 #include "skel/trace.h"
 #include "skel/trace_writer.h"
 #include "trace_fixtures.h"
@@ -118,9 +122,9 @@ TEST(TraceFormat, RoundTripManyChunks) {
   ASSERT_TRUE(f.comms().count(2) || f.comms().empty());
 }
 
-// A 1.3 file (no gap floors: the header ends with the gap clock) reads with
-// floors 0; a 1.4 header that ends before its floors is corrupt.
-TEST(TraceFormat, AHeaderBeforeTheGapFloorsReadsWithNone) {
+// A 1.x file (before chunk checksums) is refused, naming its version; a
+// 2.0 header that ends before its gap floors is corrupt.
+TEST(TraceFormat, OlderVersionsAndHeadersWithoutGapFloorsAreRefused) {
   std::string dir = temp_dir("floors");
   std::string path = dir + "/rank-00000.skt";
   write_trace(path, sample_header(0, 1, 5), random_events(10, 2), 4096, EndStatus::kFinalized);
@@ -130,18 +134,15 @@ TEST(TraceFormat, AHeaderBeforeTheGapFloorsReadsWithNone) {
   std::memcpy(&len, &bytes[at + 4], 4);
   ASSERT_GT(len, 16u);
   std::string old = bytes;
-  old.erase(body + len - 16, 16);  // the two f64 floors
-  uint16_t minor = 3;
-  uint32_t shorter = len - 16;
+  uint16_t major = 1, minor = 4;
+  std::memcpy(&old[at], &major, 2);
   std::memcpy(&old[at + 2], &minor, 2);
-  std::memcpy(&old[at + 4], &shorter, 4);
   write_file(path, old);
-  {
+  try {
     TraceFile f(path);
-    EXPECT_EQ(f.header().gap_clock, GapClock::kThreadCpu);
-    EXPECT_EQ(f.header().gap_floor_ns, 0.0);
-    EXPECT_EQ(f.header().cpu_gap_floor_ns, 0.0);
-    EXPECT_EQ(read_all(f).size(), 10u);
+    FAIL() << "read a 1.4 file";
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("trace format version 1.4 is too old"), std::string::npos) << e.what();
   }
   {
     TraceHeader h = sample_header(0, 1, 5);  // a floor no span can have
@@ -155,13 +156,141 @@ TEST(TraceFormat, AHeaderBeforeTheGapFloorsReadsWithNone) {
       EXPECT_NE(std::string(e.what()).find("corrupt header (gap floors out of range)"), std::string::npos) << e.what();
     }
   }
-  std::memcpy(&old[at + 2], &kVersionMinor, 2);  // 1.4 without them
+  old = bytes;
+  old.erase(body + len - 16, 16);  // the two f64 floors
+  uint32_t shorter = len - 16;
+  std::memcpy(&old[at + 4], &shorter, 4);
   write_file(path, old);
   try {
     TraceFile f(path);
-    FAIL() << "read a 1.4 header without gap floors";
+    FAIL() << "read a 2.0 header without gap floors";
   } catch (const TraceError& e) {
     EXPECT_NE(std::string(e.what()).find("corrupt header (no gap floors)"), std::string::npos) << e.what();
+  }
+}
+
+// The first chunk's base time set to near INT64_MAX: with the header's
+// checksum left as it was, the flip is caught by it; with the checksum
+// recomputed (a deliberate forgery), the times would overflow: refused too,
+// never read as shifted times.
+TEST(TraceFormat, ACorruptBaseTimeIsRefusedNotShifted) {
+  std::string dir = temp_dir("base");
+  std::string path = dir + "/rank-00000.skt";
+  write_trace(path, sample_header(0, 1, 5), random_events(10, 2), 4096, EndStatus::kFinalized);
+  std::string bytes = read_file(path);
+  uint32_t len = 0;
+  std::memcpy(&len, &bytes[sizeof kFileMagic + 4], 4);
+  const size_t chunk = kFixedHeaderBytes + len, base = chunk + 20;
+  const int64_t huge = INT64_MAX - 5;
+  std::string flipped = bytes;
+  std::memcpy(&flipped[base], &huge, 8);
+  write_file(path, flipped);
+  try {
+    TraceFile f(path);
+    read_all(f);
+    FAIL() << "read a flipped base time";
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("header checksum mismatch) at offset " + std::to_string(chunk)),
+              std::string::npos)
+        << e.what();
+  }
+  std::string forged = flipped.substr(chunk, kChunkHeaderBytes);
+  seal_chunk_header(forged);
+  flipped.replace(chunk, kChunkHeaderBytes, forged);
+  write_file(path, flipped);
+  try {
+    TraceFile f(path);
+    read_all(f);
+    FAIL() << "read times past INT64_MAX";
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("corrupt time of event"), std::string::npos) << e.what();
+  }
+}
+
+// A chunk header that claims a huge payload or content is never believed:
+// no allocation of that size, the file reads as truncated or is refused.
+TEST(TraceFormat, OversizeChunkClaimsAreRefusedWithoutAllocating) {
+  std::string dir = temp_dir("oversize");
+  std::string path = dir + "/rank-00000.skt";
+  write_trace(path, sample_header(0, 1, 5), random_events(10, 2), 4096, EndStatus::kFinalized);
+  std::string bytes = read_file(path);
+  uint32_t len = 0;
+  std::memcpy(&len, &bytes[sizeof kFileMagic + 4], 4);
+  const size_t chunk = kFixedHeaderBytes + len;
+  auto patch = [&](size_t field, uint32_t v) {
+    std::string b = bytes;
+    std::memcpy(&b[chunk + field], &v, 4);
+    std::string h = b.substr(chunk, kChunkHeaderBytes);
+    seal_chunk_header(h);
+    b.replace(chunk, kChunkHeaderBytes, h);
+    write_file(path, b);
+  };
+  patch(36, 1u << 30);  // payload: 1 GiB, more than the file holds
+  {
+    TraceFile f(path);
+    EXPECT_TRUE(read_all(f).empty());
+    EXPECT_EQ(f.end(), TraceEnd::kTruncated);
+  }
+  patch(28, 1u << 29);  // record stream: 512 MiB from a few hundred bytes
+  try {
+    TraceFile f(path);
+    read_all(f);
+    FAIL() << "believed a 512 MiB chunk";
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("implausible size"), std::string::npos) << e.what();
+  }
+}
+
+// A merged trace or folded program of 32 bytes that claims 1 GiB of content
+// is refused from its frame header, before any allocation of that size.
+TEST(TraceFormat, ASmallCompressedFileClaimingAGigabyteIsRefused) {
+  std::string dir = temp_dir("claim");
+  // magic, 1.x, then a zstd frame header claiming 1 GiB (single segment, 4-byte size), then junk
+  std::string b(kMergedMagic, 8);
+  b += std::string("\x01\x00\x03\x00\x00\x00\x00\x00", 8);  // version 1.3, reserved
+  b += std::string("\x28\xb5\x2f\xfd\xa0", 5);
+  uint32_t gib = 1u << 30;
+  b.append(reinterpret_cast<const char*>(&gib), 4);
+  b.resize(32, 'x');
+  write_file(dir + "/x.skm", b);
+  try {
+    read_merged(dir + "/x.skm");
+    FAIL() << "read a 32-byte file claiming 1 GiB";
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("claims 1073741824 bytes from 16 compressed"), std::string::npos)
+        << e.what();
+  }
+}
+
+// A corrupt merged body is refused naming where in its content.
+TEST(TraceFormat, ACorruptMergedBodyNamesTheOffset) {
+  std::string path = temp_dir("body") + "/bad.skm";
+  write_compressed_file(path, kMergedMagic, kMergedVersionMajor, kMergedVersionMinor, std::string("\x01\x7f", 2));
+  try {
+    read_merged(path);
+    FAIL() << "read a section longer than the body";
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("corrupt merged trace (section length) at byte 2 of its decompressed content"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// A FIFO (or a device) is refused at once, never waited on.
+TEST(TraceFormat, FifosAndDevicesAreRefusedWithoutBlocking) {
+  std::string dir = temp_dir("fifo");
+  std::string fifo = dir + "/rank-00000.skt";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& p : {fifo, std::string("/dev/zero")}) {
+    try {
+      TraceFile f(p);
+      FAIL() << "opened " << p;
+    } catch (const TraceError& e) {
+      EXPECT_NE(std::string(e.what()).find("not a regular file"), std::string::npos) << e.what();
+    }
+    EXPECT_FALSE(is_merged_file(p));
+    EXPECT_THROW(read_merged(p), TraceError);
+    EXPECT_THROW(read_folded(p), TraceError);
   }
 }
 
@@ -345,6 +474,20 @@ TEST(TraceWriter, DiskFullIsAnErrorNotACrash) {
   struct stat sb {};
   if (stat("/dev/full", &sb) != 0) GTEST_SKIP() << "no /dev/full";
   TraceWriter w;
-  EXPECT_FALSE(w.open("/dev/full", sample_header(0, 1, 1), 4096, 1));
+  int fd = ::open("/dev/full", O_WRONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  EXPECT_FALSE(w.adopt(fd, "/dev/full", sample_header(0, 1, 1), 4096, 1));
   EXPECT_NE(w.error().find("No space left"), std::string::npos) << w.error();
+}
+
+TEST(TraceWriter, NeverWritesThroughAPlantedSymlinkOrFile) {
+  std::string dir = temp_dir("planted");
+  write_file(dir + "/victim", "precious");
+  ASSERT_EQ(symlink((dir + "/victim").c_str(), (dir + "/rank-00000.skt").c_str()), 0);
+  TraceWriter w;
+  EXPECT_FALSE(w.open(dir + "/rank-00000.skt", sample_header(0, 1, 1), 4096, 1));
+  EXPECT_NE(w.error().find("already exists"), std::string::npos) << w.error();
+  TraceWriter w2;
+  EXPECT_FALSE(w2.open(dir + "/victim", sample_header(0, 1, 1), 4096, 1));  // an existing file: not truncated
+  EXPECT_EQ(read_file(dir + "/victim"), "precious");
 }

@@ -100,6 +100,7 @@ std::vector<Event> random_events(size_t n, uint32_t seed) {
 std::vector<Event> write_trace(const std::string& path, const TraceHeader& h, const std::vector<Event>& events,
                                size_t buffer_bytes, EndStatus end, bool close) {
   TraceWriter w;
+  unlink(path.c_str());  // the writer never replaces a file (O_EXCL); a fixture may
   if (!w.open(path, h, buffer_bytes, 3)) throw std::runtime_error(w.error());
   w.define_module(0, "/path/to/app");
   auto sizes = std::vector<std::pair<int64_t, int64_t>>{{14, 8}, {256, 24}, {7, 4}};

@@ -3,6 +3,7 @@
 #include <fstream>
 
 #include "skel/codec.h"
+#include "skel/file_io.h"
 #include "skel/folded.h"
 #include "section_io.h"
 
@@ -348,11 +349,6 @@ FoldedProgram read_folded(const std::string& path) {
   return p;
 }
 
-bool is_folded_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  char magic[8] = {0};
-  f.read(magic, 8);
-  return f.gcount() == 8 && std::memcmp(magic, kFoldedMagic, 8) == 0;
-}
+bool is_folded_file(const std::string& path) { return has_magic(path, kFoldedMagic); }
 
 }  // namespace skt

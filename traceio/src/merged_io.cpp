@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "skel/codec.h"
+#include "skel/file_io.h"
 #include "skel/merged.h"
 #include "skel/skel_funcs.h"
 #include "section_io.h"
@@ -371,43 +372,49 @@ using sections::In;
 
 }  // namespace
 
-bool is_merged_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  char magic[8] = {0};
-  f.read(magic, 8);
-  return f.gcount() == 8 && std::memcmp(magic, kMergedMagic, 8) == 0;
-}
+bool is_merged_file(const std::string& path) { return has_magic(path, kMergedMagic); }
 
 std::string read_compressed_file(const std::string& path, const char* magic, uint16_t major_supported,
                                  const char* what) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw TraceError(path + ": cannot open: " + std::strerror(errno));
-  std::stringstream ss;
-  ss << f.rdbuf();
-  std::string all = ss.str();
-  if (all.size() < 8 || std::memcmp(all.data(), magic, 8) != 0) {
-    if (all.size() >= 8 && std::memcmp(all.data(), kFileMagic, 8) == 0)
+  // Magic and version first, from the first 16 bytes only.
+  InFile f(path);
+  char head[16];
+  size_t got = f.read(head, sizeof head);
+  if (got < 8 || std::memcmp(head, magic, 8) != 0) {
+    if (got >= 8 && std::memcmp(head, kFileMagic, 8) == 0)
       throw TraceError(path + ": this is a per-rank trace file, not a " + what + " (run skelgen merge on its directory)");
-    if (all.size() >= 8 && std::memcmp(all.data(), kMergedMagic, 8) == 0)
+    if (got >= 8 && std::memcmp(head, kMergedMagic, 8) == 0)
       throw TraceError(path + ": this is a merged trace, not a " + what + " (run skelgen compress on it)");
     throw TraceError(path + ": not a skelgen " + what + " (bad magic number)");
   }
-  if (all.size() < 16) throw TraceError(path + ": truncated " + what);
-  codec::Cursor head(reinterpret_cast<const uint8_t*>(all.data()) + 8, 8);
+  if (got < sizeof head) f.fail(std::string("truncated ") + what, got);
+  codec::Cursor c(reinterpret_cast<const uint8_t*>(head) + 8, 8);
   uint16_t major = 0, minor = 0;
-  head.le(major);
-  head.le(minor);
+  c.le(major);
+  c.le(minor);
   if (major != major_supported)
     throw TraceError(path + ": " + what + " version " + std::to_string(major) + "." + std::to_string(minor) +
                      " is not supported (this reader reads " + std::to_string(major_supported) + ".x)");
-  unsigned long long size = ZSTD_getFrameContentSize(all.data() + 16, all.size() - 16);
-  if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN || size > (1ull << 36))
-    throw TraceError(path + ": corrupt or truncated " + what + " (no valid zstd frame)");
-  std::string body(size, '\0');
-  size_t n = ZSTD_decompress(&body[0], size, all.data() + 16, all.size() - 16);
+  // The rest is one zstd frame: its size is what is left of the file, its
+  // content size (from the frame header) is bounded by that and a ratio
+  // before anything is allocated for it.
+  const uint64_t packed = f.left();
+  if (packed > kMaxCompressedBytes) f.fail(std::string(what) + " too large", 16);
+  std::string frame(static_cast<size_t>(packed), '\0');
+  if (f.read(&frame[0], frame.size()) != frame.size()) f.fail(std::string("truncated ") + what, f.offset());
+  unsigned long long size = ZSTD_getFrameContentSize(frame.data(), frame.size());
+  if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN)
+    f.fail(std::string("corrupt or truncated ") + what + " (no valid zstd frame)", 16);
+  if (size > plausible_content_bytes(packed))
+    f.fail(std::string("corrupt ") + what + " (claims " + std::to_string(size) + " bytes from " +
+               std::to_string(packed) + " compressed)",
+           16);
+  std::string body(static_cast<size_t>(size), '\0');
+  size_t n = ZSTD_decompress(&body[0], body.size(), frame.data(), frame.size());
   if (ZSTD_isError(n) || n != size)
-    throw TraceError(path + ": corrupt or truncated " + what + " (" +
-                     (ZSTD_isError(n) ? ZSTD_getErrorName(n) : "wrong size") + ")");
+    f.fail(std::string("corrupt or truncated ") + what + " (" +
+               (ZSTD_isError(n) ? ZSTD_getErrorName(n) : "wrong size") + ")",
+           16);
   return body;
 }
 

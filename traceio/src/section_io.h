@@ -40,9 +40,14 @@ struct In {
   codec::Cursor c;
   const std::string& path;
   const char* what;  // "merged trace", "folded program"
-  In(const uint8_t* p, size_t n, const std::string& file, const char* kind) : c(p, n), path(file), what(kind) {}
+  const uint8_t* origin;  // start of the whole decompressed body (for offsets in errors)
+  const uint8_t* end;
+  In(const uint8_t* p, size_t n, const std::string& file, const char* kind, const uint8_t* body = nullptr)
+      : c(p, n), path(file), what(kind), origin(body ? body : p), end(p + n) {}
   [[noreturn]] void bad(const char* field) const {
-    throw TraceError(path + ": corrupt " + what + " (" + field + ")");
+    const size_t at = static_cast<size_t>(end - origin) - c.remaining();
+    throw TraceError(path + ": corrupt " + what + " (" + field + ") at byte " + std::to_string(at) +
+                     " of its decompressed content");
   }
   uint64_t u(const char* field = "field") {
     uint64_t v;
@@ -86,7 +91,7 @@ void for_each_section(In& top, F f) {
     uint64_t len = top.count("section length");
     const uint8_t* data;
     if (!top.c.bytes(len, data)) top.bad("section length");
-    In in(data, len, top.path, top.what);
+    In in(data, len, top.path, top.what, top.origin);
     f(id, in, data, len);
   }
 }

@@ -1,12 +1,15 @@
 #include <dirent.h>
+#define ZSTD_STATIC_LINKING_ONLY  // ZSTD_getFrameHeader
 #include <zstd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <set>
 
 #include "skel/codec.h"
+#include "skel/file_io.h"
 #include "skel/skel_funcs.h"
 #include "skel/trace.h"
 
@@ -68,8 +71,18 @@ const char* trace_end_name(TraceEnd e) {
   return "?";
 }
 
+// Fuzzing builds (libFuzzer's convention, tests/CMakeLists.txt) skip the
+// chunk header CRC and zstd's content checksum, so that mutated chunks
+// reach the record decoder instead of stopping at a checksum.
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+constexpr bool kCheckChecksums = false;
+#else
+constexpr bool kCheckChecksums = true;
+#endif
+
 struct TraceFile::Io {
-  FILE* f = nullptr;
+  std::unique_ptr<InFile> f;
+  uint64_t chunk_offset = 0;         // file offset of the current chunk's header
   ZSTD_DCtx* dctx = nullptr;
   std::string compressed, raw;
   size_t rec_pos = 0, rec_end = 0;   // record stream within raw
@@ -77,35 +90,45 @@ struct TraceFile::Io {
   uint32_t chunk_events = 0, chunk_events_seen = 0;
   uint64_t chunks = 0;
   ~Io() {
-    if (f) std::fclose(f);
     if (dctx) ZSTD_freeDCtx(dctx);
   }
 };
 
-void TraceFile::fail(const std::string& what) const { throw TraceError(path_ + ": " + what); }
+void TraceFile::fail(const std::string& what) const {
+  if (io_ && io_->chunks > 0) io_->f->fail(what + " in the chunk", io_->chunk_offset);
+  throw TraceError(path_ + ": " + what);
+}
 
 TraceFile::~TraceFile() = default;
 
 TraceFile::TraceFile(const std::string& path) : path_(path), io_(new Io) {
-  io_->f = std::fopen(path.c_str(), "rb");
-  if (!io_->f) fail(std::string("cannot open: ") + std::strerror(errno));
+  io_->f = std::make_unique<InFile>(path);
+  InFile& f = *io_->f;
+  // Magic and version before anything else.
   uint8_t fixed[kFixedHeaderBytes];
-  size_t got = std::fread(fixed, 1, sizeof fixed, io_->f);
+  size_t got = f.read(fixed, sizeof fixed);
   if (got < sizeof kFileMagic || std::memcmp(fixed, kFileMagic, sizeof kFileMagic) != 0)
     fail("not a skelgen trace file (bad magic number)");
-  if (got < sizeof fixed) fail("truncated header");
+  if (got < sizeof fixed) f.fail("truncated header", got);
   codec::Cursor c(fixed + 8, sizeof fixed - 8);
   uint32_t body_len = 0;
   c.le(header_.version_major);
   c.le(header_.version_minor);
   c.le(body_len);
+  const std::string version = std::to_string(header_.version_major) + "." + std::to_string(header_.version_minor);
+  if (header_.version_major < kVersionMajor)
+    fail("trace format version " + version + " is too old: this reader reads " + std::to_string(kVersionMajor) +
+         ".x (chunk headers with checksums); trace the application again with this skelgen");
   if (header_.version_major != kVersionMajor)
-    fail("trace format version " + std::to_string(header_.version_major) + "." +
-         std::to_string(header_.version_minor) + " is not supported (this reader reads " +
+    fail("trace format version " + version + " is not supported (this reader reads " +
          std::to_string(kVersionMajor) + ".x)");
-  if (body_len > (1u << 24)) fail("corrupt header (body length " + std::to_string(body_len) + ")");
+  if (body_len > (1u << 24)) f.fail("corrupt header (body length " + std::to_string(body_len) + ")", 12);
+  if (body_len > f.left())
+    f.fail("truncated header (body length " + std::to_string(body_len) + ", " + std::to_string(f.left()) +
+               " bytes left)",
+           12);
   std::string body(body_len, '\0');
-  if (std::fread(&body[0], 1, body_len, io_->f) != body_len) fail("truncated header");
+  if (f.read(&body[0], body_len) != body_len) f.fail("truncated header", f.offset());
   codec::Cursor b(reinterpret_cast<const uint8_t*>(body.data()), body.size());
   uint8_t clock = 0, flavor = 0;
   uint16_t reserved = 0;
@@ -122,10 +145,10 @@ TraceFile::TraceFile(const std::string& path) : path_(path), io_(new Io) {
   // Later minor versions may append fields to the body: they are skipped.
   if (!ok) fail("corrupt header (fields do not fit the header length)");
   uint8_t gap_clock = 0;
-  if (header_.version_minor >= 1 && !b.le(gap_clock)) fail("corrupt header (no gap clock)");
+  if (!b.le(gap_clock)) fail("corrupt header (no gap clock)");
   if (gap_clock > static_cast<uint8_t>(GapClock::kThreadCpu)) fail("unknown gap clock " + std::to_string(gap_clock));
   header_.gap_clock = static_cast<GapClock>(gap_clock);
-  if (header_.version_minor >= 4 && !(b.f64(header_.gap_floor_ns) && b.f64(header_.cpu_gap_floor_ns)))
+  if (!(b.f64(header_.gap_floor_ns) && b.f64(header_.cpu_gap_floor_ns)))
     fail("corrupt header (no gap floors)");
   if (!(header_.gap_floor_ns >= 0 && header_.gap_floor_ns < 1e9 && header_.cpu_gap_floor_ns >= 0 &&
         header_.cpu_gap_floor_ns < 1e9))
@@ -139,16 +162,21 @@ TraceFile::TraceFile(const std::string& path) : path_(path), io_(new Io) {
   header_.start_realtime_ns = static_cast<int64_t>(rt);
   header_.start_monotonic_ns = static_cast<int64_t>(mono);
   io_->dctx = ZSTD_createDCtx();
+  if (!io_->dctx) fail("cannot create a zstd context");
+  if (!kCheckChecksums) ZSTD_DCtx_setParameter(io_->dctx, ZSTD_d_forceIgnoreChecksum, ZSTD_d_ignoreChecksum);
 }
 
 bool TraceFile::load_chunk() {
   Io& io = *io_;
+  InFile& f = *io.f;
+  io.chunk_offset = f.offset();
+  const uint64_t at = io.chunk_offset;
   uint8_t hdr[kChunkHeaderBytes];
-  size_t got = std::fread(hdr, 1, sizeof hdr, io.f);
-  if (got == 0) return false;  // clean end of file without end chunk: truncated
-  if (got < sizeof hdr) return false;
+  size_t got = f.read(hdr, sizeof hdr);
+  if (got < sizeof hdr) return false;  // clean end or cut inside a header: truncated
+  const std::string chunk = "corrupt chunk " + std::to_string(io.chunks);
   codec::Cursor c(hdr, sizeof hdr);
-  uint32_t magic = 0, n_events = 0, rec_len = 0, time_len = 0, payload_len = 0;
+  uint32_t magic = 0, n_events = 0, rec_len = 0, time_len = 0, payload_len = 0, crc = 0;
   uint8_t type = 0, status = 0;
   uint16_t reserved = 0;
   uint64_t first_seq = 0, base = 0;
@@ -162,31 +190,38 @@ bool TraceFile::load_chunk() {
   c.le(rec_len);
   c.le(time_len);
   c.le(payload_len);
-  if (magic != kChunkMagic)
-    fail("corrupt chunk " + std::to_string(io.chunks) + " (bad chunk magic)");
+  c.le(crc);
+  if (magic != kChunkMagic) f.fail(chunk + " (bad chunk magic)", at);
+  if (kCheckChecksums && crc != codec::crc32(hdr, kChunkChecksumOffset)) f.fail(chunk + " (header checksum mismatch)", at);
   if (type == static_cast<uint8_t>(ChunkType::kEnd)) {
     if (first_seq != next_seq_)
-      fail("corrupt end chunk (says " + std::to_string(first_seq) + " events, read " +
-           std::to_string(next_seq_) + ")");
+      f.fail("corrupt end chunk (says " + std::to_string(first_seq) + " events, read " + std::to_string(next_seq_) +
+                 ")",
+             at);
     end_ = status == static_cast<uint8_t>(EndStatus::kAborted) ? TraceEnd::kAborted : TraceEnd::kFinalized;
     done_ = true;
     return false;
   }
-  if (type != static_cast<uint8_t>(ChunkType::kEvents))
-    fail("corrupt chunk " + std::to_string(io.chunks) + " (unknown type " + std::to_string(type) + ")");
+  if (type != static_cast<uint8_t>(ChunkType::kEvents)) f.fail(chunk + " (unknown type " + std::to_string(type) + ")", at);
   if (first_seq != next_seq_)
-    fail("corrupt chunk " + std::to_string(io.chunks) + " (first event " + std::to_string(first_seq) +
-         ", expected " + std::to_string(next_seq_) + ")");
+    f.fail(chunk + " (first event " + std::to_string(first_seq) + ", expected " + std::to_string(next_seq_) + ")", at);
+  if (base > static_cast<uint64_t>(INT64_MAX)) f.fail(chunk + " (base time out of range)", at);
+  if (payload_len > f.left()) return false;  // cut inside the payload: truncated
   uint64_t raw_len = static_cast<uint64_t>(rec_len) + time_len;
-  if (payload_len > (1u << 30) || raw_len > (1u << 30))
-    fail("corrupt chunk " + std::to_string(io.chunks) + " (implausible size)");
+  if (raw_len > (1u << 30) || raw_len > plausible_content_bytes(payload_len))
+    f.fail(chunk + " (implausible size: " + std::to_string(raw_len) + " bytes from " + std::to_string(payload_len) +
+               " compressed)",
+           at);
   io.compressed.resize(payload_len);
-  if (std::fread(&io.compressed[0], 1, payload_len, io.f) != payload_len) return false;  // cut inside: truncated
+  if (f.read(&io.compressed[0], payload_len) != payload_len) return false;  // the file shrank: truncated
+  ZSTD_frameHeader fh{};
+  if (ZSTD_getFrameHeader(&fh, io.compressed.data(), payload_len) != 0 || fh.frameType != ZSTD_frame ||
+      fh.frameContentSize != raw_len || (kCheckChecksums && !fh.checksumFlag))
+    f.fail(chunk + " (payload is not one checksummed zstd frame of " + std::to_string(raw_len) + " bytes)", at);
   io.raw.resize(raw_len);
   size_t n = ZSTD_decompressDCtx(io.dctx, &io.raw[0], raw_len, io.compressed.data(), payload_len);
   if (ZSTD_isError(n) || n != raw_len)
-    fail("corrupt chunk " + std::to_string(io.chunks) + " (" +
-         (ZSTD_isError(n) ? ZSTD_getErrorName(n) : "wrong decompressed size") + ")");
+    f.fail(chunk + " (" + (ZSTD_isError(n) ? ZSTD_getErrorName(n) : "wrong decompressed size") + ")", at);
   io.rec_pos = 0;
   io.rec_end = rec_len;
   io.time_pos = rec_len;
@@ -300,21 +335,25 @@ bool TraceFile::decode_record(Event& ev) {
       if (!t.svarint(gap) || !t.varint(dur)) fail("corrupt time stream at event " + std::to_string(next_seq_));
       io.time_pos = io.time_end - t.remaining();
       ev.gap_ns = gap;
-      ev.t_start_ns = prev_end_ns_ + gap;
+      // Checked: a corrupt time is refused, never wrapped into a shifted one.
+      if (dur > static_cast<uint64_t>(INT64_MAX) || __builtin_add_overflow(prev_end_ns_, gap, &ev.t_start_ns) ||
+          ev.t_start_ns < 0 || __builtin_add_overflow(ev.t_start_ns, static_cast<int64_t>(dur), &prev_end_ns_))
+        io.f->fail("corrupt time of event " + std::to_string(next_seq_) + " in the chunk", io.chunk_offset);
       ev.duration_ns = static_cast<int64_t>(dur);
-      prev_end_ns_ = ev.t_start_ns + ev.duration_ns;
       ev.seq = next_seq_++;
       ++io.chunk_events_seen;
       // Bytes not recorded are count (or the sum of per-rank counts) x type size.
+      // Checked: counts from a corrupt file must not overflow (then bytes stay unknown).
       auto fill_bytes = [this](int64_t& bytes, int64_t count, const std::vector<int64_t>& counts, int64_t dtype) {
         if (bytes != kNone || dtype == kNone) return;
         int64_t n = count;
         if (n == kNone && !counts.empty()) {
           n = 0;
-          for (int64_t x : counts) n += x;
+          for (int64_t x : counts)
+            if (__builtin_add_overflow(n, x, &n)) return;
         }
-        int64_t size = datatype_size(dtype);
-        if (n != kNone && size >= 0) bytes = n * size;
+        int64_t size = datatype_size(dtype), product = 0;
+        if (n != kNone && size >= 0 && !__builtin_mul_overflow(n, size, &product)) bytes = product;
       };
       fill_bytes(ev.bytes, ev.count, ev.counts, ev.dtype);
       fill_bytes(ev.bytes2, ev.count2, ev.counts2, ev.dtype2);
@@ -402,6 +441,24 @@ std::string TraceDir::rank_file_name(uint32_t rank) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "rank-%05u.skt", rank);
   return buf;
+}
+
+std::string TraceDir::spawned_dir_name(uint64_t run_id) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "spawned-%016llx", static_cast<unsigned long long>(run_id));
+  return buf;
+}
+
+std::vector<std::string> TraceDir::spawned_worlds(const std::string& dir) {
+  std::set<std::string> names;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      std::string n = e->d_name;
+      if (n.compare(0, 8, "spawned-") == 0) names.insert(n);
+    }
+    closedir(d);
+  }
+  return {names.begin(), names.end()};
 }
 
 TraceDir::TraceDir(const std::string& dir) : dir_(dir) {

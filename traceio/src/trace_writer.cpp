@@ -48,6 +48,11 @@ std::string encode_header(const TraceHeader& h) {
   return out;
 }
 
+void seal_chunk_header(std::string& chunk) {
+  uint32_t crc = codec::crc32(chunk.data(), kChunkChecksumOffset);
+  for (int i = 0; i < 4; ++i) chunk[kChunkChecksumOffset + i] = static_cast<char>((crc >> (8 * i)) & 0xff);
+}
+
 TraceWriter::~TraceWriter() {
   if (fd_ >= 0) ::close(fd_);
   if (cctx_) ZSTD_freeCCtx(static_cast<ZSTD_CCtx*>(cctx_));
@@ -79,16 +84,37 @@ bool TraceWriter::write_all(const std::string& bytes) {
 
 bool TraceWriter::open(const std::string& path, const TraceHeader& header, size_t buffer_bytes,
                        int zstd_level) {
-  path_ = path;
-  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd_ < 0) {
-    set_error("cannot create trace file", errno);
+  return open_at(AT_FDCWD, path, path, header, buffer_bytes, zstd_level);
+}
+
+bool TraceWriter::open_at(int dir_fd, const std::string& name, const std::string& shown_path,
+                          const TraceHeader& header, size_t buffer_bytes, int zstd_level) {
+  path_ = shown_path;
+  // Never through an existing file or a symlink someone planted there.
+  int fd = ::openat(dir_fd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    int err = errno;
+    set_error(err == EEXIST || err == ELOOP ? "cannot create trace file (something already exists at this path)"
+                                            : "cannot create trace file",
+              err);
     return false;
   }
-  threshold_ = buffer_bytes < 4096 ? 4096 : buffer_bytes;
+  return adopt(fd, shown_path, header, buffer_bytes, zstd_level);
+}
+
+bool TraceWriter::adopt(int fd, const std::string& shown_path, const TraceHeader& header, size_t buffer_bytes,
+                        int zstd_level) {
+  path_ = shown_path;
+  fd_ = fd;
+  return start(header, buffer_bytes, zstd_level);
+}
+
+bool TraceWriter::start(const TraceHeader& header, size_t buffer_bytes, int zstd_level) {
+  limit_ = buffer_bytes < kFirstChunkBytes ? kFirstChunkBytes : buffer_bytes;
+  threshold_ = kFirstChunkBytes;
   level_ = zstd_level;
-  records_.buf.resize(threshold_ + 64 * 1024);
-  times_.buf.resize(threshold_ + 64 * 1024);
+  records_.buf.resize(limit_ + 64 * 1024);
+  times_.buf.resize(limit_ + 64 * 1024);
   cctx_ = ZSTD_createCCtx();
   if (!cctx_) {
     set_error("cannot create zstd context", ENOMEM);
@@ -224,6 +250,7 @@ bool TraceWriter::flush() {
   codec::put_u32(chunk_, static_cast<uint32_t>(times_.pos));
   size_t len_pos = chunk_.size();
   codec::put_u32(chunk_, 0);
+  codec::put_u32(chunk_, 0);  // CRC, sealed below
   chunk_.resize(kChunkHeaderBytes + bound);
   size_t n = ZSTD_compress2(static_cast<ZSTD_CCtx*>(cctx_), &chunk_[kChunkHeaderBytes], bound,
                             payload_.data(), payload_.size());
@@ -233,10 +260,12 @@ bool TraceWriter::flush() {
   }
   chunk_.resize(kChunkHeaderBytes + n);
   for (int i = 0; i < 4; ++i) chunk_[len_pos + i] = static_cast<char>((n >> (8 * i)) & 0xff);
+  seal_chunk_header(chunk_);
   records_.pos = times_.pos = 0;
   chunk_first_seq_ += chunk_events_;
   chunk_events_ = 0;
   chunk_base_ns_ = prev_end_ns_;
+  threshold_ = std::min(threshold_ * 2, limit_);
   return write_all(chunk_);
 }
 
@@ -255,6 +284,8 @@ bool TraceWriter::close(EndStatus status) {
     codec::put_u32(end, 0);
     codec::put_u32(end, 0);
     codec::put_u32(end, 0);
+    codec::put_u32(end, 0);  // CRC
+    seal_chunk_header(end);
     ok = write_all(end);
   }
   if (::close(fd_) != 0 && ok) {

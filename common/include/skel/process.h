@@ -65,6 +65,27 @@ class StopSignals {
 int wait_passing_stops(int pid, bool own_group, double timeout_s, const std::string& what,
                        const std::function<void()>& before_dying = {});
 
+// Where temporary files go: $TMPDIR when it names a directory, else /tmp.
+std::string temp_root();
+
+// A private directory (mode 0700, made by mkdtemp under temp_root(), named
+// skelgen-<what>-XXXXXX) for one command's temporary files. It is removed
+// with its contents when the object goes (normal return or an exception),
+// and when skelgen dies of a stop signal (StopSignals::die_of removes every
+// live one first). Throws std::runtime_error when it cannot be made.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& what);
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
 // The last `lines` non-empty lines of `text`, joined with " | " (for one-line errors).
 std::string tail_lines(const std::string& text, int lines);
 

@@ -97,7 +97,9 @@ struct PredictOptions {
   int reps = 3;
   int warmup = 1;                 // runs made first and not counted (none under SimGrid: its runs agree exactly)
   double timeout_s = 600;         // per run
-  std::string work_dir = "/tmp";  // for generated hostfiles and SimGrid's TMPDIR
+  // For generated hostfiles and SimGrid's TMPDIR; empty: a private
+  // temporary directory (proc::TempDir), removed when predict() returns.
+  std::string work_dir;
   std::function<void(int run, const SkeletonRun&)> on_run;  // progress
 };
 

@@ -44,6 +44,18 @@ inline uint8_t* put_varint(uint8_t* p, uint64_t v) {
 
 // Bounds-checked reading cursor. Every getter returns false (and leaves the
 // output untouched) when the input ends or a varint is malformed.
+// CRC-32 (IEEE 802.3, reflected polynomial 0xEDB88320) of n bytes; chunk
+// headers carry it (docs/trace-format.md). Bitwise: it runs on 40 bytes a chunk.
+inline uint32_t crc32(const void* data, size_t n) {
+  const auto* p = static_cast<const uint8_t*>(data);
+  uint32_t c = 0xffffffffu;
+  for (size_t i = 0; i < n; ++i) {
+    c ^= p[i];
+    for (int k = 0; k < 8; ++k) c = (c >> 1) ^ (0xedb88320u & (0u - (c & 1u)));
+  }
+  return ~c;
+}
+
 class Cursor {
  public:
   Cursor(const uint8_t* data, size_t size) : p_(data), end_(data + size) {}

@@ -194,6 +194,12 @@ class TraceDir {
   std::unique_ptr<TraceFile> open_rank(uint32_t rank) const;
 
   static std::string rank_file_name(uint32_t rank);  // "rank-00000.skt"
+  // Where the tracer puts the files of a world started by MPI_Comm_spawn:
+  // a subdirectory "spawned-<run id, 16 hex digits>" of the parents' trace
+  // directory (a trace directory of its own, merged on its own).
+  static std::string spawned_dir_name(uint64_t run_id);
+  // The spawned worlds' subdirectories of a trace directory, sorted.
+  static std::vector<std::string> spawned_worlds(const std::string& dir);
 
  private:
   std::string dir_;

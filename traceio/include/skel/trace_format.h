@@ -20,9 +20,11 @@ namespace skt {
 // 12     u32       header body length in bytes (what follows, up to the first chunk)
 // 16     ...       header body, see docs/trace-format.md (HeaderField order)
 inline constexpr char kFileMagic[8] = {'S', 'K', 'E', 'L', 'T', 'R', 'C', '\0'};
-inline constexpr uint16_t kVersionMajor = 1;
 // 1.1: kCpuGap, header gap clock; 1.2: kKernelRate, kKernelSamples; 1.3: kFlagForwards; 1.4: header gap floors
-inline constexpr uint16_t kVersionMinor = 4;
+// 2.0: chunk headers carry a CRC-32 and payloads must have zstd's content
+//      checksum (corruption is detected, not read as data); 1.x is refused.
+inline constexpr uint16_t kVersionMajor = 2;
+inline constexpr uint16_t kVersionMinor = 0;
 inline constexpr uint32_t kFixedHeaderBytes = 16;
 
 // Clock the event times come from.
@@ -39,7 +41,7 @@ enum class GapClock : uint8_t { kWall = 0, kThreadCpu = 1 };
 enum class MpiFlavor : uint8_t { kUnknown = 0, kMpich = 1, kOpenMpi = 2 };
 
 // ---------------------------------------------------------------- chunks
-// Every chunk starts with this fixed 40-byte header:
+// Every chunk starts with this fixed 44-byte header:
 // offset type  field
 //  0     u32   chunk magic 0x48434B53 ("SKCH")
 //  4     u8    chunk type (ChunkType)
@@ -51,10 +53,13 @@ enum class MpiFlavor : uint8_t { kUnknown = 0, kMpich = 1, kOpenMpi = 2 };
 // 28     u32   raw length of the record stream
 // 32     u32   raw length of the time stream
 // 36     u32   payload length (one zstd frame of record stream ++ time stream)
-// 40     payload
-// Each chunk's payload is an independent zstd frame with content checksum.
+// 40     u32   CRC-32 (codec::crc32) of bytes 0..39 of this header (2.0)
+// 44     payload
+// Each chunk's payload is an independent zstd frame with its content size
+// and content checksum; the reader refuses a frame without them.
 inline constexpr uint32_t kChunkMagic = 0x48434B53u;
-inline constexpr uint32_t kChunkHeaderBytes = 40;
+inline constexpr uint32_t kChunkHeaderBytes = 44;
+inline constexpr uint32_t kChunkChecksumOffset = 40;
 enum class ChunkType : uint8_t { kEvents = 1, kEnd = 2 };
 enum class EndStatus : uint8_t { kFinalized = 0, kAborted = 1 };
 

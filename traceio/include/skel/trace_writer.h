@@ -25,9 +25,24 @@ class TraceWriter {
   TraceWriter(const TraceWriter&) = delete;
   TraceWriter& operator=(const TraceWriter&) = delete;
 
-  // Creates (truncates) path and writes the header. buffer_bytes: flush
-  // threshold of the record stream (at least 4 KiB is used).
+  // The first chunk is written once the record stream holds this many
+  // bytes, and each later one at twice its predecessor's threshold up to
+  // buffer_bytes: what a rank did before a disk filled (or before it was
+  // killed) reaches the file early, while long runs still write big chunks.
+  static constexpr size_t kFirstChunkBytes = 4096;
+
+  // Creates path and writes the header. The file must not exist yet: it is
+  // created with O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC, so a file or a symlink
+  // planted at the path is never written through (EEXIST / ELOOP, an
+  // error). buffer_bytes: the largest flush threshold of the record stream
+  // (at least kFirstChunkBytes is used).
   bool open(const std::string& path, const TraceHeader& header, size_t buffer_bytes, int zstd_level);
+  // The same, creating `name` inside the directory open at dir_fd (the
+  // tracer's checked trace directory); shown_path names it in errors.
+  bool open_at(int dir_fd, const std::string& name, const std::string& shown_path, const TraceHeader& header,
+               size_t buffer_bytes, int zstd_level);
+  // Takes ownership of an open, writable fd (tests: /dev/full).
+  bool adopt(int fd, const std::string& shown_path, const TraceHeader& header, size_t buffer_bytes, int zstd_level);
 
   // A definition record: begin_record, put_* fields, end_record.
   void begin_record(RecordKind kind);
@@ -72,6 +87,7 @@ class TraceWriter {
   };
   void varint(uint64_t v);
   void tag(Field f, FieldType type);
+  bool start(const TraceHeader& header, size_t buffer_bytes, int zstd_level);
   bool write_all(const std::string& bytes);
   void set_error(const std::string& what, int err);
 
@@ -81,7 +97,8 @@ class TraceWriter {
   std::string path_;
   Stream records_, times_;
   std::string payload_, chunk_;
-  size_t threshold_ = 0;
+  size_t threshold_ = 0;  // flush when the record stream passes it; doubles up to limit_
+  size_t limit_ = 0;
   int level_ = 3;
   void* cctx_ = nullptr;  // ZSTD_CCtx
   uint32_t chunk_events_ = 0;
@@ -94,5 +111,7 @@ class TraceWriter {
 
 // Serialises a header (fixed part + body) exactly as it goes on disk.
 std::string encode_header(const TraceHeader& h);
+// Writes the CRC-32 of a chunk header's first 40 bytes at its offset 40.
+void seal_chunk_header(std::string& chunk);
 
 }  // namespace skt
