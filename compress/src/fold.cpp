@@ -1,6 +1,7 @@
 // Maximal runs by period sampling, and the greedy fold (MISSION.md §3).
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <set>
 
 #include "skel/fold.h"
@@ -38,49 +39,174 @@ std::vector<Run> maximal_runs_direct(const std::vector<int32_t>& s) {
   return runs;
 }
 
-}  // namespace
+// Finds the maximal primitive runs period by period, shortest first. The
+// runs found so far speed up the extensions of longer periods: where both
+// positions lie in runs of the same short period and start the same
+// period's worth of symbols, the two strings agree up to the nearer run's
+// end, and the extension jumps there instead of asking the LCE structure.
+// A trace is mostly such runs (inner loops), and for a long period most
+// samples compare two inner loops in phase; an LCE query reads the rank and
+// range-minimum tables at random places (at 10^7 symbols, several cache
+// misses in hundreds of MB), a jump reads one cover entry per position.
+class RunFinder {
+ public:
+  RunFinder(const std::vector<int32_t>& s, uint64_t direct_per_symbol)
+      : s_(s), n_(static_cast<uint32_t>(s.size())), direct_per_symbol_(direct_per_symbol), factor_(n_ / 2 + 1, 0),
+        cover_(n_, kNone) {
+    for (uint32_t p = 2; p <= n_ / 2; ++p)
+      if (!factor_[p])
+        for (uint64_t q = p; q <= n_ / 2; q += p)
+          if (!factor_[q]) factor_[q] = p;
+  }
 
-std::vector<Run> maximal_runs(const std::vector<int32_t>& s) {
-  std::vector<Run> runs;
-  const uint32_t n = static_cast<uint32_t>(s.size());
-  if (n < 2) return runs;
-  if (n < kDirectRuns) return maximal_runs_direct(s);
-  Lce lce(s);
-  // Prime factors of each period, to test whether a run's root is primitive.
-  std::vector<uint32_t> smallest_factor(n / 2 + 1, 0);
-  for (uint32_t p = 2; p <= n / 2; ++p)
-    if (!smallest_factor[p])
-      for (uint64_t q = p; q <= n / 2; q += p)
-        if (!smallest_factor[q]) smallest_factor[q] = p;
-  for (uint32_t p = 1; p <= n / 2; ++p) {
-    // Any run of period p holds two sampled positions q, q + p (multiples of p).
-    for (uint32_t q = 0; q + p < n;) {
-      if (s[q] != s[q + p]) {
+  std::vector<Run> find() {
+    for (uint32_t p = 1; p <= n_ / 2; ++p) scan(p);
+    return std::move(runs_);
+  }
+
+ private:
+  static constexpr uint32_t kNone = ~0u;
+  // Runs of periods up to this one serve for jumps (the phase check reads
+  // one period of symbols directly).
+  static constexpr uint32_t kJumpPeriod = 64;
+  // Symbols compared directly before a jump or an LCE query.
+  static constexpr uint32_t kScan = 8;
+
+  // The runs of period p: any run of period p holds two sampled positions
+  // q, q + p (multiples of p).
+  void scan(uint32_t p) {
+    for (uint32_t q = 0; q + p < n_;) {
+      if (s_[q] != s_[q + p]) {
         q += p;
         continue;
       }
-      uint32_t f = lce.forward(q, q + p);
-      uint32_t b = q > 0 ? lce.backward(q - 1, q + p - 1) : 0;
-      uint32_t start = q - b, end = q + p + f;
-      if (end - start >= 2 * p) {
-        // Keep it only if no proper divisor d of p is a period too (then the
-        // same run is found, once, at its smallest period).
-        bool primitive = true;
-        for (uint32_t rest = p; rest > 1 && primitive;) {
-          uint32_t f1 = smallest_factor[rest];
-          uint32_t d = p / f1;
-          if (lce.forward(start, start + d) >= end - start - d) primitive = false;
-          while (rest % f1 == 0) rest /= f1;
-        }
-        if (primitive) runs.push_back(Run{start, end, p});
-      }
+      const uint32_t f = forward(q, q + p);
+      const uint32_t b = q > 0 ? backward(q - 1, q + p - 1) : 0;
+      const uint32_t start = q - b, end = q + p + f;
+      if (end - start >= 2 * p && primitive(start, end, p)) add(Run{start, end, p});
       // Samples inside this run would find it again: skip past them.
       uint32_t next = end >= p ? end - p + 1 : q + p;
       next = ((next + p - 1) / p) * p;
       q = std::max(next, q + p);
     }
   }
-  return runs;
+
+  // No proper divisor d of p is a period of s[start, end) too (else the
+  // same run is found, once, at its smallest period).
+  bool primitive(uint32_t start, uint32_t end, uint32_t p) const {
+    for (uint32_t rest = p; rest > 1;) {
+      const uint32_t f1 = factor_[rest], d = p / f1;
+      if (forward(start, start + d) >= end - start - d) return false;
+      while (rest % f1 == 0) rest /= f1;
+    }
+    return true;
+  }
+
+  void add(const Run& r) {
+    const uint32_t id = static_cast<uint32_t>(runs_.size());
+    runs_.push_back(r);
+    if (r.period > kJumpPeriod) return;
+    for (uint32_t x = r.start; x < r.end; ++x)
+      if (cover_[x] == kNone) cover_[x] = id;
+  }
+
+  // The run that lets x and y jump together (x < y): both in runs of one
+  // period, with a period's worth of room, agreeing on it (dir = +1: the
+  // symbols from x and y on; -1: those up to them). Returns how far they
+  // agree for sure, 0 if no jump.
+  uint32_t jump(uint32_t x, uint32_t y, int dir) const {
+    if (cover_[x] == kNone || cover_[y] == kNone) return 0;
+    const Run& a = runs_[cover_[x]];
+    const Run& b = runs_[cover_[y]];
+    if (a.period != b.period) return 0;
+    const uint32_t room = dir > 0 ? std::min(a.end - x, b.end - y) : std::min(x - a.start, y - b.start) + 1;
+    if (room < a.period) return 0;
+    for (uint32_t k = 0; k < a.period; ++k)
+      if (dir > 0 ? s_[x + k] != s_[y + k] : s_[x - k] != s_[y - k]) return 0;
+    return room;
+  }
+
+  // Length of the longest common prefix of s[i..] and s[j..], i < j.
+  uint32_t forward(uint32_t i, uint32_t j) const {
+    uint32_t k = 0;
+    for (;;) {
+      const uint32_t limit = std::min(kScan, n_ - (j + k));
+      uint32_t m = 0;
+      while (m < limit && s_[i + k + m] == s_[j + k + m]) ++m;
+      if (m < kScan) return k + m;
+      const uint32_t step = jump(i + k, j + k, +1);
+      if (step == 0) return k + lce_forward(i + k, j + k);
+      k += step;
+    }
+  }
+
+  // Length of the longest common suffix of s[..i] and s[..j], i < j.
+  uint32_t backward(uint32_t i, uint32_t j) const {
+    uint32_t k = 0;
+    for (;;) {
+      const uint32_t limit = std::min(kScan, i - k + 1);
+      uint32_t m = 0;
+      while (m < limit && s_[i - k - m] == s_[j - k - m]) ++m;
+      if (m < kScan) return k + m;
+      const uint32_t step = jump(i - k, j - k, -1);
+      if (step == 0) return k + lce_backward(i - k, j - k);
+      k += step;
+    }
+  }
+
+  // The LCE structure is built on demand: extensions that neither end
+  // within kScan symbols nor jump are first compared directly, up to a
+  // budget of direct_per_symbol_ symbols per symbol of the string in all
+  // (on a trace, where nearly every long extension jumps, they stay within
+  // it and the two suffix arrays are never built); past it, every query is
+  // O(1). So the work stays O(n log n) whatever the string.
+
+  uint32_t lce_forward(uint32_t i, uint32_t j) const {
+    if (!lce_) {
+      const uint64_t left = budget_left();
+      uint32_t m = 0;
+      while (m < left && j + m < n_ && s_[i + m] == s_[j + m]) ++m;
+      direct_ += m;
+      if (m < left) return m;
+      build_lce();
+    }
+    return lce_->forward(i, j);
+  }
+
+  uint32_t lce_backward(uint32_t i, uint32_t j) const {
+    if (!lce_) {
+      const uint64_t left = budget_left();
+      uint32_t m = 0;
+      while (m < left && m <= i && s_[i - m] == s_[j - m]) ++m;
+      direct_ += m;
+      if (m < left) return m;
+      build_lce();
+    }
+    return lce_->backward(i, j);
+  }
+
+  uint64_t budget_left() const {
+    const uint64_t budget = direct_per_symbol_ > ~0ull / n_ ? ~0ull : direct_per_symbol_ * n_;
+    return direct_ < budget ? budget - direct_ : 0;
+  }
+  void build_lce() const { lce_ = std::make_unique<Lce>(s_); }
+
+  const std::vector<int32_t>& s_;
+  const uint32_t n_;
+  const uint64_t direct_per_symbol_;
+  mutable std::unique_ptr<Lce> lce_;
+  mutable uint64_t direct_ = 0;  // symbols compared directly for want of lce_
+  std::vector<uint32_t> factor_;  // factor_[k]: the smallest prime factor of k
+  std::vector<uint32_t> cover_;   // per position: the first run of period <= kJumpPeriod found over it
+  std::vector<Run> runs_;
+};
+
+}  // namespace
+
+std::vector<Run> maximal_runs(const std::vector<int32_t>& s, uint64_t direct_per_symbol) {
+  if (s.size() < 2) return {};
+  if (s.size() < kDirectRuns) return maximal_runs_direct(s);
+  return RunFinder(s, direct_per_symbol).find();
 }
 
 namespace {
@@ -114,6 +240,8 @@ struct FoldState {
   // Folds a sequence of items (symbols and loops) into loops, pass by pass.
   // origin[i]: where item i starts in the string fold() was given (its first
   // instance's, in a loop body); origin[cur.size()]: where the last one ends.
+  // Only phase_cost reads it: without one it stays empty (8 bytes per symbol
+  // less at the peak).
   std::vector<Item> fold_items(std::vector<Item> cur, std::vector<uint64_t> origin,
                                const std::function<void(int, size_t)>& progress) {
     for (int pass = 1;; ++pass) {
@@ -298,7 +426,14 @@ struct FoldState {
 
   uint64_t body_length(const Placement& pl, const std::vector<Item>& cur, const std::vector<uint64_t>& origin) {
     return length(folded_body(std::vector<Item>(cur.begin() + pl.start, cur.begin() + pl.start + pl.period),
-                              std::vector<uint64_t>(origin.begin() + pl.start, origin.begin() + pl.start + pl.period + 1)));
+                              origin_of(origin, pl.start, pl.start + pl.period + 1)));
+  }
+
+  // origin[from, to), or nothing where origin is not kept.
+  static std::vector<uint64_t> origin_of(const std::vector<uint64_t>& origin, size_t from, size_t to) {
+    if (origin.empty()) return {};
+    return std::vector<uint64_t>(origin.begin() + static_cast<std::ptrdiff_t>(from),
+                                 origin.begin() + static_cast<std::ptrdiff_t>(to));
   }
 
   // Replaces each placement by its loop.
@@ -306,24 +441,24 @@ struct FoldState {
     std::vector<Item> next;
     std::vector<uint64_t> next_origin;
     next.reserve(cur.size());
-    next_origin.reserve(cur.size() + 1);
+    const bool keep_origin = !origin.empty();
+    next_origin.reserve(keep_origin ? cur.size() + 1 : 0);
     size_t i = 0;
     auto copy_until = [&](size_t end) {
       for (; i < end; ++i) {
         next.push_back(cur[i]);
-        next_origin.push_back(origin[i]);
+        if (keep_origin) next_origin.push_back(origin[i]);
       }
     };
     for (const Placement& pl : keep) {
       copy_until(pl.start);
       std::vector<Item> body(cur.begin() + pl.start, cur.begin() + pl.start + pl.period);
-      std::vector<uint64_t> body_origin(origin.begin() + pl.start, origin.begin() + pl.start + pl.period + 1);
-      next.push_back(loop_item(make_loop(body, std::move(body_origin), pl.count)));
-      next_origin.push_back(origin[pl.start]);
+      next.push_back(loop_item(make_loop(body, origin_of(origin, pl.start, pl.start + pl.period + 1), pl.count)));
+      if (keep_origin) next_origin.push_back(origin[pl.start]);
       i = pl.end();
     }
     copy_until(cur.size());
-    next_origin.push_back(origin[cur.size()]);
+    if (keep_origin) next_origin.push_back(origin[cur.size()]);
     cur.swap(next);
     origin.swap(next_origin);
   }
@@ -411,8 +546,8 @@ Folded fold(const std::vector<int32_t>& s, const std::function<void(int, size_t)
   st.phase_cost = phase_cost;
   st.choice = choice;
   std::vector<Item> items(s.begin(), s.end());
-  std::vector<uint64_t> origin(s.size() + 1);
-  for (size_t i = 0; i <= s.size(); ++i) origin[i] = i;
+  std::vector<uint64_t> origin(phase_cost ? s.size() + 1 : 0);
+  for (size_t i = 0; i < origin.size(); ++i) origin[i] = i;
   st.out.items = st.fold_items(std::move(items), std::move(origin), progress);
   drop_unused_loops(st.out);
   return std::move(st.out);

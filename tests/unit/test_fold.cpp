@@ -128,10 +128,40 @@ TEST(Lce, MatchesDirectComparison) {
   }
 }
 
+// From 2^16 symbols on the two sides are built by two threads.
+TEST(Lce, MatchesDirectComparisonOnALongString) {
+  std::mt19937 rng(12);
+  std::vector<int32_t> s;
+  while (s.size() < 70000) {
+    auto part = trace_like_string(rng, 60, 200);
+    s.insert(s.end(), part.begin(), part.end());
+  }
+  Lce lce(s);
+  const uint32_t n = static_cast<uint32_t>(s.size());
+  for (int q = 0; q < 2000; ++q) {
+    const uint32_t i = rng() % n, j = q % 2 ? rng() % n : std::min<uint32_t>(n - 1, i + 1 + rng() % 400);
+    uint32_t f = 0, b = 0;
+    while (i + f < n && j + f < n && s[i + f] == s[j + f]) ++f;
+    while (b <= std::min(i, j) && s[i - b] == s[j - b]) ++b;
+    ASSERT_EQ(lce.forward(i, j), f) << i << " " << j;
+    ASSERT_EQ(lce.backward(i, j), b) << i << " " << j;
+  }
+}
+
 TEST(MaximalRuns, MatchExhaustiveSearch) {
   std::mt19937 rng(3);
-  for (int trial = 0; trial < 1500; ++trial) {
-    auto s = trial % 2 ? structured_string(rng, 80) : random_string(rng, rng() % 80, 1 + rng() % 3);
+  for (int trial = 0; trial < 2000; ++trial) {
+    std::vector<int32_t> s;
+    switch (trial % 4) {
+      case 0: s = structured_string(rng, 80); break;
+      case 1: s = random_string(rng, rng() % 80, 1 + rng() % 3); break;
+      case 2: s = trace_like_string(rng, 48, 160); break;
+      default: {  // a block longer than the jumps' periods, repeated with changes
+        const auto block = random_string(rng, 65 + rng() % 20, 3);
+        for (int k = 0; k < 3; ++k) s.insert(s.end(), block.begin(), block.end());
+        s[rng() % s.size()] = 9;
+      }
+    }
     uint32_t n = static_cast<uint32_t>(s.size());
     // brute force: every maximal interval with period p, length >= 2p, primitive root
     std::set<std::tuple<uint32_t, uint32_t, uint32_t>> want;
@@ -150,9 +180,13 @@ TEST(MaximalRuns, MatchExhaustiveSearch) {
         }
         if (primitive) want.insert({i, e, p});
       }
-    std::set<std::tuple<uint32_t, uint32_t, uint32_t>> got;
-    for (const skt::fold::Run& r : maximal_runs(s)) EXPECT_TRUE(got.insert({r.start, r.end, r.period}).second) << "twice";
-    ASSERT_EQ(got, want) << "trial " << trial;
+    // The Lce structure at the first long extension, by budget, never.
+    for (uint64_t direct : {uint64_t{0}, uint64_t{16}, ~uint64_t{0}}) {
+      std::set<std::tuple<uint32_t, uint32_t, uint32_t>> got;
+      for (const skt::fold::Run& r : maximal_runs(s, direct))
+        EXPECT_TRUE(got.insert({r.start, r.end, r.period}).second) << "twice";
+      ASSERT_EQ(got, want) << "trial " << trial << ", direct " << direct;
+    }
   }
 }
 

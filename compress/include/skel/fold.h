@@ -19,7 +19,8 @@ namespace skt::fold {
 // Suffix array of s (values 0..max_symbol) by SA-IS, O(n + max_symbol).
 std::vector<int32_t> suffix_array(const std::vector<int32_t>& s, int32_t max_symbol);
 
-// Longest common extensions of a string in O(1) after O(n) preparation.
+// Longest common extensions of a string in O(1) after O(n) preparation
+// (two suffix arrays, built by two threads from 2^16 symbols on).
 // forward(i, j): length of the longest common prefix of the suffixes at i, j.
 // backward(i, j): length of the longest common suffix of the prefixes ending
 // at i and j (inclusive). Memory: about 40 bytes per symbol.
@@ -44,8 +45,13 @@ class Lce {
 struct Run {
   uint32_t start, end, period;
 };
-// Every maximal primitive run, each once (with its smallest period).
-std::vector<Run> maximal_runs(const std::vector<int32_t>& s);
+// Every maximal primitive run, each once (with its smallest period), in
+// order of period, then start. Periods are sampled (O(n log n) samples);
+// an extension first jumps over runs of short periods already found, then
+// compares symbols directly, up to direct_per_symbol * n symbols in all,
+// and only past that builds the Lce structure (memory: ~40 bytes per
+// symbol; 0 builds it at the first long extension).
+std::vector<Run> maximal_runs(const std::vector<int32_t>& s, uint64_t direct_per_symbol = 16);
 
 // A folded string. An item is a symbol (>= 0) or a loop (-1 - loop index).
 using Item = int64_t;
