@@ -227,8 +227,10 @@ struct FoldState {
 
   // Places tried per run where phase_cost decides (each scans one iteration).
   static constexpr uint32_t kMaxShifts = 255;
-  // Choice::kShortest: rotations of a run's body tried as loop bodies, per run.
+  // Choice::kShortest: rotations of a run's body tried as loop bodies, per
+  // run: the first kRotations, and their symbols at most kRotationSymbols.
   static constexpr uint32_t kRotations = 32;
+  static constexpr uint32_t kRotationSymbols = 8192;
 
   uint64_t weight(Item it) const { return is_loop(it) ? loop_length[loop_index(it)] : 1; }
   uint64_t length(const std::vector<Item>& items) const {
@@ -325,24 +327,29 @@ struct FoldState {
   };
 
   // With a phase_cost: the cheapest shifts that fold all whole periods (as
-  // Choice::kLongestFirst). Without: the first kRotations rotations, and
-  // those where another run starts or ends (edges: all runs' starts and
-  // ends, sorted), up to kMaxShifts + 1: a body folds shortest where it
-  // does not cut an inner loop, so a loop may start mid-pattern where an
-  // inner loop starts ("1 ( 2 2 2 3 )^5" rather than "( 1 2 2 2 )^5 3").
+  // Choice::kLongestFirst). Without: rotation 0, those where another run of
+  // the pass starts or ends (edges: all runs' starts and ends, sorted), then
+  // the first kRotations, as many as kRotationSymbols / period allows (at
+  // least one): a body folds shortest where it does not cut an inner loop,
+  // so a loop may start mid-pattern where an inner loop starts
+  // ("1 ( 2 2 2 3 )^5" rather than "( 1 2 2 2 )^5 3"), and each rotation
+  // tried is a body folded (and kept) once.
   Span span_of(const Run& r, const std::vector<uint32_t>& edges, const std::vector<Item>& cur,
                const std::vector<uint64_t>& origin) {
     Span sp{r, {}, {}, {}, {}};
     if (phase_cost) {
       sp.rotations = cheapest_shifts(r, origin, true);
     } else {
-      for (uint32_t k = 0; k < std::min(r.period, kRotations); ++k) sp.rotations.push_back(k);
+      const size_t most = std::max<size_t>(1, kRotationSymbols / r.period);
+      std::vector<uint32_t> wanted{0};
       for (auto x = std::lower_bound(edges.begin(), edges.end(), r.start);
-           x != edges.end() && *x <= r.end && sp.rotations.size() <= kMaxShifts; ++x)
-        sp.rotations.push_back((*x - r.start) % r.period);
+           x != edges.end() && *x <= r.end && wanted.size() < most; ++x)
+        wanted.push_back((*x - r.start) % r.period);
+      for (uint32_t k = 1; k < std::min(r.period, kRotations) && wanted.size() < most; ++k) wanted.push_back(k);
+      for (uint32_t k : wanted)
+        if (r.start + k + 2 * r.period <= r.end) sp.rotations.push_back(k);
       std::sort(sp.rotations.begin(), sp.rotations.end());
       sp.rotations.erase(std::unique(sp.rotations.begin(), sp.rotations.end()), sp.rotations.end());
-      while (!sp.rotations.empty() && r.start + sp.rotations.back() + 2 * r.period > r.end) sp.rotations.pop_back();
     }
     for (uint32_t k : sp.rotations) sp.body.push_back(body_length(Placement{r.start + k, r.period, 2}, cur, origin));
     sp.tail.resize(r.end - r.start - 2 * r.period + 1);
