@@ -1,5 +1,6 @@
 // Maximal runs by period sampling, and the greedy fold (MISSION.md §3).
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <set>
@@ -48,11 +49,16 @@ std::vector<Run> maximal_runs_direct(const std::vector<int32_t>& s) {
 // samples compare two inner loops in phase; an LCE query reads the rank and
 // range-minimum tables at random places (at 10^7 symbols, several cache
 // misses in hundreds of MB), a jump reads one cover entry per position.
+//
+// Sym: the narrowest type that holds the symbols (sym: s in it), so that
+// the samples of long periods, two reads far apart each, stay in the
+// caches longer (10^7 symbols of one byte: 10 MB).
+template <typename Sym>
 class RunFinder {
  public:
-  RunFinder(const std::vector<int32_t>& s, uint64_t direct_per_symbol)
-      : s_(s), n_(static_cast<uint32_t>(s.size())), direct_per_symbol_(direct_per_symbol), factor_(n_ / 2 + 1, 0),
-        cover_(n_, kNone) {
+  RunFinder(const std::vector<int32_t>& s, const Sym* sym, uint64_t direct_per_symbol)
+      : s32_(s), s_(sym), n_(static_cast<uint32_t>(s.size())), direct_per_symbol_(direct_per_symbol),
+        factor_(n_ / 2 + 1, 0), cover_(n_, kNone) {
     for (uint32_t p = 2; p <= n_ / 2; ++p)
       if (!factor_[p])
         for (uint64_t q = p; q <= n_ / 2; q += p)
@@ -189,9 +195,10 @@ class RunFinder {
     const uint64_t budget = direct_per_symbol_ > ~0ull / n_ ? ~0ull : direct_per_symbol_ * n_;
     return direct_ < budget ? budget - direct_ : 0;
   }
-  void build_lce() const { lce_ = std::make_unique<Lce>(s_); }
+  void build_lce() const { lce_ = std::make_unique<Lce>(s32_); }
 
-  const std::vector<int32_t>& s_;
+  const std::vector<int32_t>& s32_;
+  const Sym* const s_;
   const uint32_t n_;
   const uint64_t direct_per_symbol_;
   mutable std::unique_ptr<Lce> lce_;
@@ -201,12 +208,21 @@ class RunFinder {
   std::vector<Run> runs_;
 };
 
+template <typename Sym>
+std::vector<Run> find_narrow(const std::vector<int32_t>& s, uint64_t direct_per_symbol) {
+  const std::vector<Sym> narrow(s.begin(), s.end());
+  return RunFinder<Sym>(s, narrow.data(), direct_per_symbol).find();
+}
+
 }  // namespace
 
 std::vector<Run> maximal_runs(const std::vector<int32_t>& s, uint64_t direct_per_symbol) {
   if (s.size() < 2) return {};
   if (s.size() < kDirectRuns) return maximal_runs_direct(s);
-  return RunFinder(s, direct_per_symbol).find();
+  const int32_t top = *std::max_element(s.begin(), s.end());
+  if (top <= UINT8_MAX) return find_narrow<uint8_t>(s, direct_per_symbol);
+  if (top <= UINT16_MAX) return find_narrow<uint16_t>(s, direct_per_symbol);
+  return RunFinder<int32_t>(s, s.data(), direct_per_symbol).find();
 }
 
 namespace {

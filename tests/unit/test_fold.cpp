@@ -162,6 +162,9 @@ TEST(MaximalRuns, MatchExhaustiveSearch) {
         s[rng() % s.size()] = 9;
       }
     }
+    // Symbols held in one byte, two, or four.
+    if (trial % 5 >= 3)
+      for (int32_t& c : s) c += trial % 5 == 3 ? 300 : 70000;
     uint32_t n = static_cast<uint32_t>(s.size());
     // brute force: every maximal interval with period p, length >= 2p, primitive root
     std::set<std::tuple<uint32_t, uint32_t, uint32_t>> want;
