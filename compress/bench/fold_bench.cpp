@@ -79,8 +79,14 @@ int main(int argc, char** argv) {
   getrusage(RUSAGE_SELF, &after);
   // peak: the whole process (libraries, the input itself); own: what the
   // method added on top of the process as it was before it ran.
-  std::printf("n=%zu method=%s seconds=%.3f peak_bytes_per_symbol=%.1f own_bytes_per_symbol=%.1f result=%llu\n", n,
-              method, secs, static_cast<double>(after.ru_maxrss) * 1024.0 / static_cast<double>(n),
+  auto cpu = [](const rusage& u) {
+    return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+           static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+  };
+  // cpu_seconds: user + system time of the run (on a shared host, what the
+  // run itself took, without the waits for a core).
+  std::printf("n=%zu method=%s seconds=%.3f cpu_seconds=%.3f peak_bytes_per_symbol=%.1f own_bytes_per_symbol=%.1f result=%llu\n", n,
+              method, secs, cpu(after) - cpu(before), static_cast<double>(after.ru_maxrss) * 1024.0 / static_cast<double>(n),
               static_cast<double>(after.ru_maxrss - before.ru_maxrss) * 1024.0 / static_cast<double>(n),
               static_cast<unsigned long long>(len));
   return 0;

@@ -3,7 +3,8 @@
 # LU-like inputs of each size, by each method, REPS runs taken in turn
 # (round r runs every size and method once, so that the host's drift falls
 # on all alike); per size and method the min, median and max seconds, peak
-# memory per symbol (the largest of the runs) and the folded length.
+# memory per symbol (the largest of the runs), the median CPU seconds (user
+# + system: on a shared host, the run's own work) and the folded length.
 #   compress/bench/run.sh BUILD_DIR [REPS]
 # SIZES (default "100000 1000000 10000000 100000000") and METHODS (default
 # "shortest"; also longest-first, the choice rule used until 2026-11-25,
@@ -15,21 +16,22 @@ methods=${METHODS:-shortest}
 naive_max=${NAIVE_MAX:-100000}
 bench=$build/bench/fold_bench
 [ -x "$bench" ] || { echo "$0: $bench: not built (cmake --build $build --target fold_bench)" >&2; exit 2; }
-declare -A times mem result
-field() { sed "s/.*$1=\([0-9.]*\).*/\1/" <<< "$2"; }
+declare -A times cpus mem result
+field() { sed "s/.* $1=\([0-9.]*\).*/\1/" <<< " $2"; }
 for ((r = 0; r < reps; ++r)); do
   for n in $sizes; do
     for method in $methods; do
       [ "$method" = naive ] && [ "$n" -gt "$naive_max" ] && continue
       out=$("$bench" "$n" "$method")
       times[$n/$method]+="$(field seconds "$out") "
+      cpus[$n/$method]+="$(field cpu_seconds "$out") "
       b=$(field peak_bytes_per_symbol "$out")
       mem[$n/$method]=$(awk -v a="${mem[$n/$method]:-0}" -v b="$b" 'BEGIN {print (b > a ? b : a)}')
       result[$n/$method]=$(field result "$out")
     done
   done
 done
-printf '%-10s %-14s %9s %9s %9s %11s %12s\n' n method "min s" "median s" "max s" "peak B/sym" "folded len"
+printf '%-10s %-14s %9s %9s %9s %9s %11s %12s\n' n method "min s" "median s" "max s" "cpu med s" "peak B/sym" "folded len"
 for n in $sizes; do
   for method in $methods; do
     if [ -z "${times[$n/$method]:-}" ]; then
@@ -37,8 +39,10 @@ for n in $sizes; do
       continue
     fi
     sorted=($(printf '%s\n' ${times[$n/$method]} | sort -g))
+    cpu=($(printf '%s\n' ${cpus[$n/$method]} | sort -g))
     k=${#sorted[@]}
-    printf '%-10s %-14s %9s %9s %9s %11s %12s\n' "$n" "$method" "${sorted[0]}" "${sorted[$(( (k - 1) / 2 ))]}" \
-      "${sorted[$((k - 1))]}" "${mem[$n/$method]}" "$([ "$method" = naive ] && echo - || echo "${result[$n/$method]}")"
+    printf '%-10s %-14s %9s %9s %9s %9s %11s %12s\n' "$n" "$method" "${sorted[0]}" "${sorted[$(( (k - 1) / 2 ))]}" \
+      "${sorted[$((k - 1))]}" "${cpu[$(( (k - 1) / 2 ))]}" "${mem[$n/$method]}" \
+      "$([ "$method" = naive ] && echo - || echo "${result[$n/$method]}")"
   done
 done
