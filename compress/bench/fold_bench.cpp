@@ -34,7 +34,7 @@ static std::vector<int32_t> lu_like(size_t n) {
 }
 
 // The O(n^2) baseline: every maximal run found by scanning each period over
-// the whole string, then the same greedy choice and fold as ours.
+// the whole string (the repeats only: no choice, no fold).
 static size_t naive_runs(const std::vector<int32_t>& s) {
   size_t n = s.size(), found = 0;
   for (size_t p = 1; p <= n / 2; ++p) {

@@ -1,4 +1,4 @@
-// Maximal runs by period sampling, and the greedy fold (MISSION.md §3).
+// Maximal runs by period sampling, and the choice of loops (MISSION.md §3).
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -116,20 +116,27 @@ class RunFinder {
       if (cover_[x] == kNone) cover_[x] = id;
   }
 
-  // The run that lets x and y jump together (x < y): both in runs of one
+  // How far x and y (x < y) agree for sure when both lie in runs of one
   // period, with a period's worth of room, agreeing on it (dir = +1: the
-  // symbols from x and y on; -1: those up to them). Returns how far they
-  // agree for sure, 0 if no jump.
-  uint32_t jump(uint32_t x, uint32_t y, int dir) const {
-    if (cover_[x] == kNone || cover_[y] == kNone) return 0;
+  // symbols from x and y on; -1: those up to them): to the nearer run's end
+  // (step; 0: no such runs). Where one run ends before the other, the
+  // extension ends there (exact): the run that ends breaks its period, the
+  // other keeps it, and the two agreed on the last period before.
+  struct Jump {
+    uint32_t step;
+    bool exact;
+  };
+  Jump jump(uint32_t x, uint32_t y, int dir) const {
+    if (cover_[x] == kNone || cover_[y] == kNone) return {0, false};
     const Run& a = runs_[cover_[x]];
     const Run& b = runs_[cover_[y]];
-    if (a.period != b.period) return 0;
-    const uint32_t room = dir > 0 ? std::min(a.end - x, b.end - y) : std::min(x - a.start, y - b.start) + 1;
-    if (room < a.period) return 0;
+    if (a.period != b.period) return {0, false};
+    const uint32_t room_x = dir > 0 ? a.end - x : x - a.start + 1, room_y = dir > 0 ? b.end - y : y - b.start + 1;
+    const uint32_t room = std::min(room_x, room_y);
+    if (room < a.period) return {0, false};
     for (uint32_t k = 0; k < a.period; ++k)
-      if (dir > 0 ? s_[x + k] != s_[y + k] : s_[x - k] != s_[y - k]) return 0;
-    return room;
+      if (dir > 0 ? s_[x + k] != s_[y + k] : s_[x - k] != s_[y - k]) return {0, false};
+    return {room, room_x != room_y};
   }
 
   // Length of the longest common prefix of s[i..] and s[j..], i < j.
@@ -140,9 +147,10 @@ class RunFinder {
       uint32_t m = 0;
       while (m < limit && s_[i + k + m] == s_[j + k + m]) ++m;
       if (m < kScan) return k + m;
-      const uint32_t step = jump(i + k, j + k, +1);
-      if (step == 0) return k + lce_forward(i + k, j + k);
-      k += step;
+      const Jump jp = jump(i + k, j + k, +1);
+      if (jp.step == 0) return k + lce_forward(i + k, j + k);
+      k += jp.step;
+      if (jp.exact) return k;
     }
   }
 
@@ -154,9 +162,10 @@ class RunFinder {
       uint32_t m = 0;
       while (m < limit && s_[i - k - m] == s_[j - k - m]) ++m;
       if (m < kScan) return k + m;
-      const uint32_t step = jump(i - k, j - k, -1);
-      if (step == 0) return k + lce_backward(i - k, j - k);
-      k += step;
+      const Jump jp = jump(i - k, j - k, -1);
+      if (jp.step == 0) return k + lce_backward(i - k, j - k);
+      k += jp.step;
+      if (jp.exact) return k;
     }
   }
 
