@@ -77,15 +77,24 @@ class RunFinder {
   static constexpr uint32_t kJumpPeriod = 64;
   // Symbols compared directly before a jump or an LCE query.
   static constexpr uint32_t kScan = 8;
+  // Samples prefetched ahead, for periods beyond a cache line.
+  static constexpr uint32_t kAhead = 8;
 
   // The runs of period p: any run of period p holds two sampled positions
   // q, q + p (multiples of p).
   void scan(uint32_t p) {
+    // Strides past a cache line are not prefetched by the hardware: ask for
+    // the symbol kAhead samples on, and for the cover entries an extension
+    // will read while it compares its first symbols.
+    const bool far = p * sizeof(Sym) >= 64;
     for (uint32_t q = 0; q + p < n_;) {
+      if (far && q + (kAhead + 1) * uint64_t{p} < n_) __builtin_prefetch(&s_[q + (kAhead + 1) * p]);
       if (s_[q] != s_[q + p]) {
         q += p;
         continue;
       }
+      __builtin_prefetch(&cover_[q]);
+      __builtin_prefetch(&cover_[q + p]);
       const uint32_t f = forward(q, q + p);
       const uint32_t b = q > 0 ? backward(q - 1, q + p - 1) : 0;
       const uint32_t start = q - b, end = q + p + f;
