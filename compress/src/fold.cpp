@@ -298,21 +298,21 @@ struct FoldState {
     return str;
   }
 
-  // Where run r folds all its whole periods: the shifts from r.start that
-  // phase_cost scores lowest (up to kMaxShifts + 1 places; all of them, or
-  // the leftmost only, without a phase_cost).
-  std::vector<uint32_t> cheapest_shifts(const Run& r, const std::vector<uint64_t>& origin, bool all) const {
+  // Where run r folds all its whole periods: of the shifts from r.start
+  // that are usable, those that phase_cost scores lowest (trying up to
+  // kMaxShifts + 1, the first that costs nothing ends the search), in
+  // increasing order; without a phase_cost, or where the run has no spare
+  // symbols, shift 0 if it is usable.
+  std::vector<uint32_t> cheapest_shifts(const Run& r, const std::vector<uint64_t>& origin,
+                                        const std::function<bool(uint32_t)>& usable) const {
     const uint32_t count = (r.end - r.start) / r.period, spare = (r.end - r.start) % r.period;
-    if (!phase_cost || spare == 0) {
-      std::vector<uint32_t> shifts(all ? spare + 1 : 1);
-      for (uint32_t k = 0; k < shifts.size(); ++k) shifts[k] = k;
-      return shifts;
-    }
+    const uint32_t last = phase_cost ? std::min(spare, kMaxShifts) : 0;
     std::vector<uint32_t> best;
     uint64_t best_cost = ~0ull;
-    for (uint32_t shift = 0; shift <= std::min(spare, kMaxShifts) && best_cost > 0; ++shift) {
+    for (uint32_t shift = 0; shift <= last && best_cost > 0; ++shift) {
+      if (!usable(shift)) continue;
       const uint32_t middle = r.start + shift + count / 2 * r.period;
-      const uint64_t cost = phase_cost(origin[middle], origin[middle + r.period] - origin[middle]);
+      const uint64_t cost = last > 0 ? phase_cost(origin[middle], origin[middle + r.period] - origin[middle]) : 0;
       if (cost < best_cost) best.clear(), best_cost = cost;
       if (cost == best_cost) best.push_back(shift);
     }
@@ -337,13 +337,12 @@ struct FoldState {
     std::vector<Placement> keep;
     for (const Run& r : runs) {
       const uint32_t count = (r.end - r.start) / r.period;
-      for (uint32_t shift : cheapest_shifts(r, origin, false)) {
-        const Placement pl{r.start + shift, r.period, count};
-        if (!is_free(pl.start, pl.end())) continue;
-        chosen.insert({pl.start, pl.end()});
-        keep.push_back(pl);
-        break;
-      }
+      const auto free_at = [&](uint32_t shift) { return is_free(r.start + shift, r.start + shift + count * r.period); };
+      const std::vector<uint32_t> shifts = cheapest_shifts(r, origin, free_at);
+      if (shifts.empty()) continue;
+      const Placement pl{r.start + shifts.front(), r.period, count};
+      chosen.insert({pl.start, pl.end()});
+      keep.push_back(pl);
     }
     std::sort(keep.begin(), keep.end(), [](const Placement& a, const Placement& b) { return a.start < b.start; });
     return keep;
@@ -372,7 +371,7 @@ struct FoldState {
                const std::vector<uint64_t>& origin) {
     Span sp{r, {}, {}, {}, {}};
     if (phase_cost) {
-      sp.rotations = cheapest_shifts(r, origin, true);
+      sp.rotations = cheapest_shifts(r, origin, [](uint32_t) { return true; });
     } else {
       const size_t most = std::max<size_t>(1, kRotationSymbols / r.period);
       std::vector<uint32_t> wanted{0};
