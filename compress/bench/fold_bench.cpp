@@ -4,7 +4,9 @@
 // process's). The input is LU-like: an outer loop whose body holds a 7-symbol
 // inner body repeated 249 times plus 10 other calls, with 0.1 % of the
 // symbols replaced by noise.
-//   usage: fold_bench N [greedy|naive]
+//   usage: fold_bench N [shortest|longest-first|naive]
+// shortest: fold() as skelgen folds (Choice::kShortest); longest-first: the
+// choice rule used until 2026-11-25 (Choice::kLongestFirst).
 #include <sys/resource.h>
 
 #include <chrono>
@@ -32,7 +34,7 @@ static std::vector<int32_t> lu_like(size_t n) {
 }
 
 // The O(n^2) baseline: every maximal run found by scanning each period over
-// the whole string, then the same greedy choice and fold as ours.
+// the whole string (the repeats only: no choice, no fold).
 static size_t naive_runs(const std::vector<int32_t>& s) {
   size_t n = s.size(), found = 0;
   for (size_t p = 1; p <= n / 2; ++p) {
@@ -47,11 +49,16 @@ static size_t naive_runs(const std::vector<int32_t>& s) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s N [greedy|naive]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s N [shortest|longest-first|naive]\n", argv[0]);
     return 2;
   }
   size_t n = std::strtoull(argv[1], nullptr, 10);
-  bool naive = argc > 2 && std::strcmp(argv[2], "naive") == 0;
+  const char* method = argc > 2 ? argv[2] : "shortest";
+  const bool naive = std::strcmp(method, "naive") == 0;
+  if (!naive && std::strcmp(method, "shortest") != 0 && std::strcmp(method, "longest-first") != 0) {
+    std::fprintf(stderr, "%s: unknown method %s\n", argv[0], method);
+    return 2;
+  }
   std::vector<int32_t> s = lu_like(n);
   rusage before{};
   getrusage(RUSAGE_SELF, &before);
@@ -60,7 +67,7 @@ int main(int argc, char** argv) {
   if (naive) {
     len = naive_runs(s);
   } else {
-    Folded f = fold(s);
+    Folded f = fold(s, {}, {}, std::strcmp(method, "shortest") == 0 ? Choice::kShortest : Choice::kLongestFirst);
     len = folded_length(f);
     if (n <= 1000000 && expand(f) != s) {
       std::fprintf(stderr, "fold_bench: expand(fold(s)) != s\n");
@@ -72,8 +79,14 @@ int main(int argc, char** argv) {
   getrusage(RUSAGE_SELF, &after);
   // peak: the whole process (libraries, the input itself); own: what the
   // method added on top of the process as it was before it ran.
-  std::printf("n=%zu method=%s seconds=%.3f peak_bytes_per_symbol=%.1f own_bytes_per_symbol=%.1f result=%llu\n", n,
-              naive ? "naive" : "greedy", secs, static_cast<double>(after.ru_maxrss) * 1024.0 / static_cast<double>(n),
+  auto cpu = [](const rusage& u) {
+    return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+           static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+  };
+  // cpu_seconds: user + system time of the run (on a shared host, what the
+  // run itself took, without the waits for a core).
+  std::printf("n=%zu method=%s seconds=%.3f cpu_seconds=%.3f peak_bytes_per_symbol=%.1f own_bytes_per_symbol=%.1f result=%llu\n", n,
+              method, secs, cpu(after) - cpu(before), static_cast<double>(after.ru_maxrss) * 1024.0 / static_cast<double>(n),
               static_cast<double>(after.ru_maxrss - before.ru_maxrss) * 1024.0 / static_cast<double>(n),
               static_cast<unsigned long long>(len));
   return 0;

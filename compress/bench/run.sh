@@ -1,32 +1,48 @@
 #!/bin/bash
-# Fold benchmark (figures recorded in docs/performance.md): our O(n log n)
-# fold and the O(n^2) baseline on the same LU-like inputs, REPS runs each,
-# min and median seconds, peak memory per symbol. The baseline is skipped
-# above NAIVE_MAX symbols (default 100000: it grows as n^2).
+# Fold benchmark (figures recorded in docs/performance.md): the fold on
+# LU-like inputs of each size, by each method, REPS runs taken in turn
+# (round r runs every size and method once, so that the host's drift falls
+# on all alike); per size and method the min, median and max seconds, peak
+# memory per symbol (the largest of the runs), the median CPU seconds (user
+# + system: on a shared host, the run's own work) and the folded length.
 #   compress/bench/run.sh BUILD_DIR [REPS]
+# SIZES (default "100000 1000000 10000000 100000000") and METHODS (default
+# "shortest"; also longest-first, the choice rule used until 2026-11-25,
+# and naive, the O(n^2) repeat finder, skipped above NAIVE_MAX = 100000).
 set -euo pipefail
 build=$1 reps=${2:-3}
+sizes=${SIZES:-"100000 1000000 10000000 100000000"}
+methods=${METHODS:-shortest}
 naive_max=${NAIVE_MAX:-100000}
 bench=$build/bench/fold_bench
-printf '%-10s %-7s %10s %10s %12s %12s %12s\n' n method "min s" "median s" "peak B/sym" "own B/sym" "folded len"
-for n in 10000 100000 324355 1000000 10000000; do
-  for method in greedy naive; do
-    if [ $method = naive ] && [ "$n" -gt "$naive_max" ]; then
-      printf '%-10s %-7s %10s\n' "$n" naive "skipped (O(n^2))"
+[ -x "$bench" ] || { echo "$0: $bench: not built (cmake --build $build --target fold_bench)" >&2; exit 2; }
+declare -A times cpus mem result
+field() { sed "s/.* $1=\([0-9.]*\).*/\1/" <<< " $2"; }
+for ((r = 0; r < reps; ++r)); do
+  for n in $sizes; do
+    for method in $methods; do
+      [ "$method" = naive ] && [ "$n" -gt "$naive_max" ] && continue
+      out=$("$bench" "$n" "$method")
+      times[$n/$method]+="$(field seconds "$out") "
+      cpus[$n/$method]+="$(field cpu_seconds "$out") "
+      b=$(field peak_bytes_per_symbol "$out")
+      mem[$n/$method]=$(awk -v a="${mem[$n/$method]:-0}" -v b="$b" 'BEGIN {print (b > a ? b : a)}')
+      result[$n/$method]=$(field result "$out")
+    done
+  done
+done
+printf '%-10s %-14s %9s %9s %9s %9s %11s %12s\n' n method "min s" "median s" "max s" "cpu med s" "peak B/sym" "folded len"
+for n in $sizes; do
+  for method in $methods; do
+    if [ -z "${times[$n/$method]:-}" ]; then
+      printf '%-10s %-14s %9s\n' "$n" "$method" "skipped (O(n^2))"
       continue
     fi
-    times=() mem=0 own=0 result=
-    for ((r = 0; r < reps; ++r)); do
-      out=$("$bench" "$n" "$method")
-      times+=("$(sed 's/.*seconds=\([0-9.]*\).*/\1/' <<< "$out")")
-      b=$(sed 's/.*peak_bytes_per_symbol=\([0-9.]*\).*/\1/' <<< "$out")
-      o=$(sed 's/.*own_bytes_per_symbol=\([0-9.]*\).*/\1/' <<< "$out")
-      own=$(awk -v a="$own" -v b="$o" 'BEGIN {print (b > a ? b : a)}')
-      result=$(sed 's/.*result=\([0-9]*\).*/\1/' <<< "$out")
-      mem=$(awk -v a="$mem" -v b="$b" 'BEGIN {print (b > a ? b : a)}')
-    done
-    sorted=($(printf '%s\n' "${times[@]}" | sort -g))
-    printf '%-10s %-7s %10s %10s %12s %12s %12s\n' "$n" "$method" "${sorted[0]}" "${sorted[$(( (reps - 1) / 2 ))]}" \
-      "$mem" "$own" "$([ $method = greedy ] && echo "$result" || echo "-")"
+    sorted=($(printf '%s\n' ${times[$n/$method]} | sort -g))
+    cpu=($(printf '%s\n' ${cpus[$n/$method]} | sort -g))
+    k=${#sorted[@]}
+    printf '%-10s %-14s %9s %9s %9s %9s %11s %12s\n' "$n" "$method" "${sorted[0]}" "${sorted[$(( (k - 1) / 2 ))]}" \
+      "${sorted[$((k - 1))]}" "${cpu[$(( (k - 1) / 2 ))]}" "${mem[$n/$method]}" \
+      "$([ "$method" = naive ] && echo - || echo "${result[$n/$method]}")"
   done
 done

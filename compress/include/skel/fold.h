@@ -3,10 +3,10 @@
 // A trace is a string over an integer alphabet; loops are tandem repeats.
 // fold() finds all maximal primitive tandem repeats in O(n log n) with a
 // suffix array, LCP array and O(1) range-minimum queries (longest common
-// extensions forward and backward), keeps the longest first (leftmost on
-// ties) that overlap none already kept, folds each into (body)^count, and
-// repeats on the shorter string until no repeat is left. Bodies are folded
-// the same way, so nested loops come out naturally.
+// extensions forward and backward), chooses among the loops they offer the
+// non-overlapping set that leaves the string shortest (Choice), folds each
+// into (body)^count, and repeats on the shorter string until no repeat is
+// left. Bodies are folded the same way, so nested loops come out naturally.
 #pragma once
 
 #include <cstdint>
@@ -19,7 +19,8 @@ namespace skt::fold {
 // Suffix array of s (values 0..max_symbol) by SA-IS, O(n + max_symbol).
 std::vector<int32_t> suffix_array(const std::vector<int32_t>& s, int32_t max_symbol);
 
-// Longest common extensions of a string in O(1) after O(n) preparation.
+// Longest common extensions of a string in O(1) after O(n) preparation
+// (two suffix arrays, built by two threads from 2^16 symbols on).
 // forward(i, j): length of the longest common prefix of the suffixes at i, j.
 // backward(i, j): length of the longest common suffix of the prefixes ending
 // at i and j (inclusive). Memory: about 40 bytes per symbol.
@@ -44,8 +45,13 @@ class Lce {
 struct Run {
   uint32_t start, end, period;
 };
-// Every maximal primitive run, each once (with its smallest period).
-std::vector<Run> maximal_runs(const std::vector<int32_t>& s);
+// Every maximal primitive run, each once (with its smallest period), in
+// order of period, then start. Periods are sampled (O(n log n) samples);
+// an extension first jumps over runs of short periods already found, then
+// compares symbols directly, up to direct_per_symbol * n symbols in all,
+// and only past that builds the Lce structure (memory: ~40 bytes per
+// symbol; 0 builds it at the first long extension).
+std::vector<Run> maximal_runs(const std::vector<int32_t>& s, uint64_t direct_per_symbol = 16);
 
 // A folded string. An item is a symbol (>= 0) or a loop (-1 - loop index).
 using Item = int64_t;
@@ -67,14 +73,21 @@ inline Item loop_item(size_t index) { return -1 - static_cast<Item>(index); }
 // "1 2 3 1 2 3 1 2", "( 1 2 3 )^2 1 2" or "1 ( 2 3 1 )^2 2" or
 // "1 2 ( 3 1 2 )^2"). phase_cost(first, length) scores the loop's middle
 // iteration, [first, first + length) in positions of the string fold() was
-// given; the cheapest place wins, the leftmost on ties, and without a
-// phase_cost the leftmost. (compress: the messages whose send and receive
+// given; only the cheapest places are offered, and among them the choice
+// rule decides (the leftmost where they fold alike). Without a phase_cost
+// every place is offered. (compress: the messages whose send and receive
 // would fall in different iterations, which a cut loop cannot keep.)
 using PhaseCost = std::function<uint64_t(uint64_t first, uint64_t length)>;
 
+// How each pass chooses among the repeats it found (docs/compress.md).
+enum class Choice : uint8_t {
+  kShortest,     // the non-overlapping loops that leave the pass's string shortest
+  kLongestFirst, // longest repeat first, leftmost on ties (until 2026-11-25; for comparison)
+};
+
 // progress(pass, symbols left) is called after each pass on long inputs.
 Folded fold(const std::vector<int32_t>& s, const std::function<void(int, size_t)>& progress = {},
-            const PhaseCost& phase_cost = {});
+            const PhaseCost& phase_cost = {}, Choice choice = Choice::kShortest);
 std::vector<int32_t> expand(const Folded& f);
 // Symbols written, brackets and exponents not counted.
 uint64_t folded_length(const Folded& f);
