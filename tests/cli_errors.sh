@@ -151,14 +151,14 @@ if [ -n "${MERGED_TRACE:-}" ]; then
     printf '#!/bin/sh\nexit 3\n' > "$work/failing-launcher" && chmod +x "$work/failing-launcher"
     printf '#!/bin/sh\necho "no result here"\n' > "$work/silent-launcher" && chmod +x "$work/silent-launcher"
     printf '#!/bin/sh\nsleep 30\n' > "$work/hanging-launcher" && chmod +x "$work/hanging-launcher"
-    expect_error "run 1 on local '.*failing-launcher -n {np}' failed (exit 3): no output" "$skelgen" predict "$work/skel.mpich" --launcher "$work/failing-launcher -n {np}"
+    expect_error "warm-up run on local '.*failing-launcher -n {np}' failed (exit 3): no output" "$skelgen" predict "$work/skel.mpich" --launcher "$work/failing-launcher -n {np}"
     expect_error "printed no result: no result here" "$skelgen" predict "$work/skel.mpich" --launcher "$work/silent-launcher -n {np}"
     expect_error "did not finish in 1 s (killed)" "$skelgen" predict "$work/skel.mpich" --launcher "$work/hanging-launcher" --timeout 1
     expect_error "has no {hostfile} to put it in" "$skelgen" predict "$work/skel.mpich" --launcher "mpiexec.mpich -n {np}" --hostfile "$work/inventory.txt"
     expect_error "no-such-hosts: hostfile not readable" "$skelgen" predict "$work/skel.mpich" --hostfile "$work/no-such-hosts"
     printf '[good]\nlauncher = mpiexec.mpich -n {np}\n[bad]\nlauncher = %s -n {np}\n' "$work/failing-launcher" > "$work/candidates.ini"
     # (the skeleton named relative to the current directory: launchers get an absolute path)
-    expect_error "skelgen place: bad: run 1 on bad failed (exit 3)" sh -c 'cd "$1" && "$2" place skel.mpich --candidates candidates.ini -r 1' sh "$work" "$(realpath "$skelgen")"
+    expect_error "skelgen place: bad: warm-up run on bad failed (exit 3)" sh -c 'cd "$1" && "$2" place skel.mpich --candidates candidates.ini -r 1' sh "$work" "$(realpath "$skelgen")"
     [ "$(grep -c '^1 *good ' "$work/out")" = 1 ] || { echo "FAIL: the good candidate is not ranked: $(cat "$work/out")"; fail=1; }
     expect_error "--confirm is for --inventory" "$skelgen" place "$work/skel.mpich" --candidates "$work/candidates.ini" --confirm
     expect_error "--confirm runs the skeleton: give SKELETON" "$skelgen" place --inventory "$work/inventory.txt" --np 2 --comm-share 0.5 --confirm
