@@ -18,7 +18,9 @@ ompi=(mpirun.openmpi --allow-run-as-root --oversubscribe)
 # name  flavor  launcher...  --  program args
 programs=(
   "amr-openmpi-4|openmpi|${ompi[*]} -n 4|$build/tests/apps-openmpi/amr 300 20000"
+  "amr-flat-openmpi-4|openmpi|${ompi[*]} -n 4|$build/tests/apps-openmpi/amr 300 20000 1"
   "amr-mpich-2|mpich|mpiexec.mpich -n 2|$build/tests/apps-mpich/amr 300 20000"
+  "amr-flat-mpich-2|mpich|mpiexec.mpich -n 2|$build/tests/apps-mpich/amr 300 20000 1"
   "amr-openmpi-8|openmpi|${ompi[*]} -n 8|$build/tests/apps-openmpi/amr 200 10000"
 )
 median() { sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
