@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   double residual = 0;
   for (int it = 0; it < iters; ++it) {
     MPI_Request req[8];
+    MPI_Status st[8]; /* not MPI_STATUSES_IGNORE: gcc 12 takes it for an 8-element array of size 0 */
     for (int i = 0; i < n; ++i) {
       sendcol[i] = u[(i + 1) * w + 1];
       sendcol[n + i] = u[(i + 1) * w + n];
@@ -42,7 +43,7 @@ int main(int argc, char** argv) {
     MPI_Isend(&u[n * w + 1], n, MPI_DOUBLE, down, 0, grid, &req[5]);
     MPI_Isend(sendcol, n, MPI_DOUBLE, left, 3, grid, &req[6]);
     MPI_Isend(sendcol + n, n, MPI_DOUBLE, right, 2, grid, &req[7]);
-    MPI_Waitall(8, req, MPI_STATUSES_IGNORE);
+    MPI_Waitall(8, req, st);
     if (left != MPI_PROC_NULL)
       for (int i = 0; i < n; ++i) u[(i + 1) * w] = recvcol[i];
     if (right != MPI_PROC_NULL)
