@@ -370,10 +370,10 @@ int dump_folded(const std::string& path, const DumpOptions& opt) {
         for (const skt::CountRule& r : n.rules) {
           json per = json::array();
           for (size_t k = 0; k < r.kind.size(); ++k)
-            per.push_back(r.kind[k] == 0 ? json(nullptr)
-                          : r.kind[k] == 1 ? json{{"rule", "linear"}, {"a", r.a[k]}, {"b", r.b[k]}}
-                          : r.kind[k] >= 3
-                              ? json{{"rule", r.kind[k] == 3 ? "cycle" : "instance_cycle"},
+            per.push_back(r.kind[k] == skt::RuleKind::kNone ? json(nullptr)
+                          : r.kind[k] == skt::RuleKind::kLinear ? json{{"rule", "linear"}, {"a", r.a[k]}, {"b", r.b[k]}}
+                          : skt::cycles(r.kind[k])
+                              ? json{{"rule", r.kind[k] == skt::RuleKind::kCycle ? "cycle" : "instance_cycle"},
                                      {"values", std::vector<int64_t>(r.cycle.begin() + static_cast<long>(k * r.period),
                                                                      r.cycle.begin() + static_cast<long>((k + 1) * r.period))}}
                               : json{{"rule", "mean"}, {"mean", r.a[k]}, {"min", r.min[k]}, {"max", r.max[k]}});

@@ -882,7 +882,7 @@ std::set<int64_t> attempt(const MergedTrace& m, const std::vector<ListDesc>& bac
       }
       CountRule rule;
       rule.param = pm;
-      rule.kind.assign(P, 0);
+      rule.kind.assign(P, RuleKind::kNone);
       rule.a.assign(P, 0);
       rule.b.assign(P, 0);
       rule.min.assign(P, 0);
@@ -895,7 +895,7 @@ std::set<int64_t> attempt(const MergedTrace& m, const std::vector<ListDesc>& bac
         const CountAcc& c = b.counts[i][q][r];
         if (!c.n) continue;
         if (cyclic) {
-          rule.kind[r] = by == 0 ? 3 : 4;
+          rule.kind[r] = by == 0 ? RuleKind::kCycle : RuleKind::kInstanceCycle;
           const Periodic& pc = by == 0 ? c.by_k : c.by_instance;
           for (uint64_t k = 0; k < period; ++k) rule.cycle[r * period + k] = c.varies ? pc.seen.at(k) : c.first;
           rule.a[r] = c.sum / static_cast<double>(c.n);
@@ -903,7 +903,7 @@ std::set<int64_t> attempt(const MergedTrace& m, const std::vector<ListDesc>& bac
           rule.max[r] = c.max;
           continue;
         }
-        rule.kind[r] = c.linear ? 1 : 2;
+        rule.kind[r] = c.linear ? RuleKind::kLinear : RuleKind::kMean;
         rule.a[r] = c.linear ? static_cast<double>(c.first) : c.sum / static_cast<double>(c.n);
         rule.b[r] = c.linear ? static_cast<double>(c.step) : 0;
         rule.min[r] = c.min;

@@ -277,16 +277,16 @@ int64_t Checker::rule_value(const Actor& a, uint32_t n, Param pm, bool capacity)
   const CountRule& rule = *p_.nodes[n].rule(pm);
   const uint32_t r = a.rank;
   if (rule.is_cycle()) {
-    if (r >= rule.kind.size() || rule.kind[r] < 3) return 0;
+    if (r >= rule.kind.size() || !cycles(rule.kind[r])) return 0;
     return rule.cycle[r * rule.period + cycle_index(a, rule.by_instance(), rule.period)];
   }
   const double base = static_cast<double>(std::llround(r < rule.a.size() ? rule.a[r] : 0));
-  if (capacity && r < rule.kind.size() && rule.kind[r] == 2 && r < rule.max.size())
+  if (capacity && r < rule.kind.size() && rule.kind[r] == RuleKind::kMean && r < rule.max.size())
     return static_cast<int64_t>(std::ceil(rule.max[r]));
   bool linear = false;
-  for (uint32_t x : event(n).ranks) linear |= x < rule.kind.size() && rule.kind[x] == 1 && rule.b[x] != 0;
+  for (uint32_t x : event(n).ranks) linear |= x < rule.kind.size() && rule.kind[x] == RuleKind::kLinear && rule.b[x] != 0;
   if (!linear) return static_cast<int64_t>(base);
-  const double slope = r < rule.kind.size() && rule.kind[r] == 1 ? rule.b[r] : 0.0;
+  const double slope = r < rule.kind.size() && rule.kind[r] == RuleKind::kLinear ? rule.b[r] : 0.0;
   auto it = a.counter.find(n);
   const double i = it == a.counter.end() ? 0.0 : it->second;
   return static_cast<int64_t>(static_cast<int>(base + slope * i));

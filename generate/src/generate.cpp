@@ -244,7 +244,7 @@ std::string Emitter::cycle(uint32_t n, const CountRule& rule, const std::functio
   for (uint32_t r = 0; r < P_; ++r) {
     tables_ << "\n  {";
     for (uint64_t k = 0; k < rule.period; ++k)
-      tables_ << (k ? ", " : "") << (r < rule.kind.size() && rule.kind[r] >= 3 ? cell(r, rule.cycle[r * rule.period + k]) : "0");
+      tables_ << (k ? ", " : "") << (r < rule.kind.size() && cycles(rule.kind[r]) ? cell(r, rule.cycle[r * rule.period + k]) : "0");
     tables_ << "}" << (r + 1 < P_ ? "," : "");
   }
   tables_ << "\n};\n";
@@ -275,9 +275,9 @@ std::string Emitter::count(uint32_t n, Param pm, bool capacity) {
     std::vector<std::string> a, b;
     bool linear = false;
     for (uint32_t r : e.ranks) {
-      bool lin = r < rule.kind.size() && rule.kind[r] == 1;
+      bool lin = r < rule.kind.size() && rule.kind[r] == RuleKind::kLinear;
       linear |= lin && rule.b[r] != 0;
-      const bool wobbles = capacity && r < rule.kind.size() && rule.kind[r] == 2 && r < rule.max.size();
+      const bool wobbles = capacity && r < rule.kind.size() && rule.kind[r] == RuleKind::kMean && r < rule.max.size();
       a.push_back(std::to_string(wobbles ? static_cast<int64_t>(std::ceil(rule.max[r]))
                                          : std::llround(r < rule.a.size() ? rule.a[r] : 0)));
       b.push_back(lin ? exact(rule.b[r]) : "0");

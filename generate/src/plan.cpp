@@ -93,7 +93,7 @@ struct MessageEnd {
 std::vector<MessageEnd> message_ends(const FoldedProgram& p, uint32_t n, Param peer, Param tag, uint32_t r) {
   auto rule_of = [&](Param pm) -> const CountRule* {
     const CountRule* rule = p.nodes[n].rule(pm);
-    return rule && r < rule->kind.size() && rule->kind[r] ? rule : nullptr;  // nullptr: one value
+    return rule && r < rule->kind.size() && rule->kind[r] != RuleKind::kNone ? rule : nullptr;  // nullptr: one value
   };
   const CountRule *peer_rule = rule_of(peer), *tag_rule = rule_of(tag);
   const uint64_t peer_period = peer_rule && peer_rule->is_cycle() ? peer_rule->period : 1;

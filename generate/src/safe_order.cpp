@@ -21,10 +21,10 @@ bool is_point_to_point(uint32_t f) {
 // loop body are at the same j together).
 int64_t value_at(const FoldedProgram& p, uint32_t n, Param pm, uint32_t r, uint64_t j) {
   const CountRule* rule = p.nodes[n].rule(pm);
-  if (!rule || r >= rule->kind.size() || !rule->kind[r])
+  if (!rule || r >= rule->kind.size() || rule->kind[r] == RuleKind::kNone)
     return p.symbols.value(p.symbols.events[static_cast<size_t>(p.nodes[n].symbol)], pm, r);
   if (rule->is_cycle()) return rule->cycle[r * rule->period + j % rule->period];
-  return std::llround(rule->a[r] + (rule->kind[r] == 1 ? rule->b[r] * static_cast<double>(j) : 0.0));
+  return std::llround(rule->a[r] + (rule->kind[r] == RuleKind::kLinear ? rule->b[r] * static_cast<double>(j) : 0.0));
 }
 
 namespace {

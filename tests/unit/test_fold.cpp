@@ -572,8 +572,8 @@ TEST(Compress, CountsInABandFoldWithARuleAndOthersDoNot) {
   for (const auto& n : p.nodes)
     for (const auto& rule : n.rules)
       if (rule.param == skt::Param::count) {
-        if (rule.kind[0] == 1 && rule.a[0] == 1000 && rule.b[0] == 10) linear = true;
-        if (rule.kind[0] == 2 && rule.min[0] == 64 && rule.max[0] == 70) mean = true;
+        if (rule.kind[0] == skt::RuleKind::kLinear && rule.a[0] == 1000 && rule.b[0] == 10) linear = true;
+        if (rule.kind[0] == skt::RuleKind::kMean && rule.min[0] == 64 && rule.max[0] == 70) mean = true;
       }
   EXPECT_TRUE(linear);
   EXPECT_TRUE(mean);
@@ -587,7 +587,7 @@ TEST(Compress, CountsInABandFoldWithARuleAndOthersDoNot) {
   EXPECT_EQ(allreduces, 2u) << p0.to_string();
   for (const auto& n : p0.nodes)
     for (const auto& rule : n.rules)
-      for (uint8_t k : rule.kind) EXPECT_NE(k, 2) << "a mean with no band";
+      for (skt::RuleKind k : rule.kind) EXPECT_NE(k, skt::RuleKind::kMean) << "a mean with no band";
 }
 
 TEST(Compress, CountsFollowingTheIterationFoldFarBeyondTheBand) {
@@ -610,14 +610,14 @@ TEST(Compress, CountsFollowingTheIterationFoldFarBeyondTheBand) {
   bool linear = false;
   for (const auto& n : p.nodes)
     for (const auto& rule : n.rules)
-      if (rule.param == skt::Param::count && rule.kind[1] == 1 && rule.a[1] == 101 && rule.b[1] == 100) linear = true;
+      if (rule.param == skt::Param::count && rule.kind[1] == skt::RuleKind::kLinear && rule.a[1] == 101 && rule.b[1] == 100) linear = true;
   EXPECT_TRUE(linear) << "rank 1's counts 101, 201, ... as a + b*i";
   // The Reduce counts jump between 1, 1001, 2001, 3001: one symbol per band, never one loop over all 20.
   for (const auto& n : p.nodes)
     for (const auto& rule : n.rules)
       if (rule.param == skt::Param::count)
         for (size_t k = 0; k < rule.kind.size(); ++k)
-          if (rule.kind[k] == 2) EXPECT_LE(rule.max[k], rule.min[k] * 1.25 + 1) << "a mean over values outside the band";
+          if (rule.kind[k] == skt::RuleKind::kMean) EXPECT_LE(rule.max[k], rule.min[k] * 1.25 + 1) << "a mean over values outside the band";
 }
 
 TEST(Compress, TagsFollowingTheIterationFoldExactlyOthersStay) {
@@ -654,9 +654,9 @@ TEST(Compress, TagsFollowingTheIterationFoldExactlyOthersStay) {
   for (const auto& n : p.nodes)
     for (const auto& ru : n.rules)
       if (ru.param == skt::Param::tag) {
-        if (ru.kind[0] == 1 && ru.a[0] == 5 && ru.b[0] == 2 && ru.a[1] == 5 && ru.b[1] == 2) rule = true;
-        if (ru.kind[0] == 3 && ru.kind[1] == 3 && ru.cycle == std::vector<int64_t>{7, 100, 7, 100}) cycle = true;
-        EXPECT_NE(ru.kind[0], 2) << "a mean tag";
+        if (ru.kind[0] == skt::RuleKind::kLinear && ru.a[0] == 5 && ru.b[0] == 2 && ru.a[1] == 5 && ru.b[1] == 2) rule = true;
+        if (ru.kind[0] == skt::RuleKind::kCycle && ru.kind[1] == skt::RuleKind::kCycle && ru.cycle == std::vector<int64_t>{7, 100, 7, 100}) cycle = true;
+        EXPECT_NE(ru.kind[0], skt::RuleKind::kMean) << "a mean tag";
       }
   EXPECT_TRUE(rule) << "tags 5, 7, 9, ... as 5 + 2*i";
   EXPECT_TRUE(cycle) << "tags 7, 100, 7, ... as a cycle of 2";
@@ -749,7 +749,7 @@ TEST(Compress, CycleRulesHoldTheSmallestPeriodABruteForceSearchFinds) {
       ASSERT_EQ(found.size(), 1u);
       EXPECT_EQ(found[0]->period, static_cast<uint64_t>(want_by_instance));
       for (uint32_t r = 0; r < 2; ++r) {
-        EXPECT_EQ(found[0]->kind[r], 4);
+        EXPECT_EQ(found[0]->kind[r], skt::RuleKind::kInstanceCycle);
         for (int64_t i = 0; i < want_by_instance; ++i)
           EXPECT_EQ(found[0]->cycle[r * want_by_instance + i], tags[r][i / iters][i % iters]) << "rank " << r;
       }
@@ -765,7 +765,7 @@ TEST(Compress, CycleRulesHoldTheSmallestPeriodABruteForceSearchFinds) {
     ASSERT_EQ(found.size(), 1u);
     EXPECT_EQ(found[0]->period, static_cast<uint64_t>(want));
     for (uint32_t r = 0; r < 2; ++r) {
-      EXPECT_EQ(found[0]->kind[r], 3);
+      EXPECT_EQ(found[0]->kind[r], skt::RuleKind::kCycle);
       for (int64_t k = 0; k < want; ++k) EXPECT_EQ(found[0]->cycle[r * want + k], tags[r][0][k]) << "rank " << r;
     }
     ++cycles_seen;
@@ -875,7 +875,7 @@ TEST(Compress, StageTagsThatWrapFoldWithACycle) {
         uint32_t f = p.symbols.identities.at(p.symbols.events.at(static_cast<size_t>(n.symbol)).identity).func;
         for (uint32_t r = 0; r < 2; ++r)
           for (int s = 0; s < kStages; ++s) {
-            EXPECT_EQ(ru.kind[r], 3);
+            EXPECT_EQ(ru.kind[r], skt::RuleKind::kCycle);
             EXPECT_EQ(ru.cycle[r * kStages + static_cast<uint32_t>(s)],
                       100 + stage_cell(f == skt::kFunc_MPI_Send ? r : 1 - r, s))
                 << "rank " << r << " stage " << s;
@@ -912,10 +912,10 @@ int64_t value_by_rules(const skt::FoldedProgram& p, const skt::FoldedNode& n, co
   int64_t got = p.symbols.value(e, pm, r);
   for (const auto& ru : n.rules) {
     if (ru.param != pm) continue;
-    if (ru.kind[r] == 1) got = std::llround(ru.a[r] + ru.b[r] * static_cast<double>(i));
-    else if (ru.kind[r] == 3) got = ru.cycle[r * ru.period + static_cast<uint64_t>(k) % ru.period];
-    else if (ru.kind[r] == 4) got = ru.cycle[r * ru.period + i % ru.period];
-    else ADD_FAILURE() << "a rule of kind " << int(ru.kind[r]) << " on " << skt::param_name(pm);
+    if (ru.kind[r] == skt::RuleKind::kLinear) got = std::llround(ru.a[r] + ru.b[r] * static_cast<double>(i));
+    else if (ru.kind[r] == skt::RuleKind::kCycle) got = ru.cycle[r * ru.period + static_cast<uint64_t>(k) % ru.period];
+    else if (ru.kind[r] == skt::RuleKind::kInstanceCycle) got = ru.cycle[r * ru.period + i % ru.period];
+    else ADD_FAILURE() << "a rule of kind " << static_cast<int>(ru.kind[r]) << " on " << skt::param_name(pm);
   }
   return got;
 }
@@ -989,7 +989,7 @@ skt::MergedTrace one_pass_exchanges(int64_t heavy, int64_t spike, int64_t spike2
 bool has_cycle(const skt::FoldedProgram& p) {
   for (const auto& n : p.nodes)
     for (const auto& ru : n.rules)
-      if (ru.kind[0] == 3) return true;
+      if (ru.kind[0] == skt::RuleKind::kCycle) return true;
   return false;
 }
 
@@ -1144,10 +1144,10 @@ TEST(Compress, DamagedFoldedFilesAreRejectedWithTheirName) {
     write_folded(path, q);
     return skt::testing::read_file(path);
   };
-  expect_error(with_rules([](skt::CountRule& ru) { ru.kind.assign(ru.kind.size(), 9); }), "corrupt folded program (rule kind)");
+  expect_error(with_rules([](skt::CountRule& ru) { ru.kind.assign(ru.kind.size(), static_cast<skt::RuleKind>(9)); }), "corrupt folded program (rule kind)");
   expect_error(with_rules([](skt::CountRule& ru) { ru.period = 0; }), "corrupt folded program (rule period)");
   // one cycle over the loop's iterations on one rank and over the instances on the other
-  expect_error(with_rules([](skt::CountRule& ru) { ru.kind.back() = 4; }), "corrupt folded program (rule kind)");
+  expect_error(with_rules([](skt::CountRule& ru) { ru.kind.back() = skt::RuleKind::kInstanceCycle; }), "corrupt folded program (rule kind)");
   // a computation profile (section 6) with a negative factor is rejected; one whose ranks have
   // different numbers of parts is not written
   {
@@ -1189,7 +1189,7 @@ TEST(Compress, DamagedFoldedFilesAreRejectedWithTheirName) {
   skt::FoldedProgram q = cyc;
   q.callsites_joined = true;
   for (auto& n : q.nodes)
-    for (auto& ru : n.rules) ru.kind.assign(ru.kind.size(), 4);
+    for (auto& ru : n.rules) ru.kind.assign(ru.kind.size(), skt::RuleKind::kInstanceCycle);
   write_folded(dir + "/k4.skf", q);
   skt::FoldedProgram back4 = skt::read_folded(dir + "/k4.skf");
   EXPECT_TRUE(back4.callsites_joined);
@@ -1330,7 +1330,7 @@ TEST(Compress, JoinedCallSitesFoldFacesAndSweepsWithExactPeersAndTags) {
   EXPECT_EQ(timed, kTorusRanks * kSweepIterations * (2 * (kSweepStages + 1) - 1));
   bool by_iteration = false, phases = false;
   for (const auto& n : p.nodes) {
-    for (const auto& ru : n.rules) by_iteration |= ru.kind[0] == 3 && ru.param == skt::Param::peer;
+    for (const auto& ru : n.rules) by_iteration |= ru.kind[0] == skt::RuleKind::kCycle && ru.param == skt::Param::peer;
     phases |= n.phase_period != 0;
   }
   EXPECT_TRUE(by_iteration) << "the peers: a cycle over the loop's iterations";
@@ -1375,7 +1375,7 @@ TEST(Compress, PeersThatCycleOverTheStepsFoldPerCallSite) {
   walk_calls(p, [&](const skt::FoldedNode& n, const skt::MergedEvent& e, uint32_t f, uint64_t i, int64_t k) {
     if (f != skt::kFunc_MPI_Irecv && f != skt::kFunc_MPI_Send) return;
     const uint32_t step = (call_index++ / 2) % kSteps;
-    for (const auto& ru : n.rules) EXPECT_EQ(ru.kind[0], 3) << "a cycle over the loop's iterations";
+    for (const auto& ru : n.rules) EXPECT_EQ(ru.kind[0], skt::RuleKind::kCycle) << "a cycle over the loop's iterations";
     for (uint32_t r = 0; r < P; ++r)
       for (skt::Param pm : {skt::Param::peer, skt::Param::tag}) {
         EXPECT_EQ(value_by_rules(p, n, e, pm, r, i, k), pm == skt::Param::peer ? peer_of(r, step) : step + 1)

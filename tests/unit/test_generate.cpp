@@ -259,7 +259,7 @@ TEST(Generate, ACycleRuleOutsideALoopIsRejected) {
   ASSERT_NE(send, nullptr) << p.to_string();
   skt::CountRule rule;
   rule.param = skt::Param::tag;
-  rule.kind.assign(2, 3);
+  rule.kind.assign(2, skt::RuleKind::kCycle);
   rule.a.assign(2, 5);
   rule.b.assign(2, 0);
   rule.min.assign(2, 5);

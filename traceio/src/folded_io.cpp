@@ -70,7 +70,9 @@ std::vector<RankStat> get_stats(In& in) {
 
 }  // namespace
 
-bool CountRule::by_instance() const { return std::find(kind.begin(), kind.end(), 4) != kind.end(); }
+bool CountRule::by_instance() const {
+  return std::find(kind.begin(), kind.end(), RuleKind::kInstanceCycle) != kind.end();
+}
 
 std::string FoldedProgram::to_string() const {
   std::string out;
@@ -181,13 +183,13 @@ void write_folded(const std::string& path, const FoldedProgram& p) {
         o.u(static_cast<uint64_t>(r.param));
         o.u(r.kind.size());
         for (size_t k = 0; k < r.kind.size(); ++k) {
-          o.u(r.kind[k]);
-          if (!r.kind[k]) continue;
+          o.u(static_cast<uint8_t>(r.kind[k]));
+          if (r.kind[k] == RuleKind::kNone) continue;
           o.f64(r.a[k]);
           o.f64(r.b[k]);
           o.f64(r.min[k]);
           o.f64(r.max[k]);
-          if (r.kind[k] != 3 && r.kind[k] != 4) continue;
+          if (!cycles(r.kind[k])) continue;
           o.u(r.period);
           for (uint64_t i = 0; i < r.period; ++i) o.s(r.cycle[k * r.period + i]);
         }
@@ -281,20 +283,21 @@ FoldedProgram read_folded(const std::string& path) {
             r.min.resize(k);
             r.max.resize(k);
             for (size_t q = 0; q < k; ++q) {
-              r.kind[q] = static_cast<uint8_t>(in.u());
-              if (!r.kind[q]) continue;
-              if (r.kind[q] > 4) in.bad("rule kind");
+              const uint64_t kind = in.u();
+              if (kind > static_cast<uint64_t>(RuleKind::kInstanceCycle)) in.bad("rule kind");
+              r.kind[q] = static_cast<RuleKind>(kind);
+              if (r.kind[q] == RuleKind::kNone) continue;
               r.a[q] = in.f64();
               r.b[q] = in.f64();
               r.min[q] = in.f64();
               r.max[q] = in.f64();
-              if (r.kind[q] != 3 && r.kind[q] != 4) continue;
+              if (!cycles(r.kind[q])) continue;
               uint64_t period = in.u();
               if (period == 0 || period > (1u << 20) || (r.period && period != r.period)) in.bad("rule period");
               if (!r.period) r.period = period, r.cycle.assign(k * period, 0);
               for (uint64_t i = 0; i < period; ++i) r.cycle[q * period + i] = in.s();
             }
-            if (r.by_instance() && std::find(r.kind.begin(), r.kind.end(), 3) != r.kind.end())
+            if (r.by_instance() && std::find(r.kind.begin(), r.kind.end(), RuleKind::kCycle) != r.kind.end())
               in.bad("rule kind");  // one cycle, over the loop's iterations or over the instances
           }
         }

@@ -30,23 +30,32 @@ struct RankStat {
 // A count-like parameter (count, count2, bytes, bytes2) or a tag (tag, tag2;
 // linear or cycle only) whose value changed between the instances of one event
 // node: per rank, the rule it follows over the instances i = 0, 1, ...
-// Kind 3 (cycle, format 1.3) is all ranks' or none: the value at the
+// A cycle (kCycle) is all ranks' or none: the value at the
 // iteration k of the innermost loop around the node is
 // cycle[r * period + k mod period], in every run of that loop (NPB BT's stage
-// tags); a is then the mean. Kind 4 (instance cycle, format 1.4), also all
+// tags); a is then the mean. An instance cycle (kInstanceCycle), also all
 // ranks' or none: the value at the node's i-th instance in the whole program
 // is cycle[r * period + i mod period] (a call made once per direction of a
 // sweep, the directions a loop around it). Peers (peer, peer2; world ranks,
-// -2 MPI_PROC_NULL) get only kind 1 with b = 0, 3 or 4.
+// -2 MPI_PROC_NULL) get only kLinear with b = 0, or the cycles.
+// The file stores a kind as its number.
+enum class RuleKind : uint8_t {
+  kNone = 0,           // the rank does not take part
+  kLinear = 1,         // a + b*i
+  kMean = 2,           // a, the values in [min, max]
+  kCycle = 3,          // over the innermost loop's iteration
+  kInstanceCycle = 4,  // over the node's instances in the whole program
+};
+inline bool cycles(RuleKind k) { return k == RuleKind::kCycle || k == RuleKind::kInstanceCycle; }
+
 struct CountRule {
   Param param = Param::count;
-  std::vector<uint8_t> kind;   // per world rank: 0 not taking part, 1 linear a + b*i, 2 mean (a) in [min, max],
-                                // 3 cycle over the innermost loop's iteration, 4 cycle over the instance
+  std::vector<RuleKind> kind;   // per world rank
   std::vector<double> a, b, min, max;
-  uint64_t period = 0;          // kinds 3, 4: the cycle's length (at most 64)
-  std::vector<int64_t> cycle;   // kinds 3, 4: per world rank, `period` values (rank-major)
+  uint64_t period = 0;          // cycles: the cycle's length (at most 64)
+  std::vector<int64_t> cycle;   // cycles: per world rank, `period` values (rank-major)
   bool is_cycle() const { return period > 0; }
-  bool by_instance() const;     // kind 4
+  bool by_instance() const;     // kInstanceCycle
 };
 
 // Parts of a node's instances its computation profile has (compress).
@@ -95,7 +104,7 @@ struct FoldedProgram {
   // Folded with call sites joined (compress --join-call-sites, 1.4): a
   // symbol's calls may come from several call sites of one function, and its
   // representative's call site is the first seen; a node's rules may then be
-  // instance cycles (CountRule kind 4).
+  // instance cycles (RuleKind::kInstanceCycle).
   bool callsites_joined = false;
   MergedTrace symbols;           // tables; events[i] = the representative call of symbol i (no times)
   std::vector<FoldedNode> nodes;
