@@ -211,7 +211,7 @@ std::string event_words(const skt::MergedTrace& m, const skt::MergedEvent& e) {
   std::string line = func_label(id.func) + " @" + m.callsite_name(id.callsite);
   if (id.comm != kNone) line += " comm=" + std::to_string(id.comm);
   if (id.root != kNone) line += " root=" + std::to_string(id.root);
-  if (id.peer_class == 2) line += " any_source";
+  if (id.peer_class == skt::PeerClass::kAnySource) line += " any_source";
   line += " ranks=" + ranks_text(e.ranks, m.world_size);
   for (size_t p = 0; p < skt::kNumParams; ++p)
     if (e.params[p].kind != skt::ParamKind::kAbsent)
@@ -252,7 +252,7 @@ int dump_merged(const std::string& path, const DumpOptions& dopt) {
       j["root"] = nullable(id.root);
       if (id.dtype != kNone) j["dtype"] = m.datatypes[static_cast<size_t>(id.dtype)].name;
       if (id.op != kNone) j["op"] = m.ops[static_cast<size_t>(id.op)];
-      if (id.peer_class == 2) j["any_source"] = true;
+      if (id.peer_class == skt::PeerClass::kAnySource) j["any_source"] = true;
       j["ranks"] = e.ranks;
       json params = json::object(), describe = json::object();
       for (size_t p = 0; p < skt::kNumParams; ++p) {

@@ -35,7 +35,7 @@ constexpr int kNumRuleParams = 8;
 // peers of a call to given ranks (not MPI_ANY_SOURCE).
 bool coarse_free(Param p, const MergedEvent& e, const ParamDesc& d, const Identity& id) {
   if (count_like(p)) return true;
-  if (peer_like(p)) return id.peer_class == 1 && d.kind != ParamKind::kAbsent;
+  if (peer_like(p)) return id.peer_class == PeerClass::kRank && d.kind != ParamKind::kAbsent;
   if (!tag_like(p)) return false;
   switch (d.kind) {
     case ParamKind::kConst: return d.a >= 0;
@@ -93,7 +93,7 @@ class SymbolTable {
       put(id.dtype2);
       put(id.op);
       put(id.root);
-      put(id.peer_class);
+      put(static_cast<int64_t>(id.peer_class));
     } else {
       put(e.identity);
     }
@@ -759,7 +759,7 @@ MessagePartners message_partners(const MergedTrace& m) {
       if (role == MessageRole::kRecv || role == MessageRole::kSendRecv) {
         const Param peer = role == MessageRole::kRecv ? Param::peer : Param::peer2;
         int64_t from = m.value(e, peer, r), tag = m.value(e, role == MessageRole::kRecv ? Param::tag : Param::tag2, r);
-        if (from < 0 && id.peer_class == 2) {
+        if (from < 0 && id.peer_class == PeerClass::kAnySource) {
           auto it = matched.find({i, r});
           if (it != matched.end()) from = it->second;
         }

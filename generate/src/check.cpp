@@ -751,7 +751,7 @@ void Checker::execute(uint32_t a, uint32_t n) {
   const Identity& id = identity(n);
   const uint32_t f = id.func;
   const CallClass c = call_class(f);
-  const bool any = id.peer_class == 2 && !plan_.pin_wildcards;
+  const bool any = id.peer_class == PeerClass::kAnySource && !plan_.pin_wildcards;
   auto message = [&](bool send, Param peer, Param tag, Param count, int64_t dtype, bool any_source) {
     Message msg;
     const int64_t ctx = context_of(a, id.comm, n);

@@ -141,8 +141,8 @@ class MessageBalance {
         for (const auto& [from, tag, share] :
              message_ends(p, id, both ? Param::peer2 : Param::peer, both ? Param::tag2 : Param::tag, r)) {
           any_tag_ |= std::find(tag.begin(), tag.end(), -1) != tag.end();
-          if (idn.peer_class != 2 && from < 0) continue;  // MPI_PROC_NULL
-          if (idn.peer_class != 2) received_[{from, r, idn.comm, tag}] += times * share;
+          if (idn.peer_class != PeerClass::kAnySource && from < 0) continue;  // MPI_PROC_NULL
+          if (idn.peer_class != PeerClass::kAnySource) received_[{from, r, idn.comm, tag}] += times * share;
           taken_[{r, idn.comm, tag}] += times * share;
         }
     }

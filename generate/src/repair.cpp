@@ -62,7 +62,7 @@ class Repairer {
 
   bool has_wildcard_receives() const {
     for (const Identity& id : p_.symbols.identities)
-      if (id.peer_class == 2) return true;
+      if (id.peer_class == PeerClass::kAnySource) return true;
     return false;
   }
 

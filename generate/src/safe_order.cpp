@@ -316,7 +316,7 @@ bool may_match_the_same(const FoldedProgram& p, uint32_t a, uint32_t b, uint32_t
                         p.nodes[n].rule(Param::tag) || p.nodes[n].rule(Param::tag2);
     switch (message_role(id.func)) {
       case MessageRole::kRecv:  // MPI_ANY_SOURCE: the source matched in the trace is its peer
-        out.push_back({id.comm, id.peer_class == 2 ? -1 : m.value(e, Param::peer, r), m.value(e, Param::tag, r),
+        out.push_back({id.comm, id.peer_class == PeerClass::kAnySource ? -1 : m.value(e, Param::peer, r), m.value(e, Param::tag, r),
                        varies});
         break;
       case MessageRole::kSendRecv:

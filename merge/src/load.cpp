@@ -22,7 +22,7 @@ struct IdentityHash {
   size_t operator()(const Identity& i) const {
     uint64_t h = 1469598103934665603ULL;
     for (int64_t v : {int64_t(i.func), int64_t(i.callsite), i.comm, i.dtype, i.dtype2, i.op, i.root,
-                      int64_t(i.peer_class)})
+                      int64_t(static_cast<uint8_t>(i.peer_class))})
       h = (h ^ static_cast<uint64_t>(v)) * 1099511628211ULL;
     return static_cast<size_t>(h);
   }
@@ -235,7 +235,7 @@ Loaded load(const std::string& dir, const Options& opt) {
       id.dtype2 = global_dtype(in, maps, *f, ev.dtype2);
       id.op = global_op(in, maps, *f, ev.op);
       id.root = ev.root;
-      id.peer_class = (ev.flags & kFlagAnySource) ? 2 : ev.peer != kNone ? 1 : 0;
+      id.peer_class = (ev.flags & kFlagAnySource) ? PeerClass::kAnySource : ev.peer != kNone ? PeerClass::kRank : PeerClass::kNone;
       int64_t new_comm = kNone;
       if (ev.new_comm != kNone)
         new_comm = create_comm(in, maps, *f, ev, id.callsite, id.comm, r, t.world_size);

@@ -258,7 +258,7 @@ TEST(Merge, AnySourceReceivesKeepTheMatchedSource) {
   std::vector<int64_t> sources;
   for (const auto& e : m.events)
     if (m.identities[e.identity].func == kFunc_MPI_Recv) {
-      EXPECT_EQ(m.identities[e.identity].peer_class, 2);
+      EXPECT_EQ(m.identities[e.identity].peer_class, PeerClass::kAnySource);
       sources.push_back(m.value(e, Param::peer, 0));
     }
   EXPECT_EQ(sources, (std::vector<int64_t>{3, 2, 1}));

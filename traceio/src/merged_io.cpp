@@ -272,7 +272,7 @@ std::string encode_merged_body(const MergedTrace& m, bool with_times) {
       o.s(id.dtype2);
       o.s(id.op);
       o.s(id.root);
-      o.u(id.peer_class);
+      o.u(static_cast<uint8_t>(id.peer_class));
     }
     body.section(MergedSection::kIdentities, o);
   }
@@ -505,7 +505,11 @@ MergedTrace decode_merged_body(const uint8_t* data, size_t size, const std::stri
           id.dtype2 = in.s();
           id.op = in.s();
           id.root = in.s();
-          id.peer_class = static_cast<uint8_t>(in.u());
+          {
+            const uint64_t pc = in.u();
+            if (pc > static_cast<uint64_t>(PeerClass::kAnySource)) in.bad("peer class");
+            id.peer_class = static_cast<PeerClass>(pc);
+          }
         }
         break;
       case MergedSection::kEvents:

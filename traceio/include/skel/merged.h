@@ -60,6 +60,13 @@ struct ListDesc {
 };
 
 // What makes two calls "the same call" of the program.
+// Whom a call names as its peer (the file stores the number).
+enum class PeerClass : uint8_t {
+  kNone = 0,       // no peer
+  kRank = 1,       // a given rank, or MPI_PROC_NULL
+  kAnySource = 2,  // MPI_ANY_SOURCE
+};
+
 struct Identity {
   uint32_t func = 0;
   uint32_t callsite = 0;     // index into MergedTrace::callsites
@@ -68,7 +75,7 @@ struct Identity {
   int64_t dtype2 = kNone;
   int64_t op = kNone;        // index into MergedTrace::ops
   int64_t root = kNone;      // world rank
-  uint8_t peer_class = 0;    // 0 no peer, 1 a given rank (or MPI_PROC_NULL), 2 MPI_ANY_SOURCE
+  PeerClass peer_class = PeerClass::kNone;
   bool operator==(const Identity& o) const {
     return func == o.func && callsite == o.callsite && comm == o.comm && dtype == o.dtype && dtype2 == o.dtype2 &&
            op == o.op && root == o.root && peer_class == o.peer_class;
