@@ -509,6 +509,22 @@ std::vector<std::pair<uint32_t, uint32_t>> call_sites(const FoldedProgram& p, co
   return {sites.begin(), sites.end()};
 }
 
+// A step that took more than this many times the median of its kind is a
+// disturbance of the traced run.
+constexpr double kDisturbedStep = 4.0;
+
+template <class Kind>
+std::map<Kind, double> median_time_by_kind(const std::vector<TopRun>& runs, const std::vector<Kind>& kinds) {
+  std::map<Kind, std::vector<double>> times;
+  for (size_t r = 0; r < runs.size(); ++r) times[kinds[r]].push_back(runs[r].time);
+  std::map<Kind, double> out;
+  for (auto& [kind, v] : times) {
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+    out[kind] = v[v.size() / 2];
+  }
+  return out;
+}
+
 // The skeleton's time on the traced machine as planned so far (cut loops
 // keeping iterations / count of their time), max over ranks.
 double planned_time(const FoldedProgram& p, const NodeTimes& t, const Plan& plan) {
@@ -551,6 +567,7 @@ void leave_out_steps(const FoldedProgram& p, const NodeTimes& t, const GenerateO
     if (runs[r].may_leave && runs_of[kinds[r]] >= K) may += runs[r].time;
   const double fixed = std::max(0.0, planned_time(p, t, plan) - may);
   const double share = may > 0 ? std::clamp((t.program / K - fixed) / may, 0.5 / K, 1.0 / K) : 1.0 / K;
+  const std::map<Kind, double> typical = median_time_by_kind(runs, kinds);
   std::map<Kind, Keeper> keepers;
   size_t left = 0;
   for (size_t r = 0; r < runs.size(); ++r) {
@@ -558,7 +575,10 @@ void leave_out_steps(const FoldedProgram& p, const NodeTimes& t, const GenerateO
     if (!run.may_leave || run.time <= 0 || runs_of[kinds[r]] < K) continue;
     auto [k, fresh] = keepers.try_emplace(kinds[r]);
     Keeper& keeper = k->second;
-    if (!fresh && keeper.out + run.time <= (1 / share - 1) * keeper.kept) {
+    // a step that took many times its kind's median is a disturbance of the traced run (a 0.66 s step
+    // among 10-60 ms ones): left out, its time carried by the kept step before it, never kept itself
+    const bool disturbed = run.time > kDisturbedStep * typical.at(kinds[r]);
+    if (!fresh && (disturbed || keeper.out + run.time <= (1 / share - 1) * keeper.kept)) {
       keeper.out += run.time;
       Plan::KeptRun& by = plan.kept_runs[keeper.run];
       by.factor += run.time / runs[by_index[keeper.run]].time;

@@ -100,7 +100,9 @@ uint64_t value_period(const FoldedProgram& p, uint32_t loop);
 // kind is kept, and each following one is left out while the kind's
 // left-out time stays within (1 / share - 1) times its kept time, else
 // kept: share is 1 / K, less (down to 1 / 2K) where what cannot be left out
-// would keep the skeleton longer than 1 / K of the run. A kept step's
+// would keep the skeleton longer than 1 / K of the run. A step that took
+// over 4 times its kind's median (a disturbance of the traced run) is
+// left out whatever the budget, and never kept. A kept step's
 // measured time (with what the cut loops inside it predict), times (its
 // traced time + theirs) / its traced time, predicts them. Always kept,
 // standing for nothing: steps of a kind made fewer than K times; runs that
