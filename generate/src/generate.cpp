@@ -1324,22 +1324,7 @@ void Emitter::summarise(const NodeTimes& times) {
   out_.comm_s = comm / P_ * 1e-9;
   out_.comp_s = comp / P_ * 1e-9;
   out_.kernel_flops_per_s = flops / P_;
-  // the skeleton's own time: each cut loop keeps iterations / count of its time
-  std::vector<double> kept(times.rank_total);
-  std::vector<bool> left_out(p_.nodes.size(), false);  // the nodes under a left-out top-level node
-  std::function<void(uint32_t)> mark = [&](uint32_t n) {
-    left_out[n] = true;
-    for (uint32_t c : p_.nodes[n].body) mark(c);
-  };
-  for (size_t i = 0; i < p_.top.size(); ++i)
-    if (plan_.leaves_out(i)) mark(p_.top[i]);
-  for (uint32_t r = 0; r < P_; ++r) {
-    for (const CutLoop& c : plan_.cuts)
-      if (!left_out[c.node])
-        kept[r] -= times.total[c.node][r] * (1.0 - static_cast<double>(c.iterations) / static_cast<double>(c.count));
-    for (size_t i = 0; i < p_.top.size(); ++i)
-      if (plan_.leaves_out(i)) kept[r] -= times.total[p_.top[i]][r];
-  }
+  const std::vector<double> kept = planned_rank_times(p_, times, plan_);
   out_.traced_s = times.program * 1e-9;
   out_.kept_s = (kept.empty() ? 0 : *std::max_element(kept.begin(), kept.end())) * 1e-9;
   out_.cut = plan_.cuts;

@@ -525,25 +525,34 @@ std::map<Kind, double> median_time_by_kind(const std::vector<TopRun>& runs, cons
   return out;
 }
 
-// The skeleton's time on the traced machine as planned so far (cut loops
-// keeping iterations / count of their time), max over ranks.
-double planned_time(const FoldedProgram& p, const NodeTimes& t, const Plan& plan) {
-  double worst = 0;
-  for (uint32_t r = 0; r < p.symbols.world_size; ++r) {
-    double kept = t.rank_total[r];
-    for (const CutLoop& c : plan.cuts)
-      kept -= t.total[c.node][r] * (1.0 - static_cast<double>(c.iterations) / static_cast<double>(c.count));
-    worst = std::max(worst, kept);
-  }
-  return worst;
-}
-
 }  // namespace
+
+std::vector<double> planned_rank_times(const FoldedProgram& p, const NodeTimes& t, const Plan& plan) {
+  std::vector<bool> left_out(p.nodes.size(), false);  // the nodes under a left-out top-level node
+  std::function<void(uint32_t)> mark = [&](uint32_t n) {
+    left_out[n] = true;
+    for (uint32_t c : p.nodes[n].body) mark(c);
+  };
+  for (size_t i = 0; i < p.top.size(); ++i)
+    if (plan.leaves_out(i)) mark(p.top[i]);
+  std::vector<double> kept(t.rank_total);
+  for (uint32_t r = 0; r < kept.size(); ++r) {
+    for (const CutLoop& c : plan.cuts)
+      if (!left_out[c.node])
+        kept[r] -= t.total[c.node][r] * (1.0 - static_cast<double>(c.iterations) / static_cast<double>(c.count));
+    for (size_t i = 0; i < p.top.size(); ++i)
+      if (plan.leaves_out(i)) kept[r] -= t.total[p.top[i]][r];
+  }
+  return kept;
+}
 
 void leave_out_steps(const FoldedProgram& p, const NodeTimes& t, const GenerateOptions& opt, Plan& plan,
                      std::set<std::string>& notes) {
   const double K = opt.scale;
-  if (K < 2 || t.program <= 0 || planned_time(p, t, plan) <= kLeaveOutAbove * t.program / K) return;
+  if (K < 2 || t.program <= 0 || p.top.empty()) return;
+  const std::vector<double> by_rank = planned_rank_times(p, t, plan);
+  const double planned = *std::max_element(by_rank.begin(), by_rank.end());
+  if (planned <= kLeaveOutAbove * t.program / K) return;
   const std::vector<TopRun> runs = closed_top_runs(p, t, plan);
   plan.left_out.assign(p.top.size(), false);
   std::vector<size_t> by_index;  // per kept run: its index in runs
@@ -565,7 +574,7 @@ void leave_out_steps(const FoldedProgram& p, const NodeTimes& t, const GenerateO
   double may = 0;
   for (size_t r = 0; r < runs.size(); ++r)
     if (runs[r].may_leave && runs_of[kinds[r]] >= K) may += runs[r].time;
-  const double fixed = std::max(0.0, planned_time(p, t, plan) - may);
+  const double fixed = std::max(0.0, planned - may);
   const double share = may > 0 ? std::clamp((t.program / K - fixed) / may, 0.5 / K, 1.0 / K) : 1.0 / K;
   const std::map<Kind, double> typical = median_time_by_kind(runs, kinds);
   std::map<Kind, Keeper> keepers;

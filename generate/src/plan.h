@@ -89,6 +89,10 @@ bool closed_items(const FoldedProgram& p, const std::vector<uint32_t>& items, st
 // (1, or the period its cycle rules span); a cut keeps whole periods.
 uint64_t value_period(const FoldedProgram& p, uint32_t loop);
 
+// Each rank's time in the skeleton on the traced machine, as planned: a cut
+// loop keeps iterations / count of its time, a left-out top-level node none.
+std::vector<double> planned_rank_times(const FoldedProgram& p, const NodeTimes& t, const Plan& plan);
+
 // Where the cut loops leave the skeleton longer than kLeaveOutAbove / K of
 // the traced run (an irregular program: its time steps did not fold into
 // one loop), the top level is split into time steps: each shortest closed
