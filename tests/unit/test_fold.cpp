@@ -1134,6 +1134,18 @@ TEST(Compress, DamagedFoldedFilesAreRejectedWithTheirName) {
   std::string merged_path = dir + "/m.skm";
   skt::write_merged(merged_path, m);
   expect_error(skt::testing::read_file(merged_path), "this is a merged trace, not a folded program");
+  {  // a merged trace whose identity names a peer class out of range
+    skt::MergedTrace bad_peer = m;
+    bad_peer.identities.front().peer_class = static_cast<skt::PeerClass>(7);
+    skt::write_merged(merged_path, bad_peer);
+    try {
+      skt::read_merged(merged_path);
+      ADD_FAILURE() << "accepted a peer class of 7";
+    } catch (const skt::TraceError& e) {
+      EXPECT_NE(std::string(e.what()).find("(peer class)"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(merged_path), std::string::npos) << e.what();
+    }
+  }
   // a rule of an unknown kind, and a cycle of no length (written as such, read back)
   skt::FoldedProgram cyc = compress(stage_program(true, false), {});
   auto with_rules = [&](auto change) {
