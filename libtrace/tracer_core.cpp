@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "handle_map.h"
+#include "thread_numbers.h"
 #include "skel/skel_funcs.h"
 #include "skel/trace.h"
 #include "skel/trace_writer.h"
@@ -516,13 +517,22 @@ int64_t bytes_w_f(const MPI_Fint* counts, const MPI_Fint* types, int n) {
   return sum;
 }
 
+// The key of a request handle: with MPI_THREAD_MULTIPLE, per thread, so that
+// a handle the MPI hands to one thread right after another thread's request
+// under it completed is never taken for that request (the two threads'
+// records race); user-space handles leave the top 16 bits free.
+static uint64_t request_key(MPI_Request h) {
+  const uint64_t bits = handle_bits(h);
+  return st().multiple ? bits ^ (static_cast<uint64_t>(thread_number()) << 48) : bits;
+}
+
 RequestInfo request_info(MPI_Request h, int nth) {
   RequestInfo ri;
   if (h == MPI_REQUEST_NULL) return ri;
   State& s = st();
   std::unique_lock<std::mutex> lock(s.mu, std::defer_lock);
   if (s.multiple) lock.lock();
-  uint64_t key = handle_bits(h);
+  uint64_t key = request_key(h);
   const uint64_t* v = s.requests.find(key);
   if (v && nth > 0) {
     auto it = s.request_dups.find(key);
@@ -544,7 +554,7 @@ void forget_request(MPI_Request h, int64_t id) {
   State& s = st();
   std::unique_lock<std::mutex> lock(s.mu, std::defer_lock);
   if (s.multiple) lock.lock();
-  uint64_t key = handle_bits(h);
+  uint64_t key = request_key(h);
   const uint64_t* v = s.requests.find(key);
   if (!v) return;
   auto dup = s.request_dups.find(key);
@@ -638,7 +648,7 @@ void record(Rec& r) {
     ri.comm_id = cid >= 0 ? static_cast<uint32_t>(cid) : 0xffffff;
     ri.any_source_recv = (r.flags & kFlagAnySource) != 0;
     ri.persistent = (r.flags & kFlagPersistent) != 0;
-    uint64_t key = handle_bits(r.new_request);
+    uint64_t key = request_key(r.new_request);
     if (s.requests.find(key)) s.request_dups[key].push_back(pack(ri));
     else s.requests.put(key, pack(ri));
     req_id = ri.id;
@@ -668,6 +678,7 @@ void record(Rec& r) {
   if (new_cid != kNone) w.put_int(Field::kNewComm, new_cid);
   if (committed != kNone) w.put_int(Field::kDtype, committed);
   if (s.cpu_gaps) w.put_int(Field::kCpuGap, t_cpu_entry > t_cpu_last ? t_cpu_entry - t_cpu_last : 0);
+  if (s.multiple && thread_number() != 0) w.put_int(Field::kThread, thread_number());
   if (r.kernel_rate != kNone) w.put_int(Field::kKernelRate, r.kernel_rate);
   if (r.kernel_samples != kNone) w.put_int(Field::kKernelSamples, r.kernel_samples);
   if (req_id != kNone) w.put_list(Field::kReqs, &req_id, 1);

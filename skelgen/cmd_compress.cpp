@@ -118,6 +118,9 @@ static int run_compress_merged(const CompressOptions& opt) {
       std::printf("main:    (%llu)^%llu, %.1f %% of the calls\n", static_cast<unsigned long long>(main.body_length),
                   static_cast<unsigned long long>(main.count), 100.0 * main.covered / std::max<size_t>(1, m.events.size()));
     std::printf("program: %s\n", form.c_str());
+    for (const skt::FoldedProgram& t : p.threads)
+      std::printf("thread:  %u, %llu merged events folded to length %llu\n", t.thread,
+                  static_cast<unsigned long long>(t.merged_events), static_cast<unsigned long long>(t.length()));
     std::printf("time:    %.3f s (read %.3f, fold %.3f); %lld bytes\n", secs(t0, clock::now()), secs(t0, t1),
                 secs(t1, t2), static_cast<long long>(sb.st_size));
   }

@@ -64,6 +64,7 @@ json event_json(uint32_t rank, const Event& e, const skt::TraceFile& f) {
   j["gap"] = static_cast<double>(e.gap_ns) * 1e-9;
   if (e.cpu_gap_ns != kNone) j["cpu_gap"] = static_cast<double>(e.cpu_gap_ns) * 1e-9;
   if (e.kernel_rate != kNone) j["kernel_rate"] = e.kernel_rate;
+  if (e.thread != 0) j["thread"] = e.thread;
   if (e.kernel_samples != kNone) j["kernel_samples"] = e.kernel_samples;
   if (e.dtype != kNone) {
     j["dtype"] = e.dtype;
@@ -143,6 +144,7 @@ std::string event_text(uint32_t rank, const Event& e, const skt::TraceFile& f) {
   list("dims", e.dims);
   kv("kernel_rate", e.kernel_rate);
   kv("kernel_samples", e.kernel_samples);
+  if (e.thread != 0) s += " thread=" + std::to_string(e.thread);
   for (const std::string& fl : flag_names(e.flags)) s += " " + fl;
   if (e.cpu_gap_ns != kNone) {
     char cpu[48];
@@ -226,18 +228,9 @@ std::string event_words(const skt::MergedTrace& m, const skt::MergedEvent& e) {
   return line;
 }
 
-// A merged trace: one line / object per merged event, with its participating
-// ranks, each parameter's description and each rank's values.
-int dump_merged(const std::string& path, const DumpOptions& dopt) {
-  const DumpOptions& opt = dopt;
-  skt::MergedTrace m = skt::read_merged(path);
-  bool jsonl = opt.format == "jsonl";
-  if (opt.rank >= 0 && static_cast<uint32_t>(opt.rank) >= m.world_size)
-    throw skt::TraceError(path + ": no rank " + std::to_string(opt.rank) + " (world size " +
-                          std::to_string(m.world_size) + ")");
-  if (!jsonl)
-    std::printf("# merged trace of %u ranks from %s: %zu events\n# index func @callsite comm ranks params...\n",
-                m.world_size, m.source.c_str(), m.events.size());
+// The events of one merged stream (the first thread's, or another's).
+void dump_merged_events(const skt::MergedTrace& m, const DumpOptions& opt) {
+  const bool jsonl = opt.format == "jsonl";
   std::vector<size_t> pos(m.world_size, 0);  // each rank's index into its time column
   for (size_t idx = 0; idx < m.events.size(); ++idx) {
     const skt::MergedEvent& e = m.events[idx];
@@ -246,6 +239,7 @@ int dump_merged(const std::string& path, const DumpOptions& dopt) {
     if (show && jsonl) {
       json j;
       j["index"] = idx;
+      if (m.thread != 0) j["thread"] = m.thread;
       j["func"] = func_label(id.func);
       j["callsite"] = m.callsite_name(id.callsite);
       j["comm"] = nullable(id.comm);
@@ -290,6 +284,28 @@ int dump_merged(const std::string& path, const DumpOptions& dopt) {
       std::puts((std::to_string(idx) + " " + event_words(m, e)).c_str());
     }
     for (uint32_t r : e.ranks) ++pos[r];
+  }
+}
+
+// A merged trace: one line / object per merged event, with its participating
+// ranks, each parameter's description and each rank's values.
+int dump_merged(const std::string& path, const DumpOptions& dopt) {
+  const DumpOptions& opt = dopt;
+  skt::MergedTrace m = skt::read_merged(path);
+  bool jsonl = opt.format == "jsonl";
+  if (opt.rank >= 0 && static_cast<uint32_t>(opt.rank) >= m.world_size)
+    throw skt::TraceError(path + ": no rank " + std::to_string(opt.rank) + " (world size " +
+                          std::to_string(m.world_size) + ")");
+  if (!jsonl)
+    std::printf("# merged trace of %u ranks from %s: %zu events\n# index func @callsite comm ranks params...\n",
+                m.world_size, m.source.c_str(), m.events.size());
+  dump_merged_events(m, opt);
+  for (const skt::MergedTrace& t : m.threads) {
+    if (!jsonl)
+      std::printf("# thread %u: %zu events, started after event %lld, done before %s\n", t.thread, t.events.size(),
+                  static_cast<long long>(t.fork_after),
+                  t.join_before < 0 ? "the end" : ("event " + std::to_string(t.join_before)).c_str());
+    dump_merged_events(t, opt);
   }
   if (opt.info) {
     json j;
@@ -389,6 +405,16 @@ int dump_folded(const std::string& path, const DumpOptions& opt) {
               p.source.c_str(), static_cast<unsigned long long>(p.merged_events), m.events.size(),
               static_cast<unsigned long long>(p.length()), p.callsites_joined ? ", call sites joined" : "");
   std::printf("%s\n", p.to_string().c_str());
+  for (const skt::FoldedProgram& t : p.threads) {
+    std::string form = t.to_string();
+    if (form.size() > 2000) form = form.substr(0, 2000) + " ...";
+    std::printf("# thread %u: started after merged event %lld, done before %s; %llu merged events, length %llu "
+                "(its symbols: skelgen dump --json)\n%s\n",
+                t.thread, static_cast<long long>(t.fork_after),
+                t.join_before < 0 ? "the end" : ("merged event " + std::to_string(t.join_before)).c_str(),
+                static_cast<unsigned long long>(t.merged_events), static_cast<unsigned long long>(t.length()),
+                form.c_str());
+  }
   std::printf("# symbols\n");
   for (size_t i = 0; i < m.events.size(); ++i)
     std::printf("S%zu = %s\n", i, event_words(m, m.events[i]).c_str());

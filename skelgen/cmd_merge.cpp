@@ -103,6 +103,8 @@ int run_merge(const MergeOptions& opt) {
     std::printf("events:  %zu merged events (%zu with only some ranks), %zu distinct calls\n", m.events.size(),
                 partial, m.identities.size());
     std::printf("order:   %s\n", skt::merge::describe(ordered, skt::gen::kMergeScore).c_str());
+    for (const skt::MergedTrace& t : m.threads)
+      std::printf("thread:  %u, %zu merged events of its own (MPI_THREAD_MULTIPLE)\n", t.thread, t.events.size());
     std::printf("params:  %zu described, %zu by per-rank table\n", described, tables);
     std::printf("time:    %.3f s (read %.3f, merge %.3f, write %.3f); %lld bytes\n", secs(t0, t3), secs(t0, t1),
                 secs(t1, t2), secs(t2, t3), static_cast<long long>(sb.st_size));

@@ -33,6 +33,10 @@ most one per call.
 inside its gaps (around the program's logging): wall gaps are only bounded
 below.
 --unordered compares the calls as a multiset (threaded programs);
+--by-thread: every log line says which thread made the call (thread=main for
+the thread that initialised MPI, any other label for the others): each
+label's calls must be, in order, the calls of one traced thread number (main:
+0), a different number for each label;
 --prefix-ranks lists ranks whose trace may stop early (killed by MPI_Abort):
 their trace must be a prefix of their log.
 Exits 1 with one line per mismatch (at most 20 per rank).
@@ -141,8 +145,8 @@ def compare_event(log, ev, comms, reqs, info=None):
                 if not (want * 0.999 - 1e-6 <= got <= min(ev["gap"] + 1e-6, want * 1.1 + 0.002)):
                     errs.append(f"cpu_gap before the call: trace {got:.6f} s (gap {ev['gap']:.6f} s), "
                                 f"program's CPU clock {want:.6f} s")
-        elif k == "forwards":
-            pass  # above
+        elif k in ("forwards", "thread"):
+            pass  # above; by_thread
         elif k == "gap_under":
             pass  # check_gaps_under
         elif k in ("any_source", "in_place"):
@@ -233,9 +237,37 @@ def check_kernel_samples(evs, info):
     return errs
 
 
+def by_thread(log, evs, infos):
+    """The calls of each labelled thread of the log against one traced thread each, in order."""
+    errs = []
+    logged, traced = defaultdict(list), defaultdict(list)
+    for f, kv in log:
+        logged[kv.get("thread", "main")].append((f, kv))
+    for e in evs:
+        traced[e.get("thread", 0)].append(e)
+    if len(logged) != len(traced):
+        return [f"{len(logged)} threads in the log ({sorted(logged)}), {len(traced)} in the trace ({sorted(traced)})"]
+    taken = set()
+    for label, calls in sorted(logged.items(), key=lambda x: x[0] != "main"):
+        found = None
+        for number, group in sorted(traced.items()):
+            if number in taken or (label == "main") != (number == 0) or len(group) != len(calls):
+                continue
+            comms, reqs = Labels("comm"), Labels("request")
+            if not any(compare_event(lg, ev, comms, reqs, infos) for lg, ev in zip(calls, group)):
+                found = number
+                break
+        if found is None:
+            errs.append(f"thread {label}: its {len(calls)} calls are no traced thread's calls")
+        else:
+            taken.add(found)
+    return errs
+
+
 def main():
     args = sys.argv[1:]
     unordered = "--unordered" in args
+    threads = "--by-thread" in args
     prefix = set()
     if "--prefix-ranks" in args:
         i = args.index("--prefix-ranks")
@@ -248,7 +280,7 @@ def main():
         del args[i:i + 2]
     global SHARED_CORES
     SHARED_CORES = "--shared-cores" in args
-    args = [a for a in args if a not in ("--unordered", "--shared-cores")]
+    args = [a for a in args if a not in ("--unordered", "--shared-cores", "--by-thread")]
     skelgen, trace_dir, log_dir = args
     dump = subprocess.run([skelgen, "dump", trace_dir, "--format", "jsonl", "--info"], capture_output=True, text=True)
     if dump.returncode != 0:
@@ -283,7 +315,9 @@ def main():
                 errs.append(f"{with_cpu} of {len(evs)} events carry cpu_gap with gap clock {got}")
         errs += check_kernel_samples(evs, infos.get(rank, {}))
         errs += check_gap_floors(evs, infos.get(rank, {}))
-        if unordered:
+        if threads:
+            errs += by_thread(log, evs, infos.get(rank))
+        elif unordered:
             a = Counter((f, tuple(sorted(kv.items()))) for f, kv in log)
             b = Counter(e["func"] for e in evs)
             if Counter(f for f, _ in log) != b:

@@ -977,7 +977,9 @@ unsigned threads_for(const MergedTrace& m, const CompressOptions& opt) {
 
 }  // namespace
 
-FoldedProgram compress(const MergedTrace& m, const CompressOptions& opt) {
+namespace {
+
+FoldedProgram compress_stream(const MergedTrace& m, const CompressOptions& opt) {
   // Counts and tags are left out of the symbols first; a call whose counts
   // or tags then follow no rule has its counts banded and its tags exact, and
   // the fold is made again. The set of refined calls only grows, and with
@@ -1005,6 +1007,22 @@ FoldedProgram compress(const MergedTrace& m, const CompressOptions& opt) {
     if (offenders.empty() || refined.size() == before) break;
     if (opt.progress) opt.progress("round " + std::to_string(round + 1) + ": counts of " +
                                    std::to_string(offenders.size()) + " calls follow no rule; banding them");
+  }
+  return out;
+}
+
+}  // namespace
+
+// Each thread's stream is folded on its own (MPI_THREAD_MULTIPLE traces).
+FoldedProgram compress(const MergedTrace& m, const CompressOptions& opt) {
+  FoldedProgram out = compress_stream(m, opt);
+  for (const MergedTrace& t : m.threads) {
+    if (opt.progress) opt.progress("folding thread " + std::to_string(t.thread) + "'s calls");
+    FoldedProgram folded = compress_stream(t, opt);
+    folded.thread = t.thread;
+    folded.fork_after = t.fork_after;
+    folded.join_before = t.join_before;
+    out.threads.push_back(std::move(folded));
   }
   return out;
 }

@@ -173,6 +173,154 @@ void lower_floors_to_shortest_gaps(MergedRank& mr, const RankData& rd, const Tra
   }
 }
 
+// One thread's calls on one rank while loading: where they go, their
+// distinct parameter tuples, and the end of the last one (for its gaps).
+struct ThreadSink {
+  RankData* data = nullptr;
+  std::unordered_map<ParamTuple, uint32_t, TupleHash> tuples;
+  int64_t last_end = -1;
+  int64_t first_start = -1;
+};
+
+// The ends of the first thread's calls, in order, with their file positions:
+// where another thread started and ended among them (its fork and join).
+struct MainCalls {
+  std::vector<int64_t> starts, ends;
+  std::vector<uint32_t> seqs;
+  // The end of the last call that ended by t, or -1.
+  int64_t end_before(int64_t t) const {
+    auto it = std::upper_bound(ends.begin(), ends.end(), t);
+    return it == ends.begin() ? -1 : *(it - 1);
+  }
+  // The last call that ended by t (its seq), or -1.
+  int64_t ended_by(int64_t t) const {
+    auto it = std::upper_bound(ends.begin(), ends.end(), t);
+    return it == ends.begin() ? -1 : static_cast<int64_t>(seqs[static_cast<size_t>(it - ends.begin() - 1)]);
+  }
+  // The first thread's call after a thread that ended at t: its gap (wall
+  // clock) is taken to start at t, not before: the first thread was waiting
+  // for the other (pthread_join), not computing. rd: the first thread's calls, in file order.
+  void waited_for(RankData& rd, int64_t t) const {
+    auto it = std::lower_bound(starts.begin(), starts.end(), t);
+    if (it == starts.end()) return;
+    RankEvent& e = rd.events[static_cast<size_t>(it - starts.begin())];
+    e.gap = std::max<int64_t>(0, std::min(e.gap, *it - t));
+  }
+  // The first call that started at or after t (its seq), or -1 (none: the end).
+  int64_t started_from(int64_t t) const {
+    auto it = std::lower_bound(starts.begin(), starts.end(), t);
+    return it == starts.end() ? -1 : static_cast<int64_t>(seqs[static_cast<size_t>(it - starts.begin())]);
+  }
+};
+
+void add_event(Interner& in, RankMaps& maps, const TraceFile& f, const Event& ev, uint32_t r, uint32_t world_size,
+               bool cpu_work, ThreadSink& sink) {
+  RankData& rd = *sink.data;
+  RankEvent re;
+  re.seq = static_cast<uint32_t>(ev.seq);
+  re.gap = ev.gap_ns;
+  // A thread's gap runs from the end of its own previous call (the first:
+  // from the end of the first thread's last call before it, MainCalls).
+  if (sink.last_end >= 0) re.gap = ev.t_start_ns - sink.last_end;
+  if (sink.first_start < 0) sink.first_start = ev.t_start_ns;
+  sink.last_end = ev.t_start_ns + ev.duration_ns;
+  if (cpu_work) re.work = ev.cpu_gap_ns == kNone ? re.gap : ev.cpu_gap_ns;
+  re.dur = ev.duration_ns;
+  Identity id;
+  id.func = ev.func;
+  id.callsite = global_callsite(in, maps, f, ev.callsite);
+  id.comm = comm_symbol(maps, ev.comm);
+  id.dtype = global_dtype(in, maps, f, ev.dtype);
+  id.dtype2 = global_dtype(in, maps, f, ev.dtype2);
+  id.op = global_op(in, maps, f, ev.op);
+  id.root = ev.root;
+  id.peer_class = (ev.flags & kFlagAnySource) ? PeerClass::kAnySource : ev.peer != kNone ? PeerClass::kRank : PeerClass::kNone;
+  int64_t new_comm = kNone;
+  if (ev.new_comm != kNone) new_comm = create_comm(in, maps, f, ev, id.callsite, id.comm, r, world_size);
+  if (ev.func == kFunc_MPI_Comm_free && ev.comm != kNone) {
+    auto it = maps.slot_of.find(ev.comm);
+    if (it != maps.slot_of.end()) {
+      maps.live_slots[it->second.first].erase(it->second.second);
+      maps.slot_of.erase(it);
+    }
+    maps.comm.erase(ev.comm);
+  }
+  re.identity = in.identity(id);
+  ParamTuple p;
+  p[size_t(Param::peer)] = ev.peer;
+  p[size_t(Param::peer2)] = ev.peer2;
+  p[size_t(Param::tag)] = ev.tag;
+  p[size_t(Param::tag2)] = ev.tag2;
+  p[size_t(Param::count)] = ev.count;
+  p[size_t(Param::count2)] = ev.count2;
+  p[size_t(Param::bytes)] = ev.bytes;
+  p[size_t(Param::bytes2)] = ev.bytes2;
+  p[size_t(Param::color)] = ev.color;
+  p[size_t(Param::key)] = ev.key;
+  p[size_t(Param::new_comm)] = new_comm;
+  p[size_t(Param::forwards)] = forwarding_send(ev.func) ? ((ev.flags & kFlagForwards) ? 1 : 0) : kNone;
+  auto [tp, fresh_tuple] = sink.tuples.emplace(p, static_cast<uint32_t>(rd.params.size()));
+  if (fresh_tuple) rd.params.push_back(p);
+  re.params = tp->second;
+  bool completion = uses_requests(ev.func);
+  if (!completion && ev.reqs.size() == 1) re.created_request = ev.reqs[0];
+  if (!ev.counts.empty() || !ev.counts2.empty() || !ev.dims.empty() || !ev.periods.empty() ||
+      (completion && !ev.reqs.empty()) || !ev.req_sources.empty()) {
+    re.lists = static_cast<int32_t>(rd.lists.size());
+    rd.lists.emplace_back();
+    auto& l = rd.lists.back();
+    l[size_t(ListField::counts)] = ev.counts;
+    l[size_t(ListField::counts2)] = ev.counts2;
+    l[size_t(ListField::dims)] = ev.dims;
+    l[size_t(ListField::periods)] = ev.periods;
+    if (completion) l[size_t(ListField::reqrefs)] = ev.reqs;  // raw ids until resolve below
+    l[size_t(ListField::req_sources)] = ev.req_sources;
+  }
+  rd.events.push_back(re);
+}
+
+// Normalises a rank's sequence and resolves its completed / started / freed
+// request ids to the index of the creating call.
+void finish_rank(RankData& rd, const std::vector<Identity>& identities) {
+  normalize(rd, identities);
+  std::unordered_map<int64_t, int64_t> creator;
+  for (size_t i = 0; i < rd.events.size(); ++i) {
+    RankEvent& e = rd.events[i];
+    if (e.lists >= 0) {
+      auto& refs = rd.lists[static_cast<size_t>(e.lists)][size_t(ListField::reqrefs)];
+      for (int64_t& id : refs) {
+        auto it = creator.find(id);
+        id = it == creator.end() ? -1 : it->second;
+      }
+    }
+    if (e.created_request != kNone) creator[e.created_request] = static_cast<int64_t>(i);
+  }
+}
+
+LoadedThread& thread_stream(Loaded& out, uint32_t number, uint32_t world_size) {
+  for (LoadedThread& t : out.threads)
+    if (t.number == number) return t;
+  out.threads.emplace_back();
+  LoadedThread& t = out.threads.back();
+  t.number = number;
+  t.ranks.resize(world_size);
+  t.fork_seq.assign(world_size, -1);
+  t.join_seq.assign(world_size, -1);
+  return t;
+}
+
+void copy_header(MergedRank& mr, const TraceHeader& h) {
+  mr.hostname = h.hostname;
+  mr.mpi_library = h.mpi_library;
+  mr.executable = h.executable;
+  mr.command_line = h.command_line;
+  mr.kernel_name = h.kernel_name;
+  mr.kernel_version = h.kernel_version;
+  mr.kernel_units_per_s = h.kernel_units_per_s;
+  mr.gap_floor_ns = h.gap_floor_ns;
+  mr.cpu_gap_floor_ns = h.cpu_gap_floor_ns;
+}
+
 }  // namespace
 
 Loaded load(const std::string& dir, const Options& opt) {
@@ -205,104 +353,54 @@ Loaded load(const std::string& dir, const Options& opt) {
     const TraceHeader& h = f->header();
     if (r == 0) t.run_id = h.run_id;
     MergedRank& mr = t.ranks[r];
-    mr.hostname = h.hostname;
-    mr.mpi_library = h.mpi_library;
-    mr.executable = h.executable;
-    mr.command_line = h.command_line;
-    mr.kernel_name = h.kernel_name;
-    mr.kernel_version = h.kernel_version;
-    mr.kernel_units_per_s = h.kernel_units_per_s;
-    mr.gap_floor_ns = h.gap_floor_ns;
-    mr.cpu_gap_floor_ns = h.cpu_gap_floor_ns;
+    copy_header(mr, h);
     RankData& rd = out.ranks[r];
     rd.cpu_work = h.gap_clock == GapClock::kThreadCpu;
     RankMaps maps;
+    std::map<uint32_t, ThreadSink> sinks;  // by thread number; 0: the first thread, into rd
+    sinks[0].data = &rd;
+    MainCalls main_calls;
     Event ev;
+    uint64_t read = 0;
     while (f->next(ev)) {
+      ++read;
       // A 1.2 trace's MPI_Finalize carries the kernel's rate over the whole
       // run (MPI_Init's calibration and the samples since): it replaces MPI_Init's.
       if (ev.kernel_rate != kNone && ev.kernel_rate > 0) mr.kernel_units_per_s = static_cast<double>(ev.kernel_rate);
-      RankEvent re;
-      re.seq = static_cast<uint32_t>(ev.seq);
-      re.gap = ev.gap_ns;
-      if (rd.cpu_work) re.work = ev.cpu_gap_ns == kNone ? ev.gap_ns : ev.cpu_gap_ns;
-      re.dur = ev.duration_ns;
-      Identity id;
-      id.func = ev.func;
-      id.callsite = global_callsite(in, maps, *f, ev.callsite);
-      id.comm = comm_symbol(maps, ev.comm);
-      id.dtype = global_dtype(in, maps, *f, ev.dtype);
-      id.dtype2 = global_dtype(in, maps, *f, ev.dtype2);
-      id.op = global_op(in, maps, *f, ev.op);
-      id.root = ev.root;
-      id.peer_class = (ev.flags & kFlagAnySource) ? PeerClass::kAnySource : ev.peer != kNone ? PeerClass::kRank : PeerClass::kNone;
-      int64_t new_comm = kNone;
-      if (ev.new_comm != kNone)
-        new_comm = create_comm(in, maps, *f, ev, id.callsite, id.comm, r, t.world_size);
-      if (ev.func == kFunc_MPI_Comm_free && ev.comm != kNone) {
-        auto it = maps.slot_of.find(ev.comm);
-        if (it != maps.slot_of.end()) {
-          maps.live_slots[it->second.first].erase(it->second.second);
-          maps.slot_of.erase(it);
-        }
-        maps.comm.erase(ev.comm);
+      ThreadSink& sink = sinks[ev.thread];
+      if (!sink.data) {
+        LoadedThread& lt = thread_stream(out, ev.thread, t.world_size);
+        sink.data = &lt.ranks[r];
+        sink.data->cpu_work = rd.cpu_work;
+        sink.last_end = main_calls.end_before(ev.t_start_ns);  // its first call's gap starts there
       }
-      re.identity = in.identity(id);
-      ParamTuple p;
-      p[size_t(Param::peer)] = ev.peer;
-      p[size_t(Param::peer2)] = ev.peer2;
-      p[size_t(Param::tag)] = ev.tag;
-      p[size_t(Param::tag2)] = ev.tag2;
-      p[size_t(Param::count)] = ev.count;
-      p[size_t(Param::count2)] = ev.count2;
-      p[size_t(Param::bytes)] = ev.bytes;
-      p[size_t(Param::bytes2)] = ev.bytes2;
-      p[size_t(Param::color)] = ev.color;
-      p[size_t(Param::key)] = ev.key;
-      p[size_t(Param::new_comm)] = new_comm;
-      p[size_t(Param::forwards)] = forwarding_send(ev.func) ? ((ev.flags & kFlagForwards) ? 1 : 0) : kNone;
-      auto [tp, fresh_tuple] = maps.tuples.emplace(p, static_cast<uint32_t>(rd.params.size()));
-      if (fresh_tuple) rd.params.push_back(p);
-      re.params = tp->second;
-      bool completion = uses_requests(ev.func);
-      if (!completion && ev.reqs.size() == 1) re.created_request = ev.reqs[0];
-      if (!ev.counts.empty() || !ev.counts2.empty() || !ev.dims.empty() || !ev.periods.empty() ||
-          (completion && !ev.reqs.empty()) || !ev.req_sources.empty()) {
-        re.lists = static_cast<int32_t>(rd.lists.size());
-        rd.lists.emplace_back();
-        auto& l = rd.lists.back();
-        l[size_t(ListField::counts)] = ev.counts;
-        l[size_t(ListField::counts2)] = ev.counts2;
-        l[size_t(ListField::dims)] = ev.dims;
-        l[size_t(ListField::periods)] = ev.periods;
-        if (completion) l[size_t(ListField::reqrefs)] = ev.reqs;  // raw ids until resolve below
-        l[size_t(ListField::req_sources)] = ev.req_sources;
+      add_event(in, maps, *f, ev, r, t.world_size, rd.cpu_work, sink);
+      if (ev.thread == 0) {
+        main_calls.starts.push_back(ev.t_start_ns);
+        main_calls.ends.push_back(ev.t_start_ns + ev.duration_ns);
+        main_calls.seqs.push_back(static_cast<uint32_t>(ev.seq));
       }
-      rd.events.push_back(re);
-      if (opt.progress && rd.events.size() % 1000000 == 0)
-        opt.progress("rank " + std::to_string(r) + ": " + std::to_string(rd.events.size()) + " events read");
+      if (opt.progress && read % 1000000 == 0)
+        opt.progress("rank " + std::to_string(r) + ": " + std::to_string(read) + " events read");
     }
     mr.end = f->end();
     mr.events = rd.events.size();
     lower_floors_to_shortest_gaps(mr, rd, h);
     if (f->end() != TraceEnd::kFinalized && !opt.allow_partial)
       throw TraceError(td.rank_path(r) + ": the trace ends early (" + trace_end_name(f->end()) + " after " +
-                       std::to_string(rd.events.size()) + " events); use --allow-partial to merge what it holds");
-    normalize(rd, t.identities);
-    // Completed / started / freed request ids -> index of the creating call.
-    std::unordered_map<int64_t, int64_t> creator;
-    for (size_t i = 0; i < rd.events.size(); ++i) {
-      RankEvent& e = rd.events[i];
-      if (e.lists >= 0) {
-        auto& refs = rd.lists[static_cast<size_t>(e.lists)][size_t(ListField::reqrefs)];
-        for (int64_t& id : refs) {
-          auto it = creator.find(id);
-          id = it == creator.end() ? -1 : it->second;
-        }
-      }
-      if (e.created_request != kNone) creator[e.created_request] = static_cast<int64_t>(i);
+                       std::to_string(read) + " events); use --allow-partial to merge what it holds");
+    for (auto& [number, sink] : sinks) {
+      if (number == 0) continue;
+      LoadedThread& lt = thread_stream(out, number, t.world_size);
+      lt.fork_seq[r] = main_calls.ended_by(sink.first_start);
+      lt.join_seq[r] = main_calls.started_from(sink.last_end);
+      main_calls.waited_for(rd, sink.last_end);
+      finish_rank(*sink.data, t.identities);
     }
+    finish_rank(rd, t.identities);
   }
+  std::sort(out.threads.begin(), out.threads.end(),
+            [](const LoadedThread& a, const LoadedThread& b) { return a.number < b.number; });
   return out;
 }
 

@@ -293,7 +293,9 @@ MergedTrace build(const Loaded& in, const std::vector<Column>& cols, const Optio
 
 }  // namespace
 
-MergedTrace merge(const Loaded& in, const Options& opt, Ordered* ordered) {
+namespace {
+
+MergedTrace merge_stream(const Loaded& in, const Options& opt, Ordered* ordered) {
   if (opt.order == Order::kAuto && !opt.judge) throw std::logic_error("merge: Order::kAuto needs Options::judge");
   Ordered how;
   std::vector<Column> aligned, walked;
@@ -331,7 +333,86 @@ MergedTrace merge(const Loaded& in, const Options& opt, Ordered* ordered) {
   return m;
 }
 
+// One thread's calls as a Loaded of their own, over the same tables.
+Loaded thread_loaded(const Loaded& in, const LoadedThread& lt) {
+  Loaded sub;
+  sub.tables = in.tables;
+  sub.ranks = lt.ranks;
+  for (size_t r = 0; r < sub.ranks.size(); ++r) sub.tables.ranks[r].events = sub.ranks[r].events.size();
+  return sub;
+}
+
+// Per rank: the merged index of each of its calls, and its calls' file positions.
+struct RankPositions {
+  std::vector<std::vector<int64_t>> merged;  // per rank, in its (normalised) order
+  // The merged index of rank r's call at file position seq (-1: none).
+  int64_t of(const Loaded& in, uint32_t r, int64_t seq) const {
+    if (seq < 0) return -1;
+    const std::vector<RankEvent>& ev = in.ranks[r].events;
+    for (size_t local = 0; local < ev.size() && local < merged[r].size(); ++local)
+      if (ev[local].seq == seq) return merged[r][local];
+    return -1;
+  }
+};
+
+RankPositions rank_positions(const MergedTrace& m) {
+  RankPositions p;
+  p.merged.resize(m.world_size);
+  for (size_t idx = 0; idx < m.events.size(); ++idx)
+    for (uint32_t r : m.events[idx].ranks) p.merged[r].push_back(static_cast<int64_t>(idx));
+  return p;
+}
+
+// Where a thread ran among the first thread's merged events, the same on
+// every rank: after the latest of its ranks' forks, done before the
+// earliest of their joins.
+void place_thread(const MergedTrace& m, const Loaded& in, const RankPositions& at, const LoadedThread& lt,
+                  MergedTrace& stream) {
+  int64_t fork = -1, join = static_cast<int64_t>(m.events.size());
+  for (uint32_t r = 0; r < lt.ranks.size(); ++r) {
+    if (lt.ranks[r].events.empty()) continue;
+    fork = std::max(fork, at.of(in, r, lt.fork_seq[r]));
+    const int64_t j = at.of(in, r, lt.join_seq[r]);
+    if (j >= 0) join = std::min(join, j);
+  }
+  stream.fork_after = fork;
+  stream.join_before = join == static_cast<int64_t>(m.events.size()) ? -1 : join;
+}
+
+std::vector<std::string> verify_stream(const MergedTrace& m, const Loaded& in, size_t limit);
+
+}  // namespace
+
+MergedTrace merge(const Loaded& in, const Options& opt, Ordered* ordered) {
+  MergedTrace m = merge_stream(in, opt, ordered);
+  if (in.threads.empty()) return m;
+  const RankPositions at = rank_positions(m);
+  for (const LoadedThread& lt : in.threads) {
+    if (opt.progress) opt.progress("merging thread " + std::to_string(lt.number) + "'s calls");
+    MergedTrace stream = merge_stream(thread_loaded(in, lt), opt, nullptr);
+    stream.thread = lt.number;
+    place_thread(m, in, at, lt, stream);
+    m.threads.push_back(std::move(stream));
+  }
+  return m;
+}
+
 std::vector<std::string> verify(const MergedTrace& m, const Loaded& in, size_t limit) {
+  std::vector<std::string> out = verify_stream(m, in, limit);
+  if (m.threads.size() != in.threads.size()) {
+    out.push_back("the merged trace has " + std::to_string(m.threads.size()) + " threads' streams, the trace " +
+                  std::to_string(in.threads.size()));
+    return out;
+  }
+  for (size_t k = 0; k < m.threads.size() && out.size() < limit; ++k)
+    for (const std::string& s : verify_stream(m.threads[k], thread_loaded(in, in.threads[k]), limit - out.size()))
+      out.push_back("thread " + std::to_string(in.threads[k].number) + ": " + s);
+  return out;
+}
+
+namespace {
+
+std::vector<std::string> verify_stream(const MergedTrace& m, const Loaded& in, size_t limit) {
   std::vector<std::string> out;
   auto report = [&](const std::string& s) {
     if (out.size() < limit) out.push_back(s);
@@ -387,5 +468,7 @@ std::vector<std::string> verify(const MergedTrace& m, const Loaded& in, size_t l
              std::to_string(in.ranks[r].events.size()) + " in the trace");
   return out;
 }
+
+}  // namespace
 
 }  // namespace skt::merge

@@ -15,8 +15,10 @@ void write_synthetic(const std::string& dir, uint32_t P, const std::function<std
     const std::vector<Syn> calls = program(r);
     TraceHeader h = sample_header(r, P, run_id);
     h.gap_clock = GapClock::kWall;
-    for (const Syn& s : calls)
+    for (const Syn& s : calls) {
       if (s.work != kNone) h.gap_clock = GapClock::kThreadCpu;
+      if (s.thread != 0) h.thread_level = 3;  // MPI_THREAD_MULTIPLE
+    }
     TraceWriter w;
     if (!w.open(dir + "/" + TraceDir::rank_file_name(r), h, 1 << 16, 1)) throw std::runtime_error(w.error());
     w.define_module(0, "/bin/app");
@@ -45,6 +47,7 @@ void write_synthetic(const std::string& dir, uint32_t P, const std::function<std
       if (s.color != kNone) w.put_int(Field::kColor, s.color);
       if (!s.reqs.empty()) w.put_list(Field::kReqs, s.reqs.data(), s.reqs.size());
       if (s.work != kNone) w.put_int(Field::kCpuGap, s.work);
+      if (s.thread != 0) w.put_int(Field::kThread, s.thread);
       if (s.kernel_rate != kNone) {
         w.put_int(Field::kKernelRate, s.kernel_rate);
         w.put_int(Field::kKernelSamples, 3);

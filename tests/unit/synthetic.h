@@ -21,6 +21,7 @@ struct Syn {
   int64_t gap = 1000, dur = 100;       // ns
   int64_t work = kNone;                // thread CPU ns of the gap: a rank with any is traced with GapClock::kThreadCpu
   int64_t kernel_rate = kNone;         // MPI_Finalize: the kernel's rate over the run (trace 1.2)
+  uint32_t thread = 0;                 // the calling thread (a rank with any other than 0: MPI_THREAD_MULTIPLE)
 };
 
 // dir/rank-NNNNN.skt for ranks 0..P-1 with the events program(rank) returns.

@@ -1082,3 +1082,64 @@ TEST(MergedFormat, TheGapFloorsOfEveryRankGoThroughTheFiles) {
         << e.what();
   }
 }
+
+// MPI_THREAD_MULTIPLE: each thread's calls merged on their own, placed among
+// the first thread's, through both file formats; a nested thread refused.
+TEST(MergeThreads, EachThreadIsMergedOnItsOwnAndPlacedAmongTheFirstThreads) {
+  auto on = [](Syn s, uint32_t thread) {
+    s.thread = thread;
+    return s;
+  };
+  auto res = run(2, [&](uint32_t r) {
+    Syn dup = simple(kFunc_MPI_Comm_dup, 1);
+    dup.new_comm = 2;
+    dup.members = {0, 1};
+    std::vector<Syn> v{simple(kFunc_MPI_Init, 0), dup};
+    for (int i = 0; i < 3; ++i) {  // the two threads' calls interleaved, as the tracer records them
+      Syn a = send(2, 1 - r), b = recv(3, 1 - r), c = send(4, 1 - r), d = recv(5, 1 - r);
+      a.comm = b.comm = 2;
+      c.tag = d.tag = 1;
+      v.push_back(on(a, 3));
+      v.push_back(on(c, 4));
+      v.push_back(on(b, 3));
+      v.push_back(on(d, 4));
+    }
+    v.push_back(simple(kFunc_MPI_Barrier, 6));
+    v.push_back(simple(kFunc_MPI_Finalize, 7));
+    return v;
+  });
+  const MergedTrace& m = res.merged;
+  ASSERT_EQ(m.events.size(), 4u);  // Init, Comm_dup, Barrier, Finalize
+  ASSERT_EQ(m.threads.size(), 2u);
+  EXPECT_EQ(m.threads[0].thread, 3u);
+  EXPECT_EQ(m.threads[1].thread, 4u);
+  for (const MergedTrace& t : m.threads) {
+    ASSERT_EQ(t.events.size(), 6u);
+    EXPECT_EQ(t.fork_after, 1);   // after the Comm_dup
+    EXPECT_EQ(t.join_before, 2);  // before the Barrier
+    EXPECT_EQ(t.events[0].ranks, all(2));
+  }
+  EXPECT_EQ(m.value(m.threads[0].events[0], Param::peer, 0), 1);
+  EXPECT_EQ(m.identities[m.threads[0].events[0].identity].comm, 2);  // the first thread's communicator
+  // folded each on its own, through the folded file
+  FoldedProgram p = fold::compress(m, {});
+  ASSERT_EQ(p.threads.size(), 2u);
+  std::string dir = temp_dir("threads");
+  write_folded(dir + "/p.skf", p);
+  FoldedProgram back = read_folded(dir + "/p.skf");
+  ASSERT_EQ(back.threads.size(), 2u);
+  EXPECT_EQ(back.threads[1].thread, 4u);
+  EXPECT_EQ(back.threads[1].fork_after, 1);
+  EXPECT_EQ(back.threads[1].join_before, 2);
+  EXPECT_EQ(back.threads[1].to_string(), p.threads[1].to_string());
+  // a thread's stream holding threads of its own is corrupt
+  MergedTrace nested = m;
+  nested.threads[0].threads.push_back(m.threads[1]);
+  write_merged(dir + "/nested.skm", nested);
+  try {
+    read_merged(dir + "/nested.skm");
+    ADD_FAILURE() << "read a thread inside a thread";
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("a thread's stream inside a thread's stream"), std::string::npos) << e.what();
+  }
+}

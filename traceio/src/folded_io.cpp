@@ -153,7 +153,9 @@ static uint64_t table_width(In& in, const char* width) {
   return w;
 }
 
-void write_folded(const std::string& path, const FoldedProgram& p) {
+namespace {
+
+std::string encode_folded_body(const std::string& path, const FoldedProgram& p) {
   Out body;
   {
     Out o;
@@ -242,13 +244,56 @@ void write_folded(const std::string& path, const FoldedProgram& p) {
     }
     body.section(FoldedSection::kPhases, o);
   }
-  write_compressed_file(path, kFoldedMagic, kFoldedVersionMajor, kFoldedVersionMinor, body.b);
+  for (const FoldedProgram& t : p.threads) {
+    Out o;
+    o.u(t.thread);
+    o.s(t.fork_after);
+    o.s(t.join_before);
+    o.b += encode_folded_body(path, t);
+    body.section(FoldedSection::kThread, o);
+  }
+  return body.b;
+}
+
+FoldedProgram decode_folded_body(const uint8_t* data, size_t size, const std::string& path, bool nested);
+
+// A thread's program (FoldedSection::kThread): its number, where it runs
+// among the first thread's merged events, its folded body (without threads).
+FoldedProgram decode_thread(In& in, const uint8_t* d, uint64_t len, const std::string& path) {
+  const uint64_t number = in.u("thread number");
+  if (number == 0 || number > static_cast<uint64_t>(kMaxThreads)) in.bad("thread number");
+  const int64_t fork = in.s("thread fork"), join = in.s("thread join");
+  if (fork < -1 || join < -1) in.bad("thread fork or join");
+  const uint64_t used = len - in.c.remaining();
+  FoldedProgram t = decode_folded_body(d + used, in.c.remaining(), path, true);
+  t.thread = static_cast<uint32_t>(number);
+  t.fork_after = fork;
+  t.join_before = join;
+  return t;
+}
+
+}  // namespace
+
+void write_folded(const std::string& path, const FoldedProgram& p) {
+  write_compressed_file(path, kFoldedMagic, kFoldedVersionMajor, kFoldedVersionMinor, encode_folded_body(path, p));
 }
 
 FoldedProgram read_folded(const std::string& path) {
   std::string body = read_compressed_file(path, kFoldedMagic, kFoldedVersionMajor, "folded program");
+  FoldedProgram p = decode_folded_body(reinterpret_cast<const uint8_t*>(body.data()), body.size(), path, false);
+  for (const FoldedProgram& t : p.threads)
+    if (t.symbols.world_size != p.symbols.world_size || t.fork_after >= static_cast<int64_t>(p.merged_events) ||
+        t.join_before >= static_cast<int64_t>(p.merged_events))
+      throw TraceError(path + ": corrupt folded program (thread " + std::to_string(t.thread) +
+                       "'s program does not fit the first thread's)");
+  return p;
+}
+
+namespace {
+
+FoldedProgram decode_folded_body(const uint8_t* data, size_t size, const std::string& path, bool nested) {
   FoldedProgram p;
-  In top(reinterpret_cast<const uint8_t*>(body.data()), body.size(), path, "folded program");
+  In top(data, size, path, "folded program");
   bool have_symbols = false, have_nodes = false;
   sections::for_each_section(top, [&](uint64_t section, In& in, const uint8_t* d, uint64_t len) {
     switch (static_cast<FoldedSection>(section)) {
@@ -334,6 +379,10 @@ FoldedProgram read_folded(const std::string& path) {
         }
         break;
       }
+      case FoldedSection::kThread:
+        if (nested) in.bad("a thread's program inside a thread's program");
+        p.threads.push_back(decode_thread(in, d, len, path));
+        break;
       default:
         break;
     }
@@ -351,6 +400,8 @@ FoldedProgram read_folded(const std::string& path) {
     if (t >= p.nodes.size()) throw TraceError(path + ": corrupt folded program (top level out of range)");
   return p;
 }
+
+}  // namespace
 
 bool is_folded_file(const std::string& path) { return has_magic(path, kFoldedMagic); }
 

@@ -333,6 +333,14 @@ std::string encode_merged_body(const MergedTrace& m, bool with_times) {
       body.section(MergedSection::kWork, w);
     }
   }
+  for (const MergedTrace& t : m.threads) {
+    Out o;
+    o.u(t.thread);
+    o.s(t.fork_after);
+    o.s(t.join_before);
+    o.b += encode_merged_body(t, with_times);
+    body.section(MergedSection::kThread, o);
+  }
   return body.b;
 }
 
@@ -423,11 +431,44 @@ MergedTrace read_merged(const std::string& path) {
   return decode_merged_body(reinterpret_cast<const uint8_t*>(body.data()), body.size(), path, true);
 }
 
+namespace {
+
+MergedTrace decode_body(const uint8_t* data, size_t size, const std::string& path, bool with_times, bool nested);
+
+// A thread's stream (MergedSection::kThread): its number, where it ran
+// among the first thread's events, its merged body (without threads).
+MergedTrace decode_thread(In& in, const uint8_t* d, uint64_t len, const std::string& path, bool with_times) {
+  const uint64_t number = in.u("thread number");
+  if (number == 0 || number > static_cast<uint64_t>(kMaxThreads)) in.bad("thread number");
+  const int64_t fork = in.s("thread fork"), join = in.s("thread join");
+  if (fork < -1 || join < -1) in.bad("thread fork or join");
+  const uint64_t used = len - in.c.remaining();
+  MergedTrace t = decode_body(d + used, in.c.remaining(), path, with_times, true);
+  t.thread = static_cast<uint32_t>(number);
+  t.fork_after = fork;
+  t.join_before = join;
+  return t;
+}
+
+}  // namespace
+
 MergedTrace decode_merged_body(const uint8_t* data, size_t size, const std::string& path, bool with_times) {
+  MergedTrace m = decode_body(data, size, path, with_times, false);
+  for (const MergedTrace& t : m.threads)
+    if (t.world_size != m.world_size || t.fork_after >= static_cast<int64_t>(m.events.size()) ||
+        t.join_before >= static_cast<int64_t>(m.events.size()))
+      throw TraceError(path + ": corrupt merged trace (thread " + std::to_string(t.thread) +
+                       "'s stream does not fit the first thread's)");
+  return m;
+}
+
+namespace {
+
+MergedTrace decode_body(const uint8_t* data, size_t size, const std::string& path, bool with_times, bool nested) {
   MergedTrace m;
   In top(data, size, path, "merged trace");
   bool have_run = false, have_events = false;
-  sections::for_each_section(top, [&](uint64_t section, In& in, const uint8_t*, uint64_t) {
+  sections::for_each_section(top, [&](uint64_t section, In& in, const uint8_t* d, uint64_t len) {
     switch (static_cast<MergedSection>(section)) {
       case MergedSection::kRun:
         m.world_size = static_cast<uint32_t>(in.u());
@@ -578,6 +619,10 @@ MergedTrace decode_merged_body(const uint8_t* data, size_t size, const std::stri
         }
         break;
       }
+      case MergedSection::kThread:
+        if (nested) in.bad("a thread's stream inside a thread's stream");
+        m.threads.push_back(decode_thread(in, d, len, path, with_times));
+        break;
       default:
         break;  // a section of a newer minor version
     }
@@ -596,5 +641,7 @@ MergedTrace decode_merged_body(const uint8_t* data, size_t size, const std::stri
                        " times)");
   return m;
 }
+
+}  // namespace
 
 }  // namespace skt

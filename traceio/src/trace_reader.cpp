@@ -269,6 +269,10 @@ bool read_fields(codec::Cursor& c, Event& ev, std::string& name, int64_t& id, in
         case Field::kCpuGap: ev.cpu_gap_ns = v; break;
         case Field::kKernelRate: ev.kernel_rate = v; break;
         case Field::kKernelSamples: ev.kernel_samples = v; break;
+        case Field::kThread:
+          if (v < 0 || v > kMaxThreads) return false;
+          ev.thread = static_cast<uint32_t>(v);
+          break;
         case Field::kId: id = v; break;
         case Field::kSize: size = v; break;
         case Field::kParent: parent = v; break;

@@ -77,9 +77,21 @@ struct RankData {
   // call that created each request, or -1.
 };
 
+// The calls of one thread other than the first on every rank
+// (MPI_THREAD_MULTIPLE traces, docs/merge.md "Threads"), and where on each
+// rank it ran among the first thread's calls: after the call with file
+// position fork_seq (-1: from the start), and done before the one with
+// join_seq (-1: the end).
+struct LoadedThread {
+  uint32_t number = 0;
+  std::vector<RankData> ranks;
+  std::vector<int64_t> fork_seq, join_seq;
+};
+
 struct Loaded {
   MergedTrace tables;  // everything but events and times
-  std::vector<RankData> ranks;
+  std::vector<RankData> ranks;        // the first thread's calls (every call when there is one thread)
+  std::vector<LoadedThread> threads;  // the other threads' calls, by number
 };
 
 // Throws TraceError for unreadable, missing, mixed or (without

@@ -109,6 +109,13 @@ struct FoldedProgram {
   MergedTrace symbols;           // tables; events[i] = the representative call of symbol i (no times)
   std::vector<FoldedNode> nodes;
   std::vector<uint32_t> top;     // top-level node indices
+  // MPI_THREAD_MULTIPLE traces: each other thread's calls folded on their
+  // own (MergedTrace::threads); a thread's program has its number and runs
+  // after merged event fork_after and before join_before of the first
+  // thread's (-1: from the start, to the end).
+  std::vector<FoldedProgram> threads;
+  uint32_t thread = 0;
+  int64_t fork_after = -1, join_before = -1;
 
   // "S0 ( S1 ( S2 S3 )^10 )^200 S4"
   std::string to_string() const;

@@ -147,6 +147,16 @@ struct MergedTrace {
   std::vector<Identity> identities;
   std::vector<MergedEvent> events;
 
+  // MPI_THREAD_MULTIPLE traces (docs/merge.md, "Threads"): the calls of
+  // each thread other than the first, merged on their own over the same
+  // tables, by thread number. A thread's stream has no threads of its own;
+  // its `thread` is its number and it ran between two of the first thread's
+  // merged events: started after event fork_after (-1: at the start) and
+  // was done before event join_before (-1: at the end), on every rank.
+  std::vector<MergedTrace> threads;
+  uint32_t thread = 0;
+  int64_t fork_after = -1, join_before = -1;
+
   // A copy without the events and the per-rank times: the tables only.
   MergedTrace tables() const;
 

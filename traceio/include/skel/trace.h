@@ -69,6 +69,10 @@ struct Event {
   int64_t duration_ns = 0;
   int64_t gap_ns = 0;      // computation before this call: t_start - end of previous call
   int64_t cpu_gap_ns = kNone;  // the thread's CPU time over that gap (GapClock::kThreadCpu traces only)
+  // The calling thread (MPI_THREAD_MULTIPLE ranks; 0 otherwise): 0 is the
+  // thread that initialised MPI, a thread the program created holds the
+  // lowest number no other running thread held when it was created.
+  uint32_t thread = 0;
   // MPI_Finalize of a 1.2 trace: the kernel's rate (units per second) for the
   // whole run, the median of the MPI_Init calibration and the samples taken
   // during the run, and how many samples (0: the run was too short for one).

@@ -23,8 +23,9 @@ inline constexpr char kFileMagic[8] = {'S', 'K', 'E', 'L', 'T', 'R', 'C', '\0'};
 // 1.1: kCpuGap, header gap clock; 1.2: kKernelRate, kKernelSamples; 1.3: kFlagForwards; 1.4: header gap floors
 // 2.0: chunk headers carry a CRC-32 and payloads must have zstd's content
 //      checksum (corruption is detected, not read as data); 1.x is refused.
+// 2.1: kThread (MPI_THREAD_MULTIPLE ranks: the calling thread's number).
 inline constexpr uint16_t kVersionMajor = 2;
-inline constexpr uint16_t kVersionMinor = 0;
+inline constexpr uint16_t kVersionMinor = 1;
 inline constexpr uint32_t kFixedHeaderBytes = 16;
 
 // Clock the event times come from.
@@ -118,6 +119,7 @@ enum class FieldType : uint32_t {
   X(kCpuGap, 24, kInt)     /* thread CPU ns of the gap before the call (GapClock::kThreadCpu) */ \
   X(kKernelRate, 25, kInt) /* MPI_Finalize: the kernel's rate over the run, units per second of the gap clock */ \
   X(kKernelSamples, 26, kInt) /* MPI_Finalize: how many samples during the run that rate includes */ \
+  X(kThread, 27, kInt)     /* (2.1) MPI_THREAD_MULTIPLE: the calling thread's number (absent: 0) */ \
   X(kId, 32, kInt)         /* definitions: the id being defined */             \
   X(kFrames, 33, kIntList) /* callsite: module id, offset, module id, offset ... */ \
   X(kName, 34, kString)                                                        \
@@ -153,6 +155,7 @@ inline constexpr int64_t kUnknownComm = -3;   // a communicator the tracer did n
 inline constexpr uint32_t kCommWorld = 0;     // symbolic id of MPI_COMM_WORLD
 inline constexpr uint32_t kCommSelf = 1;      // symbolic id of MPI_COMM_SELF
 inline constexpr uint32_t kFirstUserComm = 2;
+inline constexpr int64_t kMaxThreads = 1023;  // Field::kThread: numbers 0 .. kMaxThreads
 
 // Predefined datatype ids: stable, independent of any mpi.h. Derived types
 // get ids from kFirstDerivedDatatype on, defined by kDatatypeDef records.
@@ -230,7 +233,8 @@ inline constexpr uint32_t kFirstUserOp = 64;
 //     sections; a changed meaning bumps the major). docs/trace-format.md.
 inline constexpr char kMergedMagic[8] = {'S', 'K', 'E', 'L', 'M', 'R', 'G', '\0'};
 inline constexpr uint16_t kMergedVersionMajor = 1;
-inline constexpr uint16_t kMergedVersionMinor = 3;  // 1.1: kWork; 1.2: kMoreParams (forwards); 1.3: kGapFloors
+// 1.1: kWork; 1.2: kMoreParams (forwards); 1.3: kGapFloors; 1.4: kThread
+inline constexpr uint16_t kMergedVersionMinor = 4;
 enum class MergedSection : uint32_t {
   kRun = 1,         // world size, run id, look-ahead used, source directory
   kRanks = 2,       // per rank: host, MPI library, kernel calibration, executable, end state, events
@@ -245,6 +249,7 @@ enum class MergedSection : uint32_t {
   kWork = 11,       // per rank: thread CPU time of each gap (GapClock::kThreadCpu ranks; 0 values otherwise)
   kMoreParams = 12, // (1.2) the parameters added after 1.1 (their number, then every event's descriptions)
   kGapFloors = 13,  // (1.3) per rank: the tracer's fixed cost in every gap, wall and thread CPU (trace header 1.4)
+  kThread = 14,     // (1.4) one per thread other than the first: number, fork_after, join_before, its merged body
 };
 
 // ---------------------------------------------------------------- folded programs
@@ -256,8 +261,8 @@ inline constexpr char kFoldedMagic[8] = {'S', 'K', 'E', 'L', 'F', 'L', 'D', '\0'
 inline constexpr uint16_t kFoldedVersionMajor = 1;
 // 1.1: kWork; 1.2: list field reqback; 1.3: rule kind 3 (cycle); 1.4: rule kind 4 (instance cycle),
 // peer rules, kInfo's flags (bit 0: call sites joined); 1.5: the symbols' kMoreParams (forwards);
-// 1.6: kProfile; 1.7: the symbols' kGapFloors; 1.8: kPhases
-inline constexpr uint16_t kFoldedVersionMinor = 8;
+// 1.6: kProfile; 1.7: the symbols' kGapFloors; 1.8: kPhases; 1.9: kThread
+inline constexpr uint16_t kFoldedVersionMinor = 9;
 enum class FoldedSection : uint32_t {
   kInfo = 1,     // source, merged events folded, flags (1.4; absent: 0)
   kSymbols = 2,  // an embedded merged body (no times): events = symbols
@@ -266,6 +271,7 @@ enum class FoldedSection : uint32_t {
   kWork = 5,     // per node and rank: thread CPU time of its gap (traces with GapClock::kThreadCpu)
   kProfile = 6,  // (1.6) the nodes whose computation drifts through the run: per rank, its course in parts
   kPhases = 7,   // (1.8) the nodes whose computation differs by a cycle's phase: per rank, a factor per phase
+  kThread = 8,   // (1.9) one per thread other than the first: number, fork_after, join_before, its folded body
 };
 
 // How one parameter of a merged event is given for each participating rank r
