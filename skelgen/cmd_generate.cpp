@@ -167,7 +167,8 @@ int run_generate(const GenerateOptions& opt) {
     std::printf("traced:   %.6f s, MPI_Init to MPI_Finalize (slowest rank)\n", s.traced_s);
     std::printf("expected: %.6f s for the skeleton on the traced machine\n", s.kept_s);
     for (size_t i = 0; i < s.cut.size(); ++i)
-      std::printf("cut:      loop n%u, %llu -> %llu iterations%s (%.1f %% of the time)\n", s.cut[i].node,
+      std::printf("cut:      %sloop n%u, %llu -> %llu iterations%s (%.1f %% of the time)\n",
+                  s.cut[i].thread ? ("thread " + std::to_string(s.cut[i].thread) + ": ").c_str() : "", s.cut[i].node,
                   static_cast<unsigned long long>(s.cut[i].count), static_cast<unsigned long long>(s.cut[i].iterations),
                   s.cut[i].period > 1 ? (", whole periods of " + std::to_string(s.cut[i].period)).c_str() : "",
                   s.cut[i].share * 100);

@@ -13,14 +13,18 @@ skelgen=$1 flavor=$2 np=$3 trace=$4 work=$5 K=$6
 shift 6
 # --no-roundtrip: run only (threaded programs: their threads' calls come in another order each run);
 # --allow-partial: passed on; a partial trace is cut where its first rank stopped, so no round trip either;
+# --thread-calls: an MPI_THREAD_MULTIPLE program (TRACE_DIR): at K = 1, the skeleton traced again makes each
+#   thread's calls in order (tests/check_thread_calls.py); no round trip of the merged programs
 # --join-call-sites: passed on, and the round trip folds both programs so too
 extra=()
 fold=()
 roundtrip=1
 check_computation=0
+thread_calls=0
 for a in "$@"; do
   case "$a" in
     --no-roundtrip) roundtrip=0 ;;
+    --thread-calls) roundtrip=0; thread_calls=1 ;;
     --check-computation) check_computation=1 ;;
     --allow-partial) roundtrip=0; extra+=("$a") ;;
     --join-call-sites) fold+=("$a"); extra+=("$a") ;;
@@ -58,6 +62,12 @@ if [ -e /dev/full ] && [[ $work == *ring_*K10* ]]; then  # once: each run costs 
   grep -q "cannot write the SKELGEN_RESULT line" "$work/full.err" ||
     { cat "$work/full.err" >&2; echo "FAIL: the skeleton did not say it lost its result line" >&2; exit 1; }
   [ $rc != 0 ] || { echo "FAIL: the skeleton exited 0 without printing its SKELGEN_RESULT line" >&2; exit 1; }
+fi
+if [ $thread_calls = 1 ] && [ "$K" = 1 ]; then
+  # an MPI_THREAD_MULTIPLE program: each thread's calls, in order, as the application's threads made them
+  "$skelgen" trace -q --force -o "$work/skel.trace" -- "${launch[@]}" "$work/skel" > /dev/null
+  python3 "$here/check_thread_calls.py" "$skelgen" "$trace" "$work/skel.trace"
+  exit $?
 fi
 if [ $roundtrip = 0 ]; then
   echo "ok: ran to completion (no round trip for this program)"

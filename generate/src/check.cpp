@@ -349,6 +349,12 @@ int64_t Checker::context_of(uint32_t a, int64_t c, uint32_t node) {
   if (c == 1) return context_id(1, ac.rank, 0, false, 1);
   auto it = ac.comm.find(c);
   if (it != ac.comm.end()) return it->second;
+  if (plan_.inherits_comms && static_cast<size_t>(c) < m_.comms.size()) {  // made by the first thread
+    const CommSymbol& s = m_.comms[static_cast<size_t>(c)];
+    const int32_t g = ac.rank < s.group_of.size() ? s.group_of[ac.rank] : -1;
+    if (g >= 0)
+      return ac.comm[c] = context_id(c, g, 0, false, static_cast<uint32_t>(s.groups[static_cast<size_t>(g)].size()));
+  }
   ac.node = node;
   fail(CheckProblem::kBadCommunicator,
        "rank " + std::to_string(ac.rank) + " calls " + func_name(identity(node).func) + " on " + comm_name(c) +

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <deque>
 #include <functional>
 #include <map>
 #include <numeric>
@@ -56,13 +57,43 @@ std::string rank_list(const std::vector<uint32_t>& ranks) {
 
 enum class Side { send, recv };
 
+// Where one thread's program sits in the skeleton's shared runtime tables
+// (MPI_THREAD_MULTIPLE traces; one program, index 0, otherwise): its cut
+// loops, request rings, slots and watchdog calls come after those of the
+// programs before it.
+struct StreamLayout {
+  uint32_t index = 0;    // 0: the first thread's program; k: FoldedProgram::threads[k - 1] (skel_tid)
+  size_t loop_base = 0;  // its first cut loop / kept run timer
+  size_t ring_base = 0;  // its first request ring
+  size_t slot_base = 0;  // its first request slot
+  size_t call_base = 0;  // its first call in skel_calls[]
+  size_t total_rings = 1;  // rings of all programs (SKEL_NUM_RINGS)
+};
+
 class Emitter {
  public:
-  Emitter(const FoldedProgram& p, const GenerateOptions& opt, const Plan& plan, Skeleton& out)
-      : p_(p), m_(p.symbols), opt_(opt), plan_(plan), slots_(plan.slots), out_(out), P_(p.symbols.world_size) {}
+  Emitter(const FoldedProgram& p, const GenerateOptions& opt, const Plan& plan, Skeleton& out,
+          const StreamLayout& layout = StreamLayout())
+      : p_(p), m_(p.symbols), opt_(opt), plan_(plan), slots_(plan.slots), out_(out), P_(p.symbols.world_size),
+        at_(layout) {}
 
-  void run(const NodeTimes& times);
+  // The first thread's program and the skeleton around it; `threads`: the
+  // other threads' programs, each already emitted (emit_thread).
+  // `summarised`: called once the skeleton's times are summed up (Skeleton::traced_s ...), before they are written.
+  void run(const NodeTimes& times, const std::vector<const Emitter*>& threads = {},
+           const std::function<void()>& summarised = {});
+  // Another thread's program: its function skel_thread_<k>, tables inside.
+  void emit_thread(const NodeTimes& times);
+  std::string thread_function() const;
+  size_t calls_written() const { return calls_.size(); }
   void note(const std::string& s) { notes_.insert(s); }
+  // Where the first thread starts and waits for the other threads (its top-level items).
+  struct ThreadPoint {
+    uint32_t index;   // StreamLayout::index of the thread
+    size_t fork_at;   // started before top-level item fork_at
+    size_t join_at;   // waited for before top-level item join_at (top.size(): at the end)
+  };
+  std::vector<ThreadPoint> thread_points_;
 
  private:
   void summarise(const NodeTimes& times);
@@ -73,6 +104,7 @@ class Emitter {
   const RequestSlots& slots_;
   Skeleton& out_;
   const uint32_t P_;
+  const StreamLayout at_;
   std::vector<double> rate_;                // per rank: kernel units per ns
   std::ostringstream tables_, body_;
   std::set<std::string> notes_;
@@ -157,7 +189,6 @@ class Emitter {
   std::vector<std::string> window_call(uint32_t n);
   std::vector<std::string> file_call(uint32_t n);
   std::string enter(uint32_t n);
-  std::string calls_table() const;
   // first: per rank, whether node n holds the rank's first call of its
   // loop's iteration (nullptr outside loops); see compute().
   using Firsts = std::vector<char>;
@@ -173,6 +204,13 @@ class Emitter {
                       const std::string& loop_var, double stride, const std::vector<const Firsts*>& first);
   std::string types_setup();
   std::string header() const;
+  void start_emitting(const NodeTimes& times);
+  std::string loop_id(int64_t c) const { return std::to_string(static_cast<size_t>(c) + at_.loop_base); }
+  std::string ring_ref(int64_t back, int64_t ring) const {
+    return std::to_string(back * static_cast<int64_t>(at_.total_rings) + ring + static_cast<int64_t>(at_.ring_base));
+  }
+  void thread_points_at(size_t i, bool end);
+  static std::string runtime_tables(const std::vector<const Emitter*>& all);
 };
 
 // ------------------------------------------------------------------ values
@@ -440,12 +478,11 @@ std::string Emitter::list(uint32_t n, ListField f) {
 std::string Emitter::slot_list(uint32_t n, std::string& count_expr) {
   const MergedEvent& e = event(n);
   const auto& refs = slots_.refs[n];
-  const int64_t rings = std::max<size_t>(1, slots_.ring_size.size());
   std::vector<std::vector<int64_t>> lists;
   for (uint32_t r : e.ranks) {
     std::vector<int64_t> l;
     if (!refs.empty())
-      for (const RequestRef& x : refs[r]) l.push_back(x.ring < 0 ? -1 : int64_t(x.back) * rings + x.ring);
+      for (const RequestRef& x : refs[r]) l.push_back(x.ring < 0 ? -1 : std::stoll(ring_ref(x.back, x.ring)));
     lists.push_back(l);
   }
   for (const auto& l : lists) max_reqs_ = std::max(max_reqs_, l.size());
@@ -489,9 +526,8 @@ std::string Emitter::single_request(uint32_t n) {
   const RequestRef& x = (*first)[0];
   if (x.ring < 0) return "&skel_null_req";
   size_t g = static_cast<size_t>(x.ring);
-  if (slots_.ring_size[g] == 1) return "&skel_req[" + std::to_string(slots_.ring_base[g]) + "]";
-  int64_t rings = static_cast<int64_t>(slots_.ring_size.size());
-  return "&skel_req[skel_slot(" + std::to_string(int64_t(x.back) * rings + x.ring) + ")]";
+  if (slots_.ring_size[g] == 1) return "&skel_req[" + std::to_string(slots_.ring_base[g] + at_.slot_base) + "]";
+  return "&skel_req[skel_slot(" + ring_ref(x.back, x.ring) + ")]";
 }
 
 std::string Emitter::new_comm(uint32_t n) {
@@ -665,8 +701,8 @@ std::string joined(const std::vector<std::string>& args) {
 std::string Emitter::request_out(uint32_t n) const {
   if (slots_.ring_of_node[n] < 0) return "";
   const size_t g = static_cast<size_t>(slots_.ring_of_node[n]);
-  return slots_.ring_size[g] == 1 ? "&skel_req[" + std::to_string(slots_.ring_base[g]) + "]"
-                                  : "skel_new_req(" + std::to_string(g) + ")";
+  return slots_.ring_size[g] == 1 ? "&skel_req[" + std::to_string(slots_.ring_base[g] + at_.slot_base) + "]"
+                                  : "skel_new_req(" + std::to_string(g + at_.ring_base) + ")";
 }
 
 // A call whose every parameter the call list describes (common/mpi_calls.list:
@@ -1053,28 +1089,70 @@ std::string Emitter::compute(uint32_t n, const std::string& w, const std::vector
 std::string Emitter::enter(uint32_t n) {
   double longest = 0;
   for (const RankStat& d : p_.nodes[n].dur) longest = std::max(longest, d.max);
-  CallRecord c{where(n) + " (n" + std::to_string(n) + ")", 100 * longest * 1e-9, {}};
+  const std::string thread = at_.index ? "thread " + std::to_string(p_.thread) + ": " : "";
+  CallRecord c{thread + where(n) + " (n" + std::to_string(n) + ")", 100 * longest * 1e-9, {}};
   for (const OpenLoop& l : open_loops_) c.loops.push_back(l.node);
   calls_.push_back(std::move(c));
-  return "skel_enter(" + std::to_string(calls_.size() - 1) + ");";
+  return "skel_enter(" + std::to_string(at_.call_base + calls_.size() - 1) + ");";
 }
 
-std::string Emitter::calls_table() const {
+// The runtime's tables over every thread's program: each cut loop's factor
+// and iterations and which program it is in, the request rings, the calls.
+std::string Emitter::runtime_tables(const std::vector<const Emitter*>& all) {
+  std::ostringstream factors, iters, stream;
+  factors << "static const double skel_loop_factor[SKEL_NUM_CUT_LOOPS + 1] = {";
+  iters << "static const double skel_loop_iters[SKEL_NUM_CUT_LOOPS + 1] = {";
+  stream << "SKEL_MAYBE_UNUSED static const int skel_loop_stream[SKEL_NUM_CUT_LOOPS + 1] = {";
+  std::vector<int> ring_base, ring_size;
+  for (const Emitter* e : all) {
+    for (const CutLoop& c : e->plan_.cuts) {
+      factors << num(static_cast<double>(c.count) / static_cast<double>(c.iterations)) << ", ";
+      iters << c.iterations << ", ";
+      stream << e->at_.index << ", ";
+    }
+    for (const Plan::KeptRun& k : e->plan_.kept_runs) {
+      factors << exact(k.factor) << ", ";
+      iters << "1, ";
+      stream << e->at_.index << ", ";
+    }
+    for (size_t g = 0; g < e->slots_.ring_size.size(); ++g) {
+      ring_base.push_back(static_cast<int>(e->slots_.ring_base[g] + e->at_.slot_base));
+      ring_size.push_back(static_cast<int>(e->slots_.ring_size[g]));
+    }
+  }
+  factors << "1};\n";
+  iters << "1};\n";
+  stream << "0};\n";
+  if (ring_base.empty()) ring_base.push_back(0), ring_size.push_back(1);
+  std::ostringstream t;
+  t << factors.str() << iters.str() << stream.str();
+  auto ints = [&](const char* name, const std::vector<int>& v) {
+    t << "static const int " << name << "[SKEL_NUM_RINGS] = {";
+    for (size_t g = 0; g < v.size(); ++g) t << (g % 16 == 0 ? "\n  " : " ") << v[g] << (g + 1 < v.size() ? "," : "");
+    t << "\n};\n";
+  };
+  ints("skel_ring_base", ring_base);
+  ints("skel_ring_size", ring_size);
   auto quoted = [](const std::string& s) {
     std::string q = "\"";
     for (char ch : s) q += ch == '"' || ch == '\\' ? std::string("\\") + ch : std::string(1, ch);
     return q + "\"";
   };
-  std::ostringstream t;
   std::vector<uint32_t> ids;
+  size_t calls = 0;
   t << "/* the calls, for the watchdog's message: what, 100 x the longest traced time (s), loops around it */\n"
     << "SKEL_MAYBE_UNUSED static const struct skel_call skel_calls[] = {\n";
-  for (const CallRecord& c : calls_) {
-    t << "  {" << quoted(c.what) << ", " << num(c.traced_s) << ", " << c.loops.size() << ", " << ids.size() << "},\n";
-    ids.insert(ids.end(), c.loops.begin(), c.loops.end());
-  }
+  std::vector<const Emitter*> by_call(all);  // the programs in the order of their calls' numbers
+  std::sort(by_call.begin(), by_call.end(),
+            [](const Emitter* a, const Emitter* b) { return a->at_.call_base < b->at_.call_base; });
+  for (const Emitter* e : by_call)
+    for (const CallRecord& c : e->calls_) {
+      t << "  {" << quoted(c.what) << ", " << num(c.traced_s) << ", " << c.loops.size() << ", " << ids.size() << "},\n";
+      ids.insert(ids.end(), c.loops.begin(), c.loops.end());
+      ++calls;
+    }
   t << "  {\"MPI_Finalize (the skeleton's end)\", 0, 0, 0}\n};\n"
-    << "#define SKEL_FINALIZE_CALL " << calls_.size() << "\n"
+    << "#define SKEL_FINALIZE_CALL " << calls << "\n"
     << "SKEL_MAYBE_UNUSED static const int skel_call_loops[] = {";
   if (ids.empty()) ids.push_back(0);
   for (size_t i = 0; i < ids.size(); ++i) t << (i % 16 == 0 ? "\n  " : " ") << ids[i] << (i + 1 < ids.size() ? "," : "");
@@ -1119,7 +1197,7 @@ void Emitter::emit_loop(uint32_t n, int depth, const std::string& loop_var, doub
   std::string comp = compute(n, w, ranks_in(n), loop_var, first);
   if (!comp.empty()) body_ << in << comp << "\n";
   if (counted_.count(n)) body_ << in << "n" << n << "_i += " << exact(stride) << ";\n";
-  if (c >= 0) body_ << in << "skel_loop_begin(" << c << ");\n";
+  if (c >= 0) body_ << in << "skel_loop_begin(" << loop_id(c) << ");\n";
   body_ << in << "for (long " << var << " = 0; " << var << " < " << iters << "; ++" << var << ") {\n";
   body_ << in << "  skel_iter[" << open_loops_.size() << "] = " << var << ";\n";
   double inner = c >= 0 ? stride * static_cast<double>(node.count) / static_cast<double>(iters) : stride;
@@ -1129,11 +1207,11 @@ void Emitter::emit_loop(uint32_t n, int depth, const std::string& loop_var, doub
   open_loops_.pop_back();
   if (c >= 0 && iters >= 2) {  // the ends of its first and second period (of value_period iterations)
     const uint64_t period = plan_.cuts[static_cast<size_t>(c)].period;
-    body_ << in << "  if (" << var << " == " << period - 1 << ") skel_loop_first(" << c << ");\n"
-          << in << "  else if (" << var << " == " << 2 * period - 1 << ") skel_loop_second(" << c << ");\n";
+    body_ << in << "  if (" << var << " == " << period - 1 << ") skel_loop_first(" << loop_id(c) << ");\n"
+          << in << "  else if (" << var << " == " << 2 * period - 1 << ") skel_loop_second(" << loop_id(c) << ");\n";
   }
   body_ << in << "}\n";
-  if (c >= 0) body_ << in << "skel_loop_end(" << c << ");\n";
+  if (c >= 0) body_ << in << "skel_loop_end(" << loop_id(c) << ");\n";
 }
 
 void Emitter::emit_items(const std::vector<uint32_t>& items, int depth, const std::string& loop_var, double stride) {
@@ -1141,6 +1219,7 @@ void Emitter::emit_items(const std::vector<uint32_t>& items, int depth, const st
   const bool top = &items == &p_.top;
   size_t run = 0;  // the next of the plan's kept runs (top level)
   for (size_t i = 0; i < items.size();) {
+    if (top) thread_points_at(i, false);
     if (top && run_boundary(i, run)) continue;
     uint32_t n = items[i];
     const Firsts* first = fs.empty() ? nullptr : &fs[i];
@@ -1166,14 +1245,36 @@ void Emitter::emit_items(const std::vector<uint32_t>& items, int depth, const st
   if (top) {
     size_t end = items.size();
     run_boundary(end, run);
+    thread_points_at(end, true);
   }
+}
+
+// Before top-level item i (i = top.size(): the end): the first thread waits
+// for the threads done by then, and starts those that start there. A step
+// reordered per rank is passed over whole: what falls inside it happens
+// after it.
+void Emitter::thread_points_at(size_t i, bool) {
+  auto joins = [&] {
+    for (ThreadPoint& t : thread_points_)
+      if (t.fork_at == SIZE_MAX && t.join_at <= i && t.join_at != SIZE_MAX) {
+        body_ << "  skel_join(" << t.index << ");\n";
+        t.join_at = SIZE_MAX;
+      }
+  };
+  joins();
+  for (ThreadPoint& t : thread_points_)
+    if (t.fork_at <= i && t.fork_at != SIZE_MAX) {
+      body_ << "  skel_fork(" << t.index << ", skel_thread_" << t.index << ");\n";
+      t.fork_at = SIZE_MAX;
+    }
+  joins();  // a thread that ran while the first made no call of its own
 }
 
 // At top-level index i: closes the kept run ending there, opens the one
 // starting there, and steps over a left-out node (returns true: i moved).
 bool Emitter::run_boundary(size_t& i, size_t& run) {
   const auto& runs = plan_.kept_runs;
-  auto timer = [&] { return plan_.cuts.size() + run; };  // kept runs are timed after the cut loops
+  auto timer = [&] { return loop_id(static_cast<int64_t>(plan_.cuts.size() + run)); };  // after the cut loops
   if (run < runs.size() && runs[run].end == i) {
     body_ << "  skel_run_end(" << timer() << ");\n";
     ++run;
@@ -1330,14 +1431,34 @@ void Emitter::summarise(const NodeTimes& times) {
   out_.cut = plan_.cuts;
 }
 
-void Emitter::run(const NodeTimes& times) {
+void Emitter::start_emitting(const NodeTimes& times) {
   (void)skel_kernel_run;  // only the kernel's name and version are needed here
   rate_ = kernel_rates(m_, opt_.trace_label);
   type_used_.assign(m_.datatypes.size(), false);
   if (plan_.any_tag_receives)
     note("MPI_Init_thread: calls of several threads may pair differently on each rank in one order; receives "
          "take any tag");
-  summarise(times);
+  if (at_.index == 0) summarise(times);
+}
+
+void Emitter::emit_thread(const NodeTimes& times) {
+  start_emitting(times);
+  emit_items(p_.top, 1, "", 1.0);
+}
+
+std::string Emitter::thread_function() const {
+  std::ostringstream f;
+  f << "/* thread " << p_.thread << " of the application: its own calls, started and waited for by the first */\n"
+    << "static void* skel_thread_" << at_.index << "(void* skel_arg)\n{\n"
+    << tables_.str() << "  (void)skel_arg;\n  skel_thread_setup(" << at_.index << ");\n"
+    << body_.str() << "  return NULL;\n}\n";
+  return f.str();
+}
+
+void Emitter::run(const NodeTimes& times, const std::vector<const Emitter*>& threads,
+                  const std::function<void()>& summarised) {
+  start_emitting(times);
+  if (summarised) summarised();
   if (opt_.progress) opt_.progress("writing the program");
   emit_items(p_.top, 1, "", 1.0);
   if (!saw_init_) note("the trace has no MPI_Init: the skeleton calls it first");
@@ -1345,22 +1466,28 @@ void Emitter::run(const NodeTimes& times) {
   // every rank ends in MPI_Finalize, also one whose trace had none (it returns early where it had one)
   std::string epilogue = "  if (!skel_finalized) skel_finalize();\n";
   if (!saw_finalize_) note("the trace has no MPI_Finalize (the run ended early): the skeleton ends after the last call");
-
-  std::ostringstream factors;
-  factors << "static const double skel_loop_factor[SKEL_NUM_CUT_LOOPS + 1] = {";
-  for (const CutLoop& c : plan_.cuts) factors << num(static_cast<double>(c.count) / static_cast<double>(c.iterations)) << ", ";
-  for (const Plan::KeptRun& k : plan_.kept_runs) factors << exact(k.factor) << ", ";
-  factors << "1};\n";
-  factors << "static const double skel_loop_iters[SKEL_NUM_CUT_LOOPS + 1] = {";
-  for (const CutLoop& c : plan_.cuts) factors << c.iterations << ", ";
-  for (size_t k = 0; k < plan_.kept_runs.size(); ++k) factors << "1, ";
-  factors << "1};\n";
-  size_t rings = std::max<size_t>(1, slots_.ring_size.size());
-  factors << "static const int skel_ring_base[SKEL_NUM_RINGS] = {";
-  for (size_t g = 0; g < rings; ++g) factors << (g % 16 == 0 ? "\n  " : " ") << (g < slots_.ring_base.size() ? slots_.ring_base[g] : 0) << (g + 1 < rings ? "," : "");
-  factors << "\n};\nstatic const int skel_ring_size[SKEL_NUM_RINGS] = {";
-  for (size_t g = 0; g < rings; ++g) factors << (g % 16 == 0 ? "\n  " : " ") << (g < slots_.ring_size.size() ? slots_.ring_size[g] : 1) << (g + 1 < rings ? "," : "");
-  factors << "\n};\n";
+  std::vector<const Emitter*> all{this};
+  std::string thread_functions;
+  size_t slots = slots_.num_slots, rings = slots_.ring_size.size();
+  size_t cut_loops = plan_.cuts.size() + plan_.kept_runs.size();
+  for (const Emitter* t : threads) {
+    all.push_back(t);
+    thread_functions += t->thread_function();
+    for (size_t d = 0; d < type_used_.size(); ++d) type_used_[d] = type_used_[d] || t->type_used_[d];
+    user_op_ |= t->user_op_;
+    win_ |= t->win_;
+    file_ |= t->file_;
+    max_reqs_ = std::max(max_reqs_, t->max_reqs_);
+    buf_bytes_ = std::max(buf_bytes_, t->buf_bytes_);
+    bsend_bytes_ = std::max(bsend_bytes_, t->bsend_bytes_);
+    loop_depth_ = std::max(loop_depth_, t->loop_depth_);
+    notes_.insert(t->notes_.begin(), t->notes_.end());
+    slots += t->slots_.num_slots;
+    rings += t->slots_.ring_size.size();
+    cut_loops += t->plan_.cuts.size() + t->plan_.kept_runs.size();
+  }
+  rings = std::max<size_t>(1, rings);
+  slots = std::max<size_t>(1, slots);
   std::string types = types_setup();  // after the body: knows which types and ops it used
   out_.notes.assign(notes_.begin(), notes_.end());
 
@@ -1376,16 +1503,18 @@ void Emitter::run(const NodeTimes& times) {
   }
   v["WORLD_SIZE"] = std::to_string(P_);
   v["SCALE"] = std::to_string(opt_.scale);
-  v["NUM_SLOTS"] = std::to_string(std::max<uint32_t>(1, slots_.num_slots));
+  v["NUM_SLOTS"] = std::to_string(slots);
   v["NUM_RINGS"] = std::to_string(rings);
   v["NUM_COMMS"] = std::to_string(std::max<size_t>(2, m_.comms.size()));
-  v["NUM_CUT_LOOPS"] = std::to_string(plan_.cuts.size() + plan_.kept_runs.size());
+  v["NUM_CUT_LOOPS"] = std::to_string(cut_loops);
+  v["NUM_THREADS"] = std::to_string(all.size());
+  v["THREADS"] = thread_functions;
   v["MAX_REQS"] = std::to_string(max_reqs_);
   v["BUF_BYTES"] = std::to_string(buf_bytes_ + 64);
   v["BSEND_BYTES"] = std::to_string(bsend_bytes_ > 0 ? bsend_bytes_ + 65536 : 0);
   v["KERNEL"] = template_text("skel_kernel.h");
   v["TYPES"] = types;
-  v["TABLES"] = tables_.str() + factors.str() + calls_table();
+  v["TABLES"] = tables_.str() + runtime_tables(all);
   v["WATCHDOG_S"] = num(opt_.watchdog_s);
   v["LOOP_DEPTH"] = std::to_string(std::max<size_t>(1, loop_depth_));
   v["RUNTIME"] = template_text("skel_runtime.h");
@@ -1393,26 +1522,152 @@ void Emitter::run(const NodeTimes& times) {
   out_.code = render(template_text("skeleton.c.in"), v);
 }
 
+
+// One thread's program (the first thread's, or another's), planned and checked.
+struct Stream {
+  const FoldedProgram* p = nullptr;
+  NodeTimes times;
+  Plan plan;
+  std::set<std::string> notes;
+  Completion done;
+};
+
+Stream plan_stream(const FoldedProgram& p, const GenerateOptions& opt, bool threaded) {
+  Stream st;
+  st.p = &p;
+  st.times = measure_times(p);
+  st.plan = make_plan(p, st.times, opt, st.notes);
+  if (threaded) {  // each thread's calls in their own order: receives keep their tags
+    st.plan.any_tag_receives = false;
+    st.plan.inherits_comms = p.thread != 0;
+  }
+  if (threaded && opt.progress) opt.progress(p.thread ? "thread " + std::to_string(p.thread) + ":" : "first thread:");
+  st.done = ensure_completion(p, st.plan, opt.progress);
+  return st;
+}
+
+// Merged events a node stands for (a loop: its iterations' calls).
+uint64_t merged_size(const FoldedProgram& p, uint32_t n) {
+  const FoldedNode& node = p.nodes[n];
+  if (!node.is_loop()) return 1;
+  uint64_t body = 0;
+  for (uint32_t c : node.body) body += merged_size(p, c);
+  return body * node.count;
+}
+
+// Where the first thread starts and waits for thread t, as top-level items
+// of its program: after the item holding merged event t.fork_after (never
+// before MPI_Init), before the item that starts with t.join_before (after
+// one that holds it inside: a loop, a step), and at the latest before
+// MPI_Finalize. Where these cross, from MPI_Init to MPI_Finalize.
+Emitter::ThreadPoint thread_point(const FoldedProgram& main, const FoldedProgram& t, uint32_t index) {
+  std::vector<uint64_t> start{0};
+  size_t init = 0, finalize = main.top.size();
+  for (size_t i = 0; i < main.top.size(); ++i) {
+    start.push_back(start.back() + merged_size(main, main.top[i]));
+    const FoldedNode& n = main.nodes[main.top[i]];
+    if (n.is_loop()) continue;
+    const uint32_t f = main.symbols.identities[main.symbols.events[static_cast<size_t>(n.symbol)].identity].func;
+    if (f == kFunc_MPI_Init || f == kFunc_MPI_Init_thread) init = i + 1;
+    if (f == kFunc_MPI_Finalize && finalize == main.top.size()) finalize = i;
+  }
+  auto item_of = [&](int64_t x) {
+    return static_cast<size_t>(std::upper_bound(start.begin(), start.end(), static_cast<uint64_t>(x)) - start.begin()) - 1;
+  };
+  size_t fork_at = t.fork_after < 0 ? 0 : item_of(t.fork_after) + 1;
+  size_t join_at = finalize;
+  if (t.join_before >= 0) {
+    const size_t j = item_of(t.join_before);
+    join_at = std::min(finalize, start[j] == static_cast<uint64_t>(t.join_before) ? j : j + 1);
+  }
+  fork_at = std::max(fork_at, init);
+  if (join_at < fork_at) fork_at = init, join_at = finalize;
+  return {index, fork_at, join_at};
+}
+
+// The other threads' cut loops; the traced and the expected time per rank:
+// the first thread's (its wall-clock waits for the others taken out at
+// merge) and the longest other thread's, which ran side by side.
+void add_thread_summaries(const std::vector<Stream>& streams, Skeleton& s) {
+  if (streams.size() < 2) return;
+  const Stream& first = streams[0];
+  std::vector<double> traced = first.times.rank_total, kept = planned_rank_times(*first.p, first.times, first.plan);
+  std::vector<double> traced_more(traced.size(), 0), kept_more(traced.size(), 0);
+  for (size_t k = 1; k < streams.size(); ++k) {
+    const Stream& st = streams[k];
+    for (CutLoop c : st.plan.cuts) {
+      c.thread = st.p->thread;
+      s.cut.push_back(c);
+    }
+    const std::vector<double> own = planned_rank_times(*st.p, st.times, st.plan);
+    for (size_t r = 0; r < traced.size() && r < st.times.rank_total.size(); ++r) {
+      traced_more[r] = std::max(traced_more[r], st.times.rank_total[r]);
+      if (r < own.size()) kept_more[r] = std::max(kept_more[r], own[r]);
+    }
+  }
+  double t = 0, e = 0;
+  for (size_t r = 0; r < traced.size(); ++r) {
+    t = std::max(t, traced[r] + traced_more[r]);
+    if (r < kept.size()) e = std::max(e, kept[r] + kept_more[r]);
+  }
+  s.traced_s = t * 1e-9;
+  s.kept_s = e * 1e-9;
+  if (s.complete)
+    s.completion += " (and so do the " + std::to_string(streams.size() - 1) + " other threads' programs, each on its own)";
+}
+
 }  // namespace
 
 Skeleton generate(const FoldedProgram& p, const GenerateOptions& opt) {
   if (p.nodes.empty() || p.top.empty()) throw TraceError(opt.trace_label + ": the program has no calls");
   kernel_rates(p.symbols, opt.trace_label);  // refuse an uncalibrated trace before any work
-  const NodeTimes times = measure_times(p);
-  std::set<std::string> notes;
-  Plan plan = make_plan(p, times, opt, notes);
+  const bool threaded = !p.threads.empty();
+  std::vector<Stream> streams;
+  streams.push_back(plan_stream(p, opt, threaded));
+  for (const FoldedProgram& t : p.threads) streams.push_back(plan_stream(t, opt, true));
   Skeleton s;
-  const Completion done = ensure_completion(p, plan, opt.progress);
-  s.complete = done.complete;
-  s.completion = done.verdict;
-  s.repairs = done.repairs;
-  s.completion_warning = done.warning;
-  if (!done.complete && !opt.force)
-    throw std::runtime_error("no skeleton written: it cannot be made to complete: " + done.verdict);
-  if (!done.complete) notes.insert("written although it cannot complete (--force): " + done.verdict);
-  Emitter e(p, opt, plan, s);
-  for (const std::string& n : notes) e.note(n);
-  e.run(times);
+  s.complete = true;
+  for (const Stream& st : streams) {
+    const std::string who = st.p->thread ? "thread " + std::to_string(st.p->thread) + ": " : "";
+    if (s.completion.empty() || (!st.done.complete && s.complete)) s.completion = who + st.done.verdict;
+    s.complete = s.complete && st.done.complete;
+    for (const std::string& r : st.done.repairs) s.repairs.push_back(who + r);
+    if (!st.done.warning.empty() && s.completion_warning.empty()) s.completion_warning = who + st.done.warning;
+  }
+  if (!s.complete && !opt.force)
+    throw std::runtime_error("no skeleton written: it cannot be made to complete: " + s.completion);
+  if (!s.complete) streams[0].notes.insert("written although it cannot complete (--force): " + s.completion);
+  // the other threads' programs first (their calls are numbered first), each after the ones before in the tables
+  StreamLayout layout;
+  layout.total_rings = 0;
+  for (const Stream& st : streams) layout.total_rings += st.plan.slots.ring_size.size();
+  layout.total_rings = std::max<size_t>(1, layout.total_rings);
+  std::deque<Skeleton> scratch;
+  std::deque<Emitter> thread_emitters;
+  std::vector<const Emitter*> threads;
+  StreamLayout at = layout;
+  for (size_t k = 0; k < streams.size(); ++k) {
+    const Stream& st = streams[k];
+    at.index = static_cast<uint32_t>(k);
+    if (k > 0) {
+      scratch.emplace_back();
+      thread_emitters.emplace_back(*st.p, opt, st.plan, scratch.back(), at);
+      for (const std::string& n : st.notes) thread_emitters.back().note(n);
+      thread_emitters.back().emit_thread(st.times);
+      at.call_base += thread_emitters.back().calls_written();
+      threads.push_back(&thread_emitters.back());
+    }
+    at.loop_base += st.plan.cuts.size() + st.plan.kept_runs.size();
+    at.ring_base += st.plan.slots.ring_size.size();
+    at.slot_base += st.plan.slots.num_slots;
+  }
+  StreamLayout first = layout;
+  first.call_base = at.call_base;
+  Emitter e(p, opt, streams[0].plan, s, first);
+  for (const std::string& n : streams[0].notes) e.note(n);
+  for (size_t k = 0; k < p.threads.size(); ++k)
+    e.thread_points_.push_back(thread_point(p, p.threads[k], static_cast<uint32_t>(k + 1)));
+  e.run(streams[0].times, threads, [&] { add_thread_summaries(streams, s); });
   return s;
 }
 

@@ -43,7 +43,10 @@ struct Plan {
     std::vector<std::vector<uint32_t>> order;  // per world rank: the nodes it calls, in order
   };
   std::map<uint32_t, Step> steps;  // by the run's first node
-  bool any_tag_receives = false;   // traces of several threads per rank: receives take MPI_ANY_TAG
+  bool any_tag_receives = false;   // traces of several threads per rank in one stream: receives take MPI_ANY_TAG
+  // A thread's own program (FoldedProgram::threads): it holds the
+  // communicators the first thread made before it started.
+  bool inherits_comms = false;
   // Receives from MPI_ANY_SOURCE take the source they took in the trace
   // (where which message the MPI matches first would decide completion).
   bool pin_wildcards = false;

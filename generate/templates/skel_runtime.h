@@ -24,6 +24,21 @@
 
 /* SKEL_MAYBE_UNUSED (skeleton.c.in): helpers and variables not every skeleton uses. */
 
+/* Threads (SKEL_NUM_THREADS > 1: an MPI_THREAD_MULTIPLE application whose
+ * threads made MPI calls): each traced thread's calls run in a thread of
+ * their own, skel_tid 0 the first. What each call uses for itself (gathered
+ * requests, statuses, flags, the compute kernel's carry) is then per thread
+ * (SKEL_TLS); request slots, rings and cut loops are each one thread's. */
+#if SKEL_NUM_THREADS > 1
+#if defined(SMPI_H)
+#error "a skeleton of several threads per rank does not run under SimGrid"
+#endif
+#define SKEL_TLS __thread
+#else
+#define SKEL_TLS
+#endif
+SKEL_MAYBE_UNUSED static SKEL_TLS int skel_tid = 0;
+
 SKEL_MAYBE_UNUSED static int skel_rank = 0;       /* rank in MPI_COMM_WORLD */
 SKEL_MAYBE_UNUSED static char* skel_sbuf;         /* send side of every call (SKEL_BUF_BYTES; contents do not matter) */
 SKEL_MAYBE_UNUSED static char* skel_rbuf;         /* receive side of every call */
@@ -34,30 +49,30 @@ SKEL_MAYBE_UNUSED static char* skel_rbuf;         /* receive side of every call 
  * buffers must not overlap) receives, so that no other send reads what a
  * receive has just filled. */
 SKEL_MAYBE_UNUSED static char* skel_xbuf;
-SKEL_MAYBE_UNUSED static char* skel_fwd;
-SKEL_MAYBE_UNUSED static char* skel_into; /* the receive buffer of the Sendrecv(_replace) being made */
+SKEL_MAYBE_UNUSED static SKEL_TLS char* skel_fwd;
+SKEL_MAYBE_UNUSED static SKEL_TLS char* skel_into; /* the receive buffer of the Sendrecv(_replace) being made */
 /* Request slots: ring g is skel_req[skel_ring_base[g] ...] with
  * skel_ring_size[g] slots; skel_made[g] requests were made in it so far. */
 SKEL_MAYBE_UNUSED static MPI_Request skel_req[SKEL_NUM_SLOTS];
 SKEL_MAYBE_UNUSED static long skel_made[SKEL_NUM_RINGS];
-SKEL_MAYBE_UNUSED static MPI_Request skel_tmp_req[SKEL_MAX_REQS];  /* a completion call's requests, gathered */
-SKEL_MAYBE_UNUSED static int skel_tmp_index[SKEL_MAX_REQS];
-SKEL_MAYBE_UNUSED static MPI_Status skel_statuses[SKEL_MAX_REQS];  /* not MPI_STATUSES_IGNORE: GCC 12 warns on it */
+SKEL_MAYBE_UNUSED static SKEL_TLS MPI_Request skel_tmp_req[SKEL_MAX_REQS];  /* a completion call's requests, gathered */
+SKEL_MAYBE_UNUSED static SKEL_TLS int skel_tmp_index[SKEL_MAX_REQS];
+SKEL_MAYBE_UNUSED static SKEL_TLS MPI_Status skel_statuses[SKEL_MAX_REQS];  /* not MPI_STATUSES_IGNORE: GCC 12 warns on it */
 SKEL_MAYBE_UNUSED static MPI_Request skel_null_req;                /* what a traced Test* that found nothing tests */
 /* 0 MPI_COMM_WORLD, 1 MPI_COMM_SELF, then the created ones by symbol; the
  * last one takes what ranks outside a new communicator get (MPI_COMM_NULL) */
 SKEL_MAYBE_UNUSED static MPI_Comm skel_comm[SKEL_NUM_COMMS + 1];
 SKEL_MAYBE_UNUSED static MPI_Group skel_group;
 SKEL_MAYBE_UNUSED static int skel_zeros[SKEL_WORLD_SIZE];            /* counts of ranks that pass none */
-SKEL_MAYBE_UNUSED static int skel_displs_a[SKEL_WORLD_SIZE], skel_displs_b[SKEL_WORLD_SIZE];
+SKEL_MAYBE_UNUSED static SKEL_TLS int skel_displs_a[SKEL_WORLD_SIZE], skel_displs_b[SKEL_WORLD_SIZE];
 SKEL_MAYBE_UNUSED static const int skel_no_slots[1] = {-1};
-SKEL_MAYBE_UNUSED static int skel_flag, skel_index, skel_outcount;
+SKEL_MAYBE_UNUSED static SKEL_TLS int skel_flag, skel_index, skel_outcount;
 SKEL_MAYBE_UNUSED static double skel_t0, skel_loop_start[SKEL_NUM_CUT_LOOPS + 1], skel_loop_first_end[SKEL_NUM_CUT_LOOPS + 1];
 SKEL_MAYBE_UNUSED static double skel_loop_second_end[SKEL_NUM_CUT_LOOPS + 1];
 SKEL_MAYBE_UNUSED static double skel_loop_extra[SKEL_NUM_CUT_LOOPS + 1]; /* predicted time of the iterations cut */
 #ifndef SMPI_H
-SKEL_MAYBE_UNUSED static double skel_units_owed; /* a fraction of a kernel unit, carried to the next phase */
-SKEL_MAYBE_UNUSED static volatile double skel_sink;
+SKEL_MAYBE_UNUSED static SKEL_TLS double skel_units_owed; /* a fraction of a kernel unit, carried to the next phase */
+SKEL_MAYBE_UNUSED static SKEL_TLS volatile double skel_sink;
 #endif
 #if SKEL_BSEND_BYTES > 0
 SKEL_MAYBE_UNUSED static char* skel_bsend_buf;
@@ -103,13 +118,16 @@ static inline MPI_Group skel_group_of(int n, const int* world_ranks)
  * site and loop, and exits with status 3; the launcher then ends the
  * job. Not under SimGrid, which finds a deadlock itself. */
 /* skel_calls[] and skel_call_loops[] are among the generated tables. */
-SKEL_MAYBE_UNUSED static int skel_in_call = -1; /* the call the rank is in, -1: none */
-SKEL_MAYBE_UNUSED static unsigned long skel_call_seq;  /* calls entered so far */
-SKEL_MAYBE_UNUSED static long skel_iter[SKEL_LOOP_DEPTH + 1]; /* the iteration of each loop it is in */
+/* Per thread (skel_tid): the call it is in (-1: none), calls entered so
+ * far, the iteration of each loop it is in. */
+SKEL_MAYBE_UNUSED static int skel_in_calls[SKEL_NUM_THREADS] = {-1};
+SKEL_MAYBE_UNUSED static unsigned long skel_call_seqs[SKEL_NUM_THREADS];
+SKEL_MAYBE_UNUSED static long skel_iters[SKEL_NUM_THREADS][SKEL_LOOP_DEPTH + 1];
+#define skel_iter skel_iters[skel_tid]
 static inline void skel_enter(int call)
 {
-  __atomic_store_n(&skel_in_call, call, __ATOMIC_RELAXED);
-  __atomic_store_n(&skel_call_seq, skel_call_seq + 1, __ATOMIC_RELAXED);
+  __atomic_store_n(&skel_in_calls[skel_tid], call, __ATOMIC_RELAXED);
+  __atomic_store_n(&skel_call_seqs[skel_tid], skel_call_seqs[skel_tid] + 1, __ATOMIC_RELAXED);
 }
 #ifndef SMPI_H
 static double skel_watchdog_s = SKEL_WATCHDOG_S;
@@ -119,40 +137,42 @@ static double skel_now(void)
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
-static void skel_watchdog_report(int call, double waited, double limit)
+static void skel_watchdog_report(int tid, int call, double waited, double limit)
 {
   const struct skel_call* c = &skel_calls[call];
   char loops[512] = "";
   int d, used = 0;
   for (d = c->depth - 1; d >= 0 && used < (int)sizeof loops - 64; --d)
     used += snprintf(loops + used, sizeof loops - (size_t)used, "%s loop n%d at iteration %ld",
-                     d == c->depth - 1 ? " in" : ",", skel_call_loops[c->loops + d], skel_iter[d]);
+                     d == c->depth - 1 ? " in" : ",", skel_call_loops[c->loops + d], skel_iters[tid][d]);
   fprintf(stderr, "%s: rank %d: watchdog: no progress for %.0f s in %s%s (limit %.0f s, SKELGEN_WATCHDOG_S); "
           "aborting\n", SKEL_NAME, skel_rank, waited, c->what, loops, limit);
   fflush(stderr);
 }
 static void* skel_watchdog(void* arg)
 {
-  unsigned long seen = 0;
-  double since = skel_now();
+  unsigned long seen[SKEL_NUM_THREADS] = {0};
+  double since[SKEL_NUM_THREADS];
+  int t;
   (void)arg;
+  for (t = 0; t < SKEL_NUM_THREADS; ++t) since[t] = skel_now();
   for (;;) {
     struct timespec tick = {1, 0};
-    int call;
-    unsigned long seq;
-    double limit;
     nanosleep(&tick, NULL);
-    call = __atomic_load_n(&skel_in_call, __ATOMIC_RELAXED);
-    seq = __atomic_load_n(&skel_call_seq, __ATOMIC_RELAXED);
-    if (call < 0 || seq != seen) {
-      seen = seq;
-      since = skel_now();
-      continue;
-    }
-    limit = skel_calls[call].traced_s > skel_watchdog_s ? skel_calls[call].traced_s : skel_watchdog_s;
-    if (skel_now() - since >= limit) {
-      skel_watchdog_report(call, skel_now() - since, limit);
-      _exit(3);
+    for (t = 0; t < SKEL_NUM_THREADS; ++t) {
+      int call = __atomic_load_n(&skel_in_calls[t], __ATOMIC_RELAXED);
+      unsigned long seq = __atomic_load_n(&skel_call_seqs[t], __ATOMIC_RELAXED);
+      double limit;
+      if (call < 0 || seq != seen[t]) {
+        seen[t] = seq;
+        since[t] = skel_now();
+        continue;
+      }
+      limit = skel_calls[call].traced_s > skel_watchdog_s ? skel_calls[call].traced_s : skel_watchdog_s;
+      if (skel_now() - since[t] >= limit) {
+        skel_watchdog_report(t, call, skel_now() - since[t], limit);
+        _exit(3);
+      }
     }
   }
   return NULL;
@@ -180,7 +200,7 @@ static inline void skel_watchdog_start(void)
  * SimGrid: the same work as flops for the simulated host. */
 static inline void skel_compute(double units)
 {
-  __atomic_store_n(&skel_in_call, -1, __ATOMIC_RELAXED); /* computing, not waiting */
+  __atomic_store_n(&skel_in_calls[skel_tid], -1, __ATOMIC_RELAXED); /* computing, not waiting */
   if (units <= 0) return;
 #ifdef SMPI_H
   smpi_execute_flops(units * SKEL_KERNEL_FLOPS_PER_UNIT);
@@ -316,7 +336,8 @@ static inline double skel_extra_sum(void)
 {
   double s = 0;
   int l;
-  for (l = 0; l < SKEL_NUM_CUT_LOOPS; ++l) s += skel_loop_extra[l];
+  for (l = 0; l < SKEL_NUM_CUT_LOOPS; ++l)
+    if (skel_loop_stream[l] == skel_tid) s += skel_loop_extra[l];
   return s;
 }
 static inline void skel_run_begin(int l)
@@ -368,6 +389,27 @@ static inline void skel_setup(void)
   skel_t0 = MPI_Wtime();
 }
 
+/* The threads (SKEL_NUM_THREADS > 1): thread k's calls run in
+ * skel_thread_<k>, started where the application's thread k started among
+ * the first thread's calls and waited for where it was done. */
+#if SKEL_NUM_THREADS > 1
+static pthread_t skel_threads[SKEL_NUM_THREADS];
+static inline void skel_thread_setup(int tid)
+{
+  skel_tid = tid;
+  skel_fwd = skel_rbuf;
+}
+static inline void skel_fork(int tid, void* (*body)(void*))
+{
+  if (pthread_create(&skel_threads[tid], NULL, body, NULL) != 0) skel_die("cannot start a thread");
+}
+static inline void skel_join(int tid)
+{
+  skel_compute(0); /* not in a call: the watchdog looks at the thread waited for */
+  pthread_join(skel_threads[tid], NULL);
+}
+#endif
+
 /* Right before the skeleton's MPI_Finalize: one result line from rank 0.
  * measured: this run, MPI_Init to MPI_Finalize; predicted: the same plus
  * each cut loop's left-out iterations, at the time of its steady ones
@@ -376,10 +418,17 @@ SKEL_MAYBE_UNUSED static int skel_result_lost;
 static inline void skel_report(void)
 {
   double mine[2], all[2];
-  int l;
   mine[0] = MPI_Wtime() - skel_t0;
-  mine[1] = mine[0];
-  for (l = 0; l < SKEL_NUM_CUT_LOOPS; ++l) mine[1] += skel_loop_extra[l];
+  mine[1] = mine[0] + skel_extra_sum();
+#if SKEL_NUM_THREADS > 1
+  { /* the other threads ran side by side: the longest one's cut iterations add */
+    double most = 0, extra[SKEL_NUM_THREADS] = {0};
+    int l;
+    for (l = 0; l < SKEL_NUM_CUT_LOOPS; ++l) extra[skel_loop_stream[l]] += skel_loop_extra[l];
+    for (l = 1; l < SKEL_NUM_THREADS; ++l) most = extra[l] > most ? extra[l] : most;
+    mine[1] += most;
+  }
+#endif
   PMPI_Reduce(mine, all, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
   if (skel_rank == 0) {
     int lost = printf("SKELGEN_RESULT measured_s=%.6f predicted_s=%.6f scale=%d\n", all[0], all[1], SKEL_SCALE) < 0;

@@ -38,7 +38,8 @@ struct GenerateOptions {
 };
 
 struct CutLoop {
-  uint32_t node = 0;            // index in FoldedProgram::nodes
+  uint32_t thread = 0;          // the thread whose program it is in (0: the first; FoldedProgram::thread)
+  uint32_t node = 0;            // index in FoldedProgram::nodes (of that thread's program)
   uint64_t count = 0;           // iterations per instance in the trace
   uint64_t iterations = 0;      // in the skeleton: whole periods
   uint64_t period = 1;          // iterations after which its calls' values repeat (cycle rules inside)
