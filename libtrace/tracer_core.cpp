@@ -686,7 +686,9 @@ void record(Rec& r) {
   if (r.req_sources) w.put_list(Field::kReqSources, r.req_sources, static_cast<size_t>(r.nreqs));
   // The tracer's own time before the call: the gap ends where the wrapper
   // was entered (the call's duration stays the PMPI call's).
-  if (t_wall_entry > 0 && r.t0 >= t_wall_entry) s.origin_ns += r.t0 - t_wall_entry;
+  // Not at MPI_THREAD_MULTIPLE: the rank's one time line would move under
+  // the other threads' calls (their starts before the origin: negative times).
+  if (!s.multiple && t_wall_entry > 0 && r.t0 >= t_wall_entry) s.origin_ns += r.t0 - t_wall_entry;
   t_wall_entry = 0;
   w.end_event(rel(r.t0), rel(r.t1));
   if (r.frees_comm && cid >= static_cast<int64_t>(kFirstUserComm)) s.comm_ids.erase(handle_bits(r.comm));
@@ -697,7 +699,7 @@ void record(Rec& r) {
   }
   // The tracer's own time after the call (ids, encoding, a chunk flush, a
   // kernel sample) is not application computation: move the time origin past it.
-  s.origin_ns += now_ns() - r.t1;
+  if (!s.multiple) s.origin_ns += now_ns() - r.t1;
   if (s.cpu_gaps) t_cpu_last = thread_cpu_ns();
 }
 

@@ -220,8 +220,10 @@ void add_event(Interner& in, RankMaps& maps, const TraceFile& f, const Event& ev
   re.seq = static_cast<uint32_t>(ev.seq);
   re.gap = ev.gap_ns;
   // A thread's gap runs from the end of its own previous call (the first:
-  // from the end of the first thread's last call before it, MainCalls).
-  if (sink.last_end >= 0) re.gap = ev.t_start_ns - sink.last_end;
+  // from the end of the first thread's last call before it, MainCalls). The
+  // tracer takes its own time out of the rank's one time line, the other
+  // threads' too: a thread's short gap can come out below 0, and is 0.
+  if (sink.last_end >= 0) re.gap = std::max<int64_t>(0, ev.t_start_ns - sink.last_end);
   if (sink.first_start < 0) sink.first_start = ev.t_start_ns;
   sink.last_end = ev.t_start_ns + ev.duration_ns;
   if (cpu_work) re.work = ev.cpu_gap_ns == kNone ? re.gap : ev.cpu_gap_ns;
