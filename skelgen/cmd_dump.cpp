@@ -408,8 +408,7 @@ int dump_folded(const std::string& path, const DumpOptions& opt) {
   for (const skt::FoldedProgram& t : p.threads) {
     std::string form = t.to_string();
     if (form.size() > 2000) form = form.substr(0, 2000) + " ...";
-    std::printf("# thread %u: started after merged event %lld, done before %s; %llu merged events, length %llu "
-                "(its symbols: skelgen dump --json)\n%s\n",
+    std::printf("# thread %u: started after merged event %lld, done before %s; %llu merged events, length %llu\n%s\n",
                 t.thread, static_cast<long long>(t.fork_after),
                 t.join_before < 0 ? "the end" : ("merged event " + std::to_string(t.join_before)).c_str(),
                 static_cast<unsigned long long>(t.merged_events), static_cast<unsigned long long>(t.length()),

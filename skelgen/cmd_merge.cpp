@@ -51,6 +51,16 @@ void setup_merge(CLI::App& app, MergeOptions& opt) {
                "Print the summary as one JSON object (ranks, calls_per_rank_min/max, merged_events, merge_s, ...)");
 }
 
+// Per thread other than the first (MPI_THREAD_MULTIPLE traces): its number,
+// merged events, and where it ran among the first thread's.
+static nlohmann::json threads_json(const skt::MergedTrace& m) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const skt::MergedTrace& t : m.threads)
+    j.push_back({{"thread", t.thread}, {"merged_events", t.events.size()}, {"fork_after", t.fork_after},
+                 {"join_before", t.join_before}});
+  return j;
+}
+
 int run_merge(const MergeOptions& opt) {
   using clock = std::chrono::steady_clock;
   auto t0 = clock::now();
@@ -79,11 +89,13 @@ int run_merge(const MergeOptions& opt) {
   auto t3 = clock::now();
   auto secs = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
 
-  uint64_t total = 0, lo = UINT64_MAX, hi = 0;
-  for (const auto& r : m.ranks) {
-    total += r.events;
-    lo = std::min<uint64_t>(lo, r.events);
-    hi = std::max<uint64_t>(hi, r.events);
+  uint64_t total = 0, lo = UINT64_MAX, hi = 0;  // every thread's calls
+  for (size_t r = 0; r < m.ranks.size(); ++r) {
+    uint64_t calls = m.ranks[r].events;
+    for (const skt::MergedTrace& t : m.threads) calls += t.ranks[r].events;
+    total += calls;
+    lo = std::min<uint64_t>(lo, calls);
+    hi = std::max<uint64_t>(hi, calls);
   }
   size_t partial = 0, tables = 0, described = 0;
   for (const auto& e : m.events) {
@@ -148,6 +160,7 @@ int run_merge(const MergeOptions& opt) {
                         {"write_s", secs(t2, t3)},
                         {"total_s", secs(t0, t3)},
                         {"bytes", static_cast<long long>(sb.st_size)},
+                        {"threads", threads_json(m)},
                         {"verified", opt.verify}};
     std::printf("%s\n", j.dump().c_str());
   }

@@ -2,27 +2,40 @@
 # The figures of docs/performance.md, "Irregular programs": for each program,
 # traced once, its K = 10 skeleton generated and built, then REPS rounds of
 # (the application untraced, the skeleton), interleaved. Prints a markdown
-# table: calls per rank (merged events / ranks), folded length, lines of C,
+# table: calls per rank (every thread's calls / ranks), folded length, lines of C,
 # compile seconds, application and skeleton time (median, min-max), shrink
 # (application median / skeleton median), prediction error (median of the
 # skeleton's predicted_s against the application's median) and hangs
 # (skeleton runs that did not print their result line). Progress on stderr.
-#   generate/bench/irregular.sh BUILD_DIR [REPS] [WORK_DIR]
+# SET: irregular (the adaptive-refinement program, docs/performance.md
+# "Irregular time steps") or threads (MPI_THREAD_MULTIPLE programs, each
+# thread's calls folded on their own: "folded" is the sum of the threads').
+#   generate/bench/irregular.sh BUILD_DIR [REPS] [WORK_DIR] [SET]
 set -euo pipefail
 build=$(cd "$1" && pwd)
 reps=${2:-5}
-work=${3:-$build/irregular-bench}
+set=${4:-irregular}
+work=${3:-$build/$set-bench}
 skelgen=$build/bin/skelgen
 rm -rf "$work" && mkdir -p "$work"
 ompi=(mpirun.openmpi --allow-run-as-root --oversubscribe)
 # name  flavor  launcher...  --  program args
-programs=(
+case $set in
+  irregular) programs=(
   "amr-openmpi-4|openmpi|${ompi[*]} -n 4|$build/tests/apps-openmpi/amr 300 20000"
   "amr-flat-openmpi-4|openmpi|${ompi[*]} -n 4|$build/tests/apps-openmpi/amr 300 20000 1"
   "amr-mpich-2|mpich|mpiexec.mpich -n 2|$build/tests/apps-mpich/amr 300 20000"
   "amr-flat-mpich-2|mpich|mpiexec.mpich -n 2|$build/tests/apps-mpich/amr 300 20000 1"
   "amr-openmpi-8|openmpi|${ompi[*]} -n 8|$build/tests/apps-openmpi/amr 200 10000"
-)
+  ) ;;
+  # thread_halo THREADS STEPS WORK
+  threads) programs=(
+  "thread_halo-2x2-mpich|mpich|mpiexec.mpich -n 2|$build/tests/apps-mpich/thread_halo 2 400 400000"
+  "thread_halo-4x2-openmpi|openmpi|${ompi[*]} -n 4|$build/tests/apps-openmpi/thread_halo 2 400 200000"
+  "thread_halo-2x3-openmpi|openmpi|${ompi[*]} -n 2|$build/tests/apps-openmpi/thread_halo 3 400 300000"
+  ) ;;
+  *) echo "unknown set $set (irregular, threads)" >&2; exit 2 ;;
+esac
 median() { sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
 echo "| program | calls/rank | folded | C lines | compile s | application s | skeleton s | shrink | prediction | hangs |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
@@ -37,8 +50,8 @@ for spec in "${programs[@]}"; do
   summary=$("$skelgen" merge "$d/trace" -o "$d/app.skm" --json -q)
   "$skelgen" compress -q "$d/app.skm" -o "$d/app.skf"
   np=${launch[-1]}
-  calls=$(python3 -c "import json,sys; s=json.loads(sys.argv[1]); print(s['merged_events'] // $np)" "$summary")
-  folded=$("$skelgen" dump "$d/app.skf" | sed -n 's/.*, length \([0-9]*\)$/\1/p')
+  calls=$(python3 -c "import json,sys; s=json.loads(sys.argv[1]); print(s['calls'] // $np)" "$summary")
+  folded=$("$skelgen" dump "$d/app.skf" | sed -n 's/^# .*, length \([0-9]*\)$/\1/p' | paste -sd+ | bc)
   "$skelgen" generate "$d/app.skf" -K 10 -o "$d/skel.c" -q > "$d/generate.txt"
   lines=$(wc -l < "$d/skel.c")
   start=$(date +%s.%N)

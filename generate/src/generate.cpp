@@ -1555,11 +1555,23 @@ uint64_t merged_size(const FoldedProgram& p, uint32_t n) {
   return body * node.count;
 }
 
+// Whether node n (a loop: any call in it) makes a communicator.
+bool makes_communicators(const FoldedProgram& p, uint32_t n) {
+  const FoldedNode& node = p.nodes[n];
+  if (!node.is_loop())
+    return p.symbols.events[static_cast<size_t>(node.symbol)].params[static_cast<size_t>(Param::new_comm)].kind !=
+           ParamKind::kAbsent;
+  return std::any_of(node.body.begin(), node.body.end(), [&](uint32_t c) { return makes_communicators(p, c); });
+}
+
 // Where the first thread starts and waits for thread t, as top-level items
-// of its program: after the item holding merged event t.fork_after (never
-// before MPI_Init), before the item that starts with t.join_before (after
-// one that holds it inside: a loop, a step), and at the latest before
-// MPI_Finalize. Where these cross, from MPI_Init to MPI_Finalize.
+// of its program: after the item holding merged event t.fork_after (before
+// it, where that item is a loop that makes no communicator: the thread ran
+// beside the loop's iterations, as an OpenMP team's threads do beside the
+// first thread's share of each parallel region), never before MPI_Init;
+// before the item that starts with t.join_before (after one that holds it
+// inside: a loop, a step), and at the latest before MPI_Finalize. Where these
+// cross, from MPI_Init to MPI_Finalize.
 Emitter::ThreadPoint thread_point(const FoldedProgram& main, const FoldedProgram& t, uint32_t index) {
   std::vector<uint64_t> start{0};
   size_t init = 0, finalize = main.top.size();
@@ -1574,7 +1586,12 @@ Emitter::ThreadPoint thread_point(const FoldedProgram& main, const FoldedProgram
   auto item_of = [&](int64_t x) {
     return static_cast<size_t>(std::upper_bound(start.begin(), start.end(), static_cast<uint64_t>(x)) - start.begin()) - 1;
   };
-  size_t fork_at = t.fork_after < 0 ? 0 : item_of(t.fork_after) + 1;
+  size_t fork_at = 0;
+  if (t.fork_after >= 0) {
+    const size_t f = item_of(t.fork_after);
+    const bool inside = start[f + 1] != static_cast<uint64_t>(t.fork_after) + 1;
+    fork_at = inside && main.nodes[main.top[f]].is_loop() && !makes_communicators(main, main.top[f]) ? f : f + 1;
+  }
   size_t join_at = finalize;
   if (t.join_before >= 0) {
     const size_t j = item_of(t.join_before);
