@@ -105,6 +105,7 @@ sp::Prediction run_on_target(const RunSettings& s, const sp::Target& t, std::str
       std::fprintf(stderr, "%srun %d/%d: skeleton %.6f s, predicted %.6f s\n", prefix.c_str(), i, s.reps,
                    r.measured_s, r.predicted_s);
     };
+  po.on_note = [&](const std::string& note) { std::fprintf(stderr, "%snote: %s\n", prefix.c_str(), note.c_str()); };
   return sp::predict(t, exe, info, po);
 }
 

@@ -293,9 +293,21 @@ Prediction predict(const Target& t, const std::string& exe, const SkeletonInfo& 
   for (int i = 1 - p.warmup; i <= opt.reps; ++i) {
     const std::string run_name = i < 1 ? "warm-up run" : "run " + std::to_string(i);
     proc::RunOutput r = proc::run_captured(argv, opt.timeout_s);
-    if (r.status == -1)
-      throw std::runtime_error(run_name + " on " + p.target + " did not finish in " +
-                               fmt(opt.timeout_s) + " s (killed)");
+    if (r.status == -1) {
+      // The launcher's name, not its path; the job's other processes are its ranks (and their helpers)
+      std::string what = "timed out after " + fmt(opt.timeout_s) + " s; killed the launcher (" +
+                         proc::basename_of(argv[0]) + ") and its ranks (" + std::to_string(r.ended.processes) +
+                         " process" + (r.ended.processes == 1 ? "" : "es") + ")";
+      if (!r.ended.still_running.empty()) {
+        what += ", but " + std::to_string(r.ended.still_running.size()) + " still run (pids";
+        for (int pid : r.ended.still_running) what += " " + std::to_string(pid);
+        what += ")";
+      }
+      throw std::runtime_error(run_name + " on " + p.target + " " + what);
+    }
+    if (r.ended.left_behind > 0 && opt.on_note)
+      opt.on_note(run_name + ": the launcher exited but " + std::to_string(r.ended.left_behind) +
+                  " process(es) of its job still ran; ended them");
     std::string said = proc::tail_lines(r.err + "\n" + r.out, 3);
     SkeletonRun run;
     const std::string stopped = watchdog_line(r.err + "\n" + r.out);

@@ -101,6 +101,7 @@ struct PredictOptions {
   // temporary directory (proc::TempDir), removed when predict() returns.
   std::string work_dir;
   std::function<void(int run, const SkeletonRun&)> on_run;  // progress
+  std::function<void(const std::string&)> on_note;  // what the user should know (processes left behind)
 };
 
 // Runs the built skeleton `exe` on `t` opt.warmup times, not counted (the
