@@ -1,26 +1,16 @@
 // skelgen predict: run a skeleton on one target (local launcher, Slurm,
 // SimGrid platform) a few times and report the predicted application runtime.
-#include <sys/stat.h>
-
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "skel/build_record.h"
 #include "targets.h"
 
 namespace skelgen {
-namespace {
 
 namespace sp = skt::predict;
-
-double mtime_of(const std::string& path) {
-  struct stat sb {};
-  if (stat(path.c_str(), &sb) != 0) return -1;
-  return static_cast<double>(sb.st_mtim.tv_sec) + sb.st_mtim.tv_nsec * 1e-9;
-}
-
-}  // namespace
 
 void add_target_options(CLI::App& app, TargetOptions& o) {
   sp::Target& t = o.target;
@@ -69,24 +59,37 @@ std::string skeleton_for_target(const std::string& skeleton, const sp::Target& t
   std::string want = mpi.empty() ? sp::mpi_for(t, info.traced_mpi) : mpi;
   if (t.kind == sp::TargetKind::kSimgrid) want = "simgrid";
   std::string exe = std::filesystem::absolute(skeleton.substr(0, skeleton.size() - 2) + "." + want).string();
-  if (mtime_of(exe) >= mtime_of(skeleton)) {  // built before: reuse it if it was built for this MPI
+  // the compiler skelgen build uses for that MPI
+  const char* compiler = want == "simgrid" ? "smpicc" : want == "openmpi" ? "mpicc.openmpi" : "mpicc.mpich";
+  const sp::BuildInputs inputs = sp::build_inputs(skeleton, want, compiler);
+  std::string why = sp::why_not_reusable(exe, inputs);
+  if (why.empty()) {  // built from these bytes for this MPI with this compiler: check what it says, then run it
     try {
       sp::SkeletonInfo built = sp::read_skeleton_info(exe);
       if (built.built_with == want) {
         info = built;
+        if (!quiet) std::fprintf(stderr, "skelgen: reusing %s (built for %s from this source)\n", exe.c_str(), want.c_str());
         return exe;
       }
+      why = "it says it was built with " + built.built_with;
     } catch (const std::exception&) {
+      why = "it is not a skeleton";
     }
   }
-  {
+  if (!quiet) std::fprintf(stderr, "skelgen: building %s for %s (%s)\n", exe.c_str(), want.c_str(), why.c_str());
+  // built beside it under a temporary name, then renamed into place with its build record
+  const std::string tmp = sp::temp_build_path(exe);
+  try {
     BuildOptions bo;
     bo.input = skeleton;
-    bo.output = exe;
+    bo.output = tmp;
     bo.mpi = want;
     bo.quiet = true;
-    if (!quiet) std::fprintf(stderr, "skelgen: building %s for %s\n", exe.c_str(), want.c_str());
     if (run_build(bo) != 0) throw std::runtime_error("could not build " + skeleton + " for " + want);
+    sp::install_build(tmp, exe, inputs);
+  } catch (...) {
+    std::remove(tmp.c_str());
+    throw;
   }
   info = sp::read_skeleton_info(exe);
   return exe;
