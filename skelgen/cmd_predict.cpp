@@ -103,12 +103,19 @@ sp::Prediction run_on_target(const RunSettings& s, const sp::Target& t, std::str
   po.warmup = s.warmup;
   po.timeout_s = s.timeout_s;
   std::string prefix = "skelgen " + s.who + ": " + (s.label_progress ? t.label() + ": " : "");
-  if (!s.quiet)
-    po.on_run = [&](int i, const sp::SkeletonRun& r) {
-      std::fprintf(stderr, "%srun %d/%d: skeleton %.6f s, predicted %.6f s\n", prefix.c_str(), i, s.reps,
-                   r.measured_s, r.predicted_s);
+  if (!s.quiet) {
+    // one line a run as it ends, the warm-up runs (i = 1 - W .. 0) included
+    const int warmup = t.kind == sp::TargetKind::kSimgrid ? 0 : s.warmup;
+    po.on_run = [&, warmup](int i, const sp::SkeletonRun& r) {
+      if (i < 1)
+        std::fprintf(stderr, "%swarm-up run %d/%d: skeleton %.6f s, predicted %.6f s (not counted)\n",
+                     prefix.c_str(), i + warmup, warmup, r.measured_s, r.predicted_s);
+      else
+        std::fprintf(stderr, "%srun %d/%d: skeleton %.6f s, predicted %.6f s\n", prefix.c_str(), i, s.reps,
+                     r.measured_s, r.predicted_s);
     };
-  po.on_note = [&](const std::string& note) { std::fprintf(stderr, "%snote: %s\n", prefix.c_str(), note.c_str()); };
+    po.on_note = [&](const std::string& note) { std::fprintf(stderr, "%snote: %s\n", prefix.c_str(), note.c_str()); };
+  }
   return sp::predict(t, exe, info, po);
 }
 
@@ -134,13 +141,15 @@ void setup_predict(CLI::App& app, PredictOptions& opt) {
   app.description(
       "Run a skeleton where the job would run, REPS times, and report the application's predicted runtime\n"
       "(median, min, max of the skeletons' predicted_s) and the skeleton's own runtime.\n"
-      "SKELETON is a generated .c (built for the target as needed: SKEL.mpich, SKEL.openmpi, SKEL.simgrid)\n"
+      "SKELETON is a generated .c (built for the target as needed: SKEL.mpich, SKEL.openmpi, SKEL.simgrid,\n"
+      "reused while its record SKEL.<mpi>.skelgen-build matches the source's bytes, the MPI and the compiler)\n"
       "or an executable from skelgen build. Targets:\n"
       "  local:   skelgen predict skel.c [--launcher \"mpiexec.mpich -f {hostfile} -n {np}\" --hostfile H]\n"
       "  Slurm:   skelgen predict skel.c --target slurm [--partition P] [--constraint C]   (srun)\n"
       "  SimGrid: skelgen predict skel.c --simgrid PLATFORM.xml [--hostfile H]            (smpirun, pinned\n"
       "           network model and collectives, computation as flops: repeated runs agree exactly)\n"
-      "One warm-up run first is not counted (--warmup; none under SimGrid). Prints a summary with the\n"
+      "One warm-up run first is not counted (--warmup; none under SimGrid); one line a run on stderr. A run\n"
+      "past --timeout is ended with its launcher and ranks, and predict fails. Prints a summary with the\n"
       "predictions' spread ((max - min) / median; a warning on stderr above 5 %), or with --json one object:\n"
       "predicted_s (median), predicted_min_s, predicted_max_s, spread, skeleton_s, skeleton_min_s,\n"
       "skeleton_max_s, scale, np, runs, warmup, target, each (every counted run). Details: docs/predict.md");
@@ -155,10 +164,10 @@ void setup_predict(CLI::App& app, PredictOptions& opt) {
   app.add_option("--mpi", opt.run.mpi, "Build a .c with this MPI for local/Slurm targets (default: the launcher's, "
                                    "else the traced one)")
       ->check(CLI::IsMember({"mpich", "openmpi"}));
-  app.add_option("--timeout", opt.run.timeout_s, "Seconds per run before it is killed (default 600)")
+  app.add_option("--timeout", opt.run.timeout_s, "Seconds per run before its launcher and ranks are killed and predict fails (default 600)")
       ->check(CLI::Range(1.0, 1e6));
   app.add_flag("--json", opt.json, "One JSON object on stdout");
-  app.add_flag("-q,--quiet", opt.run.quiet, "No progress on stderr");
+  app.add_flag("-q,--quiet", opt.run.quiet, "Nothing on stderr but errors (no progress, build or reuse line, warning)");
   add_target_options(app, opt.target);
 }
 

@@ -318,9 +318,9 @@ Prediction predict(const Target& t, const std::string& exe, const SkeletonInfo& 
       throw std::runtime_error(run_name + " on " + p.target + " " +
                                (r.status ? "failed (exit " + std::to_string(r.status) + ")" : "printed no result") +
                                ": " + (said.empty() ? "no output" : said));
+    if (opt.on_run) opt.on_run(i, run);
     if (i < 1) continue;  // a warm-up run
     p.each.push_back(run);
-    if (opt.on_run) opt.on_run(i, run);
   }
   std::vector<double> pred, skel;
   for (const SkeletonRun& r : p.each) {
