@@ -142,7 +142,7 @@ class Job {
   }
 
   // Ends the job: SIGTERM to all of it (MPI launchers pass it on to their
-  // ranks; srun cancels the step), SIGKILL to what is left after grace_s,
+  // ranks, srun to the step's tasks), SIGKILL to what is left after grace_s,
   // then reaps the leader and waits (at most wait_s) until no process of
   // the job runs. Returns the leader's wait status in *status.
   void finish(int* status, double grace_s, double wait_s) {

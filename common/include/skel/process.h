@@ -43,7 +43,7 @@ struct RunOutput {
 // process group of its own; skelgen is meanwhile the job's subreaper
 // (Linux), so that a rank whose parent dies stays skelgen's descendant.
 // After timeout_s (0 = no limit) ends the whole job: SIGTERM to the group and
-// every descendant (MPI launchers pass it on, srun cancels its step),
+// every descendant (MPI launchers and srun pass it on to the ranks),
 // SIGKILL to what is left after 3 s, then waits until none of it runs (at
 // most 10 s; ended.still_running names what remains). Processes of the job
 // still running when the launcher exits by itself are ended the same way.
