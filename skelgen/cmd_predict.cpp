@@ -1,26 +1,16 @@
 // skelgen predict: run a skeleton on one target (local launcher, Slurm,
 // SimGrid platform) a few times and report the predicted application runtime.
-#include <sys/stat.h>
-
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "skel/build_record.h"
 #include "targets.h"
 
 namespace skelgen {
-namespace {
 
 namespace sp = skt::predict;
-
-double mtime_of(const std::string& path) {
-  struct stat sb {};
-  if (stat(path.c_str(), &sb) != 0) return -1;
-  return static_cast<double>(sb.st_mtim.tv_sec) + sb.st_mtim.tv_nsec * 1e-9;
-}
-
-}  // namespace
 
 void add_target_options(CLI::App& app, TargetOptions& o) {
   sp::Target& t = o.target;
@@ -69,24 +59,37 @@ std::string skeleton_for_target(const std::string& skeleton, const sp::Target& t
   std::string want = mpi.empty() ? sp::mpi_for(t, info.traced_mpi) : mpi;
   if (t.kind == sp::TargetKind::kSimgrid) want = "simgrid";
   std::string exe = std::filesystem::absolute(skeleton.substr(0, skeleton.size() - 2) + "." + want).string();
-  if (mtime_of(exe) >= mtime_of(skeleton)) {  // built before: reuse it if it was built for this MPI
+  // the compiler skelgen build uses for that MPI
+  const char* compiler = want == "simgrid" ? "smpicc" : want == "openmpi" ? "mpicc.openmpi" : "mpicc.mpich";
+  const sp::BuildInputs inputs = sp::build_inputs(skeleton, want, compiler);
+  std::string why = sp::why_not_reusable(exe, inputs);
+  if (why.empty()) {  // built from these bytes for this MPI with this compiler: check what it says, then run it
     try {
       sp::SkeletonInfo built = sp::read_skeleton_info(exe);
       if (built.built_with == want) {
         info = built;
+        if (!quiet) std::fprintf(stderr, "skelgen: reusing %s (built for %s from this source)\n", exe.c_str(), want.c_str());
         return exe;
       }
+      why = "it says it was built with " + built.built_with;
     } catch (const std::exception&) {
+      why = "it is not a skeleton";
     }
   }
-  {
+  if (!quiet) std::fprintf(stderr, "skelgen: building %s for %s (%s)\n", exe.c_str(), want.c_str(), why.c_str());
+  // built beside it under a temporary name, then renamed into place with its build record
+  const std::string tmp = sp::temp_build_path(exe);
+  try {
     BuildOptions bo;
     bo.input = skeleton;
-    bo.output = exe;
+    bo.output = tmp;
     bo.mpi = want;
     bo.quiet = true;
-    if (!quiet) std::fprintf(stderr, "skelgen: building %s for %s\n", exe.c_str(), want.c_str());
     if (run_build(bo) != 0) throw std::runtime_error("could not build " + skeleton + " for " + want);
+    sp::install_build(tmp, exe, inputs);
+  } catch (...) {
+    std::remove(tmp.c_str());
+    throw;
   }
   info = sp::read_skeleton_info(exe);
   return exe;
@@ -100,11 +103,19 @@ sp::Prediction run_on_target(const RunSettings& s, const sp::Target& t, std::str
   po.warmup = s.warmup;
   po.timeout_s = s.timeout_s;
   std::string prefix = "skelgen " + s.who + ": " + (s.label_progress ? t.label() + ": " : "");
-  if (!s.quiet)
-    po.on_run = [&](int i, const sp::SkeletonRun& r) {
-      std::fprintf(stderr, "%srun %d/%d: skeleton %.6f s, predicted %.6f s\n", prefix.c_str(), i, s.reps,
-                   r.measured_s, r.predicted_s);
+  if (!s.quiet) {
+    // one line a run as it ends, the warm-up runs (i = 1 - W .. 0) included
+    const int warmup = t.kind == sp::TargetKind::kSimgrid ? 0 : s.warmup;
+    po.on_run = [&, warmup](int i, const sp::SkeletonRun& r) {
+      if (i < 1)
+        std::fprintf(stderr, "%swarm-up run %d/%d: skeleton %.6f s, predicted %.6f s (not counted)\n",
+                     prefix.c_str(), i + warmup, warmup, r.measured_s, r.predicted_s);
+      else
+        std::fprintf(stderr, "%srun %d/%d: skeleton %.6f s, predicted %.6f s\n", prefix.c_str(), i, s.reps,
+                     r.measured_s, r.predicted_s);
     };
+    po.on_note = [&](const std::string& note) { std::fprintf(stderr, "%snote: %s\n", prefix.c_str(), note.c_str()); };
+  }
   return sp::predict(t, exe, info, po);
 }
 
@@ -130,13 +141,15 @@ void setup_predict(CLI::App& app, PredictOptions& opt) {
   app.description(
       "Run a skeleton where the job would run, REPS times, and report the application's predicted runtime\n"
       "(median, min, max of the skeletons' predicted_s) and the skeleton's own runtime.\n"
-      "SKELETON is a generated .c (built for the target as needed: SKEL.mpich, SKEL.openmpi, SKEL.simgrid)\n"
+      "SKELETON is a generated .c (built for the target as needed: SKEL.mpich, SKEL.openmpi, SKEL.simgrid,\n"
+      "reused while its record SKEL.<mpi>.skelgen-build matches the source's bytes, the MPI and the compiler)\n"
       "or an executable from skelgen build. Targets:\n"
       "  local:   skelgen predict skel.c [--launcher \"mpiexec.mpich -f {hostfile} -n {np}\" --hostfile H]\n"
       "  Slurm:   skelgen predict skel.c --target slurm [--partition P] [--constraint C]   (srun)\n"
       "  SimGrid: skelgen predict skel.c --simgrid PLATFORM.xml [--hostfile H]            (smpirun, pinned\n"
       "           network model and collectives, computation as flops: repeated runs agree exactly)\n"
-      "One warm-up run first is not counted (--warmup; none under SimGrid). Prints a summary with the\n"
+      "One warm-up run first is not counted (--warmup; none under SimGrid); one line a run on stderr. A run\n"
+      "past --timeout is ended with its launcher and ranks, and predict fails. Prints a summary with the\n"
       "predictions' spread ((max - min) / median; a warning on stderr above 5 %), or with --json one object:\n"
       "predicted_s (median), predicted_min_s, predicted_max_s, spread, skeleton_s, skeleton_min_s,\n"
       "skeleton_max_s, scale, np, runs, warmup, target, each (every counted run). Details: docs/predict.md");
@@ -151,10 +164,10 @@ void setup_predict(CLI::App& app, PredictOptions& opt) {
   app.add_option("--mpi", opt.run.mpi, "Build a .c with this MPI for local/Slurm targets (default: the launcher's, "
                                    "else the traced one)")
       ->check(CLI::IsMember({"mpich", "openmpi"}));
-  app.add_option("--timeout", opt.run.timeout_s, "Seconds per run before it is killed (default 600)")
+  app.add_option("--timeout", opt.run.timeout_s, "Seconds per run before its launcher and ranks are killed and predict fails (default 600)")
       ->check(CLI::Range(1.0, 1e6));
   app.add_flag("--json", opt.json, "One JSON object on stdout");
-  app.add_flag("-q,--quiet", opt.run.quiet, "No progress on stderr");
+  app.add_flag("-q,--quiet", opt.run.quiet, "Nothing on stderr but errors (no progress, build or reuse line, warning)");
   add_target_options(app, opt.target);
 }
 

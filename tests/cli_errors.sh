@@ -153,7 +153,7 @@ if [ -n "${MERGED_TRACE:-}" ]; then
     printf '#!/bin/sh\nsleep 30\n' > "$work/hanging-launcher" && chmod +x "$work/hanging-launcher"
     expect_error "warm-up run on local '.*failing-launcher -n {np}' failed (exit 3): no output" "$skelgen" predict "$work/skel.mpich" --launcher "$work/failing-launcher -n {np}"
     expect_error "printed no result: no result here" "$skelgen" predict "$work/skel.mpich" --launcher "$work/silent-launcher -n {np}"
-    expect_error "did not finish in 1 s (killed)" "$skelgen" predict "$work/skel.mpich" --launcher "$work/hanging-launcher" --timeout 1
+    expect_error "timed out after 1 s; killed the launcher (hanging-launcher) and its ranks" "$skelgen" predict "$work/skel.mpich" --launcher "$work/hanging-launcher" --timeout 1
     expect_error "has no {hostfile} to put it in" "$skelgen" predict "$work/skel.mpich" --launcher "mpiexec.mpich -n {np}" --hostfile "$work/inventory.txt"
     expect_error "no-such-hosts: hostfile not readable" "$skelgen" predict "$work/skel.mpich" --hostfile "$work/no-such-hosts"
     printf '[good]\nlauncher = mpiexec.mpich -n {np}\n[bad]\nlauncher = %s -n {np}\n' "$work/failing-launcher" > "$work/candidates.ini"

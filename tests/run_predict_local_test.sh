@@ -6,7 +6,9 @@
 #     max and each run in --json are those of runs 2 .. R + 1;
 #   - the spread (max - min) / median, with a warning above 5 % and none
 #     where the runs agree;
-#   - --warmup 0: R launches.
+#   - --warmup 0: R launches;
+#   - one progress line a run on stderr (warm-up runs too), none with -q,
+#     and --json lists every counted run.
 #   run_predict_local_test.sh SKELGEN TRACE_DIR WORK
 set -euo pipefail
 skelgen=$1 trace=$2 work=$3
@@ -39,10 +41,29 @@ assert abs(j["predicted_s"] - 1.3) < 1e-9 and j["predicted_min_s"] == 1.2 and j[
 assert abs(j["spread"] - 0.2 / 1.3) < 1e-9, j["spread"]
 PY
 grep -q "warning: the predictions spread over 15.4 %" "$work/spread.err" || { cat "$work/spread.err"; fail "no spread warning"; }
+# progress: one line a run as it ends on stderr, the warm-up run's first (launch 1: predicted 1.1)
+cat > "$work/progress.want" <<'TXT'
+skelgen predict: warm-up run 1/1: skeleton 0.110000 s, predicted 1.100000 s (not counted)
+skelgen predict: run 1/3: skeleton 0.120000 s, predicted 1.200000 s
+skelgen predict: run 2/3: skeleton 0.130000 s, predicted 1.300000 s
+skelgen predict: run 3/3: skeleton 0.140000 s, predicted 1.400000 s
+TXT
+grep "run [0-9]*/[0-9]*:" "$work/spread.err" | diff "$work/progress.want" - || fail "progress lines differ (above)"
+# -q: nothing on stderr (no progress, no warning, no build line); --json: all 5 runs, in order
+run 0.1 "$work/c3" -r 5 --warmup 2 --json -q > "$work/five.json" 2> "$work/five.err"
+[ ! -s "$work/five.err" ] || { cat "$work/five.err"; fail "-q: something on stderr"; }
+python3 - "$work/five.json" <<'PY' || fail "--json does not list every counted run"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["warmup"] == 2 and j["runs"] == 5, j
+assert [r["predicted_s"] for r in j["each"]] == [1.3, 1.4, 1.5, 1.6, 1.7], j["each"]
+assert [r["skeleton_s"] for r in j["each"]] == [0.13, 0.14, 0.15, 0.16, 0.17], j["each"]
+PY
 # STEP 0.001: 0.2 % spread, no warning; --warmup 0: exactly R launches; the summary names both
 run 0.001 "$work/c2" -r 3 --warmup 0 > "$work/quiet.out" 2> "$work/quiet.err"
 [ "$(cat "$work/c2")" = 3 ] || fail "--warmup 0: expected 3 launches, got $(cat "$work/c2")"
 if grep -q warning "$work/quiet.err"; then cat "$work/quiet.err"; fail "a warning for runs that agree"; fi
 grep -q "^runs:      3 (after 0 warm-up runs, not counted)" "$work/quiet.out" || { cat "$work/quiet.out"; fail "summary"; }
 grep -q "^spread:    0.2 %" "$work/quiet.out" || { cat "$work/quiet.out"; fail "no spread in the summary"; }
+echo "ok: progress one line a run, none with -q; --json lists all 5 runs"
 echo "ok: warm-up not counted, spread $(python3 -c "import json; print(round(100 * json.load(open('$work/spread.json'))['spread'], 1))") % warned, 0.2 % not"

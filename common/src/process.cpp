@@ -1,9 +1,11 @@
 #include "skel/process.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,6 +19,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -37,25 +41,178 @@ volatile sig_atomic_t g_stop_signal = 0;
 void note_stop(int sig) { g_stop_signal = sig; }
 constexpr std::array<int, 3> kStopSignals{SIGINT, SIGTERM, SIGHUP};  // StopSignals::old_ in this order
 
-// Ends the child `pid`, with its process group if it leads one: SIGTERM
-// (MPI launchers pass it on to their ranks), SIGKILL for what is left once
-// the leader has ended or after `grace_s`, then reaps the leader (not
-// before: while it is unreaped, its group id cannot go to another process).
-void end_child(pid_t pid, bool own_group, int* status, double grace_s) {
-  const pid_t target = own_group ? -pid : pid;
-  kill(target, SIGTERM);
-  auto start = std::chrono::steady_clock::now();
-  for (;;) {
-    siginfo_t info{};
-    int rc = waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT);
-    if ((rc == 0 && info.si_pid == pid) || (rc < 0 && errno != EINTR)) break;
-    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > grace_s) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+constexpr double kGraceS = 3;  // from SIGTERM to SIGKILL when a job is ended
+constexpr double kGoneS = 10;  // how long skelgen waits, after SIGKILL, for every process of the job to go
+
+// One process of a job: its pid and start time (clock ticks since boot,
+// /proc/PID/stat field 22), so that a pid the system has given to another
+// process since is never signalled.
+struct ProcId {
+  pid_t pid = 0;
+  unsigned long long start = 0;
+  bool operator<(const ProcId& o) const { return pid != o.pid ? pid < o.pid : start < o.start; }
+};
+
+struct ProcStat {
+  pid_t pid = 0, ppid = 0;
+  char state = '?';
+  unsigned long long start = 0;
+};
+
+// /proc/PID/stat of one process; false when it is gone.
+bool read_stat(pid_t pid, ProcStat& st) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(in, line)) return false;
+  size_t close = line.rfind(')');  // the command name may hold blanks and parentheses
+  if (close == std::string::npos) return false;
+  std::istringstream rest(line.substr(close + 1));
+  std::string field;
+  st.pid = pid;
+  rest >> st.state >> st.ppid;
+  for (int i = 5; i <= 21 && rest >> field; ++i) {
   }
-  kill(target, SIGKILL);
-  while (waitpid(pid, status, 0) < 0 && errno == EINTR) {
-  }
+  return static_cast<bool>(rest >> st.start);
 }
+
+// Every process but skelgen itself whose parent chain leads to skelgen.
+std::vector<ProcStat> descendants_of_self() {
+  std::vector<ProcStat> all;
+  if (DIR* d = opendir("/proc")) {
+    while (dirent* e = readdir(d)) {
+      char* end = nullptr;
+      long pid = std::strtol(e->d_name, &end, 10);
+      ProcStat st;
+      if (pid > 0 && *end == 0 && read_stat(static_cast<pid_t>(pid), st)) all.push_back(st);
+    }
+    closedir(d);
+  }
+  std::vector<ProcStat> out;
+  std::vector<pid_t> frontier{getpid()};
+  while (!frontier.empty()) {
+    pid_t parent = frontier.back();
+    frontier.pop_back();
+    for (const ProcStat& st : all)
+      if (st.ppid == parent) {
+        out.push_back(st);
+        frontier.push_back(st.pid);
+      }
+  }
+  return out;
+}
+
+// Whether that process still runs (a zombie has ended).
+bool alive(const ProcId& p) {
+  ProcStat st;
+  return read_stat(p.pid, st) && st.start == p.start && st.state != 'Z';
+}
+
+// The job skelgen runs: the launcher `leader` and every process under it,
+// whatever process group or session it moved to (MPICH's hydra proxy and
+// its ranks each call setsid; Open MPI's ranks each lead a group of their
+// own). skelgen runs one job at a time, so the job is every descendant of
+// skelgen; while run_captured runs it, skelgen is the job's subreaper
+// (Subreaper below), so a rank whose parent died stays a descendant.
+class Job {
+ public:
+  Job(pid_t leader, bool own_group) : leader_(leader), own_group_(own_group) {}
+
+  // Notes the job's live processes, reaps those that ended as skelgen's
+  // children (orphans it adopted; the leader only in finish()), and sends
+  // `sig` (if any) to those not yet sent it. Returns how many are still
+  // there: running, or ended but not yet reaped (a process shows as a
+  // zombie while its other threads still exit, and cannot be reaped then).
+  size_t sweep(int sig) {
+    size_t running = 0;
+    for (const ProcStat& st : descendants_of_self()) {
+      if (st.state == 'Z') {
+        if (st.pid == leader_) continue;
+        if (st.ppid != getpid() || waitpid(st.pid, nullptr, WNOHANG) != st.pid) ++running;
+        continue;
+      }
+      ProcId id{st.pid, st.start};
+      seen_.insert(id);
+      ++running;
+      if (sig && signalled_[id] != sig) {
+        kill(st.pid, sig);
+        signalled_[id] = sig;
+      }
+    }
+    return running;
+  }
+
+  // Ends the job: SIGTERM to all of it (MPI launchers pass it on to their
+  // ranks, srun to the step's tasks), SIGKILL to what is left after grace_s,
+  // then reaps the leader and waits (at most wait_s) until no process of
+  // the job runs. Returns the leader's wait status in *status.
+  void finish(int* status, double grace_s, double wait_s) {
+    if (!leader_reaped_ && own_group_) kill(-leader_, SIGTERM);
+    sweep(SIGTERM);
+    wait_until([&] { return leader_ended() && sweep(SIGTERM) == 0; }, grace_s);
+    // the group first, while the unreaped leader keeps its id from going to another process
+    if (!leader_reaped_ && own_group_) kill(-leader_, SIGKILL);
+    sweep(SIGKILL);
+    if (!leader_reaped_) {
+      while (waitpid(leader_, status, 0) < 0 && errno == EINTR) {
+      }
+      leader_reaped_ = true;
+    }
+    wait_until([&] { return sweep(SIGKILL) == 0; }, wait_s);
+  }
+
+  void leader_reaped() { leader_reaped_ = true; }
+  // How many processes the job had, the leader included, as far as seen.
+  int processes() const { return static_cast<int>(seen_.size()); }
+  std::vector<int> still_running() const {
+    std::vector<int> left;
+    for (const ProcId& p : seen_)
+      if (alive(p)) left.push_back(p.pid);
+    return left;
+  }
+
+ private:
+  bool leader_ended() {
+    if (leader_reaped_) return true;
+    siginfo_t info{};
+    int rc = waitid(P_PID, static_cast<id_t>(leader_), &info, WEXITED | WNOHANG | WNOWAIT);
+    return (rc == 0 && info.si_pid == leader_) || (rc < 0 && errno != EINTR);
+  }
+  template <class Done>
+  static void wait_until(Done done, double limit_s) {
+    auto start = std::chrono::steady_clock::now();
+    while (!done() && std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < limit_s)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+
+  pid_t leader_;
+  bool own_group_;
+  bool leader_reaped_ = false;
+  std::set<ProcId> seen_;
+  std::map<ProcId, int> signalled_;
+};
+
+// While one lives, skelgen is a child subreaper (Linux): a process of the
+// job whose parent ends is adopted by skelgen, not by init, so that the job
+// can still be found and ended as skelgen's descendants.
+class Subreaper {
+ public:
+  Subreaper() {
+#ifdef PR_SET_CHILD_SUBREAPER
+    int was = 0;
+    if (prctl(PR_GET_CHILD_SUBREAPER, &was) == 0 && !was && prctl(PR_SET_CHILD_SUBREAPER, 1) == 0) set_ = true;
+#endif
+  }
+  ~Subreaper() {
+#ifdef PR_SET_CHILD_SUBREAPER
+    if (set_) prctl(PR_SET_CHILD_SUBREAPER, 0);
+#endif
+  }
+  Subreaper(const Subreaper&) = delete;
+  Subreaper& operator=(const Subreaper&) = delete;
+
+ private:
+  bool set_ = false;
+};
 
 std::string slurp_and_remove(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -172,6 +329,7 @@ RunOutput run_captured(const std::vector<std::string>& argv, double timeout_s) {
   args.push_back(nullptr);
   pid_t pid = 0;
   StopSignals stop_signals;  // before the start: a stop that comes before the wait still ends the child
+  Subreaper subreaper;       // ranks that leave the launcher's group and lose their parent stay ours to end
   int rc = posix_spawnp(&pid, args[0], &fa, &attr, args.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&attr);
@@ -181,41 +339,57 @@ RunOutput run_captured(const std::vector<std::string>& argv, double timeout_s) {
     throw std::runtime_error(argv[0] + ": cannot run: " + std::strerror(rc));
   }
   RunOutput r;
-  r.status = wait_passing_stops(pid, true, timeout_s, basename_of(argv[0]), [&] {
-    std::remove(out_path.c_str());
-    std::remove(err_path.c_str());
-  });
+  r.status = wait_passing_stops(
+      pid, true, timeout_s, basename_of(argv[0]),
+      [&] {
+        std::remove(out_path.c_str());
+        std::remove(err_path.c_str());
+      },
+      &r.ended);
   r.out = slurp_and_remove(out_path);
   r.err = slurp_and_remove(err_path);
   return r;
 }
 
 int wait_passing_stops(int pid, bool own_group, double timeout_s, const std::string& what,
-                       const std::function<void()>& before_dying) {
+                       const std::function<void()>& before_dying, JobEnd* ended) {
   StopSignals stop_signals;
   auto start = std::chrono::steady_clock::now();
   int status = 0;
+  Job job(pid, own_group);
+  auto report = [&] {
+    if (!ended) return;
+    ended->processes = job.processes();
+    ended->still_running = job.still_running();
+  };
   for (;;) {
     pid_t w = waitpid(pid, &status, WNOHANG);
     if (w == pid) break;
     if (w < 0 && errno != EINTR) break;
     if (int sig = g_stop_signal) {  // skelgen is told to stop: the run goes first
-      end_child(pid, own_group, &status, 3.0);
+      job.finish(&status, kGraceS, kGoneS);
       if (before_dying) before_dying();
       const char* name = sigabbrev_np(sig);
-      std::fprintf(stderr, "skelgen: stopped by SIG%s; ended %s and its processes\n", name ? name : "?",
-                   what.c_str());
+      std::vector<int> left = job.still_running();
+      std::fprintf(stderr, "skelgen: stopped by SIG%s; ended %s and its processes%s\n", name ? name : "?",
+                   what.c_str(), left.empty() ? "" : (" (" + std::to_string(left.size()) + " still running)").c_str());
       StopSignals::die_of(sig);
     }
     double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (timeout_s > 0 && waited > timeout_s) {
-      kill(own_group ? -pid : pid, SIGKILL);
-      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-      }
+      job.finish(&status, kGraceS, kGoneS);
+      report();
       return -1;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(waited < 1 ? 2 : 20));
   }
+  // The launcher has ended: whatever of its job still runs was left behind.
+  job.leader_reaped();
+  if (job.sweep(0) > 0) {
+    job.finish(&status, kGraceS, kGoneS);
+    if (ended) ended->left_behind = job.processes();
+  }
+  report();
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 

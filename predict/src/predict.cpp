@@ -293,9 +293,21 @@ Prediction predict(const Target& t, const std::string& exe, const SkeletonInfo& 
   for (int i = 1 - p.warmup; i <= opt.reps; ++i) {
     const std::string run_name = i < 1 ? "warm-up run" : "run " + std::to_string(i);
     proc::RunOutput r = proc::run_captured(argv, opt.timeout_s);
-    if (r.status == -1)
-      throw std::runtime_error(run_name + " on " + p.target + " did not finish in " +
-                               fmt(opt.timeout_s) + " s (killed)");
+    if (r.status == -1) {
+      // The launcher's name, not its path; the job's other processes are its ranks (and their helpers)
+      std::string what = "timed out after " + fmt(opt.timeout_s) + " s; killed the launcher (" +
+                         proc::basename_of(argv[0]) + ") and its ranks (" + std::to_string(r.ended.processes) +
+                         " process" + (r.ended.processes == 1 ? "" : "es") + ")";
+      if (!r.ended.still_running.empty()) {
+        what += ", but " + std::to_string(r.ended.still_running.size()) + " still run (pids";
+        for (int pid : r.ended.still_running) what += " " + std::to_string(pid);
+        what += ")";
+      }
+      throw std::runtime_error(run_name + " on " + p.target + " " + what);
+    }
+    if (r.ended.left_behind > 0 && opt.on_note)
+      opt.on_note(run_name + ": the launcher exited but " + std::to_string(r.ended.left_behind) +
+                  " process(es) of its job still ran; ended them");
     std::string said = proc::tail_lines(r.err + "\n" + r.out, 3);
     SkeletonRun run;
     const std::string stopped = watchdog_line(r.err + "\n" + r.out);
@@ -306,9 +318,9 @@ Prediction predict(const Target& t, const std::string& exe, const SkeletonInfo& 
       throw std::runtime_error(run_name + " on " + p.target + " " +
                                (r.status ? "failed (exit " + std::to_string(r.status) + ")" : "printed no result") +
                                ": " + (said.empty() ? "no output" : said));
+    if (opt.on_run) opt.on_run(i, run);
     if (i < 1) continue;  // a warm-up run
     p.each.push_back(run);
-    if (opt.on_run) opt.on_run(i, run);
   }
   std::vector<double> pred, skel;
   for (const SkeletonRun& r : p.each) {

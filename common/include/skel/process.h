@@ -24,13 +24,31 @@ std::string flavor_of_launcher(const std::string& launcher);
 // Splits at blanks (no quoting).
 std::vector<std::string> split_words(const std::string& s);
 
+// How a job ended, as far as its processes go: a job is the launcher skelgen
+// started and every process under it, whatever group or session it moved
+// to (MPICH's hydra proxy and ranks call setsid, Open MPI's ranks lead
+// groups of their own), found as skelgen's descendants.
+struct JobEnd {
+  int processes = 0;               // ended at the timeout or a stop: how many the job had (launcher included)
+  int left_behind = 0;             // the launcher exited by itself, but this many of its job still ran (ended)
+  std::vector<int> still_running;  // pids that SIGKILL had not ended 10 s after (none, normally)
+};
+
 struct RunOutput {
   int status = 0;              // exit status, 128 + signal, or -1 when killed at the timeout
   std::string out, err;        // captured stdout and stderr
+  JobEnd ended;
 };
-// Runs argv with stdin from /dev/null, capturing stdout and stderr; after
-// timeout_s (0 = no limit) kills its whole process group. Throws
-// std::runtime_error when it cannot be started.
+// Runs argv with stdin from /dev/null, capturing stdout and stderr, in a
+// process group of its own; skelgen is meanwhile the job's subreaper
+// (Linux), so that a rank whose parent dies stays skelgen's descendant.
+// After timeout_s (0 = no limit) ends the whole job: SIGTERM to the group and
+// every descendant (MPI launchers and srun pass it on to the ranks),
+// SIGKILL to what is left after 3 s, then waits until none of it runs (at
+// most 10 s; ended.still_running names what remains). Processes of the job
+// still running when the launcher exits by itself are ended the same way.
+// Skelgen must have no other child while it runs. Throws std::runtime_error
+// when it cannot be started.
 RunOutput run_captured(const std::vector<std::string>& argv, double timeout_s);
 
 // While one lives, the stop signals (SIGINT, SIGTERM, SIGHUP; those ignored
@@ -57,13 +75,14 @@ class StopSignals {
 // ignored) is passed on, SIGTERM and after 3 s SIGKILL, to the child's
 // process group if `own_group` (the child leads a group of its own, which a
 // Ctrl-C at the terminal does not reach) or else to the child (it shares
-// skelgen's group); once it has ended, skelgen says on stderr that it
-// stopped `what` and dies of the signal (exit status 128 + signal).
-// `timeout_s` > 0: after that long the child's group is killed and -1
-// returned.
+// skelgen's group), and to every descendant of skelgen (ranks in groups or
+// sessions of their own); once they have ended, skelgen says on stderr that
+// it stopped `what` and dies of the signal (exit status 128 + signal).
+// `timeout_s` > 0: after that long the job is ended the same way and -1
+// returned. `ended` (if given) receives how the job's processes ended.
 // `before_dying` runs first then (removing temporary files).
 int wait_passing_stops(int pid, bool own_group, double timeout_s, const std::string& what,
-                       const std::function<void()>& before_dying = {});
+                       const std::function<void()>& before_dying = {}, JobEnd* ended = nullptr);
 
 // Where temporary files go: $TMPDIR when it names a directory, else /tmp.
 std::string temp_root();

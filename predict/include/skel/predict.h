@@ -100,7 +100,9 @@ struct PredictOptions {
   // For generated hostfiles and SimGrid's TMPDIR; empty: a private
   // temporary directory (proc::TempDir), removed when predict() returns.
   std::string work_dir;
-  std::function<void(int run, const SkeletonRun&)> on_run;  // progress
+  // progress: every run as it ends; run < 1 is a warm-up run (1 - warmup .. 0), not counted
+  std::function<void(int run, const SkeletonRun&)> on_run;
+  std::function<void(const std::string&)> on_note;  // what the user should know (processes left behind)
 };
 
 // Runs the built skeleton `exe` on `t` opt.warmup times, not counted (the
