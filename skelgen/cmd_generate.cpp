@@ -15,6 +15,7 @@
 #include <stdexcept>
 
 #include "commands.h"
+#include "skel/build_record.h"
 #include "skel/generate.h"
 #include "skel/pipeline.h"
 #include "skel/process.h"
@@ -228,6 +229,11 @@ int run_build(const BuildOptions& opt) {
     if (exe.size() > 2 && exe.compare(exe.size() - 2, 2, ".c") == 0) exe.resize(exe.size() - 2);
     if (exe == opt.input) exe += ".exe";
   }
+  // with the flags predict builds with: built under a temporary name, then
+  // put in place with its build record, so that predict reuses it
+  const bool record = opt.record && opt.cflags.empty();
+  const std::string target = exe;
+  if (record) exe = skt::predict::temp_build_path(target);
   std::vector<std::string> argv = {m->compiler, "-O2", "-Wall", "-o", exe, opt.input};
   if (!opt.cflags.empty()) {
     std::stringstream ss(opt.cflags);
@@ -237,8 +243,18 @@ int run_build(const BuildOptions& opt) {
   if (mpi == "simgrid") argv.push_back("-lm");
   int rc = spawn(argv);
   if (rc != 0) {
+    if (record) std::remove(exe.c_str());
     std::fprintf(stderr, "skelgen: error: %s failed (exit %d) on %s\n", m->compiler, rc, opt.input.c_str());
     return 1;
+  }
+  if (record) {
+    try {
+      skt::predict::install_build(exe, target, skt::predict::build_inputs(opt.input, mpi, m->compiler));
+    } catch (...) {
+      std::remove(exe.c_str());
+      throw;
+    }
+    exe = target;
   }
   if (!opt.quiet) std::printf("built:    %s (%s)\n", exe.c_str(), m->compiler);
   return 0;

@@ -62,6 +62,9 @@ std::string skeleton_for_target(const std::string& skeleton, const sp::Target& t
   // the compiler skelgen build uses for that MPI
   const char* compiler = want == "simgrid" ? "smpicc" : want == "openmpi" ? "mpicc.openmpi" : "mpicc.mpich";
   const sp::BuildInputs inputs = sp::build_inputs(skeleton, want, compiler);
+  // skelgen build's own output (the source without .c), where it was built from these bytes for this MPI
+  const std::string built = std::filesystem::absolute(skeleton.substr(0, skeleton.size() - 2)).string();
+  if (sp::why_not_reusable(exe, inputs) != "" && sp::why_not_reusable(built, inputs).empty()) exe = built;
   std::string why = sp::why_not_reusable(exe, inputs);
   if (why.empty()) {  // built from these bytes for this MPI with this compiler: check what it says, then run it
     try {
@@ -85,6 +88,7 @@ std::string skeleton_for_target(const std::string& skeleton, const sp::Target& t
     bo.output = tmp;
     bo.mpi = want;
     bo.quiet = true;
+    bo.record = false;  // install_build below writes it
     if (run_build(bo) != 0) throw std::runtime_error("could not build " + skeleton + " for " + want);
     sp::install_build(tmp, exe, inputs);
   } catch (...) {

@@ -84,6 +84,9 @@ int run_generate(const GenerateOptions& opt);
 struct BuildOptions {
   std::string input, output, mpi, cflags;
   bool quiet = false;
+  // Write the build record beside the executable (without --cflags), so that
+  // skelgen predict reuses it (docs/predict.md, "Reusing the executable").
+  bool record = true;
 };
 void setup_build(CLI::App& app, BuildOptions& opt);
 int run_build(const BuildOptions& opt);

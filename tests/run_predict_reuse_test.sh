@@ -13,7 +13,8 @@
 #   - an executable changed after its build, an executable or a record that
 #     is a symlink, another MPICH_CC: rebuilt, and nothing written through
 #     the symlinks;
-#   - -q: nothing on stderr.
+#   - -q: nothing on stderr;
+#   - skelgen build's output (SKEL, with its record): predict reuses it.
 #   run_predict_reuse_test.sh SKELGEN TRACE_DIR WORK
 set -euo pipefail
 skelgen=$1 trace=$2 work=$3
@@ -97,5 +98,13 @@ expect mpich-cc2 $((n + 4)) "skelgen: reusing $exe"
 MPICH_CC=gcc "$skelgen" predict "$work/skel.c" --launcher "$work/launch.sh {exe}" -r 2 -q --mpi mpich > /dev/null 2> "$work/quiet.err"
 [ ! -s "$work/quiet.err" ] || { cat "$work/quiet.err"; fail "-q: something on stderr"; }
 [ "$(calls)" = $((n + 4)) ] || fail "-q: rebuilt"
+# skelgen build's own output (the source without .c) with its record: predict runs it, builds nothing
+m=$(calls)
+MPICH_CC=gcc "$skelgen" build "$work/skel.c" --mpi mpich -q
+[ "$(calls)" = $((m + 1)) ] && [ -f "$work/skel.skelgen-build" ] || fail "skelgen build made no build record"
+rm -f "$exe" "$rec"
+MPICH_CC=gcc predict after-build --mpi mpich
+expect after-build $((m + 1)) "skelgen: reusing $work/skel (built for mpich from this source)"
+[ ! -e "$exe" ] || fail "predict built $exe although skelgen build's output was up to date"
 ls -a "$work" | grep -q '^\.skelgen-' && fail "temporary files left: $(ls -a "$work")"
 echo "ok: $(calls) compiler calls for $(ls "$work"/*.err | wc -l) predicts; nothing written through symlinks"
