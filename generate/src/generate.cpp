@@ -1651,6 +1651,9 @@ Skeleton generate(const FoldedProgram& p, const GenerateOptions& opt) {
     for (const std::string& r : st.done.repairs) s.repairs.push_back(who + r);
     if (!st.done.warning.empty() && s.completion_warning.empty()) s.completion_warning = who + st.done.warning;
   }
+  if (!s.complete && threaded)
+    s.completion += " (each thread's calls are checked with the same thread's of the other ranks: calls that pair "
+                    "with another thread's are not replayed; docs/generate.md, \"Threads\")";
   if (!s.complete && !opt.force)
     throw std::runtime_error("no skeleton written: it cannot be made to complete: " + s.completion);
   if (!s.complete) streams[0].notes.insert("written although it cannot complete (--force): " + s.completion);

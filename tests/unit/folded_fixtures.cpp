@@ -15,12 +15,16 @@ FoldedProgram folded_from(uint32_t P, const std::function<std::vector<Syn>(uint3
   opt.order = order;
   auto loaded = merge::load(dir, opt);
   FoldedProgram p = fold::compress(merge::merge(loaded, opt), fold);
-  for (auto& r : p.symbols.ranks) {  // as the tracer's calibration would have it
-    r.kernel_name = SKEL_KERNEL_NAME;
-    r.kernel_version = SKEL_KERNEL_VERSION;
-    r.kernel_units_per_s = 1e8;
-    r.gap_floor_ns = r.cpu_gap_floor_ns = 0;  // the tests that take a floor off set their own
-  }
+  auto calibrate = [](FoldedProgram& f) {
+    for (auto& r : f.symbols.ranks) {  // as the tracer's calibration would have it
+      r.kernel_name = SKEL_KERNEL_NAME;
+      r.kernel_version = SKEL_KERNEL_VERSION;
+      r.kernel_units_per_s = 1e8;
+      r.gap_floor_ns = r.cpu_gap_floor_ns = 0;  // the tests that take a floor off set their own
+    }
+  };
+  calibrate(p);
+  for (FoldedProgram& t : p.threads) calibrate(t);
   return p;
 }
 

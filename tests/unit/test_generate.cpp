@@ -683,3 +683,63 @@ TEST(Generate, AComputationThatDiffersByPhaseIsComputedByPhase) {
     }
   }
 }
+
+// MPI_THREAD_MULTIPLE: two threads per rank, each a ring exchange of its own
+// (its tag; the second on the first thread's duplicate of MPI_COMM_WORLD),
+// between the first thread's Comm_dup and its Allreduce.
+std::vector<skt::testing::Syn> threaded_ring(uint32_t r, bool cross) {
+  using skt::testing::Syn;
+  Syn dup = call(skt::kFunc_MPI_Comm_dup, 1);
+  dup.new_comm = 2;
+  dup.members = {0, 1};
+  std::vector<Syn> v{call(skt::kFunc_MPI_Init_thread, 0), dup};
+  for (int i = 0; i < 40; ++i)
+    for (uint32_t t : {1u, 2u}) {
+      Syn s = message(r == 0 ? skt::kFunc_MPI_Send : skt::kFunc_MPI_Recv, 2 + t, 1 - r, t);
+      Syn q = message(r == 0 ? skt::kFunc_MPI_Recv : skt::kFunc_MPI_Send, 4 + t, 1 - r, t);
+      if (t == 2) s.comm = q.comm = 2;
+      s.thread = q.thread = t;
+      s.gap = q.gap = 20000;
+      if (cross && t == 2 && r == 1) s.thread = q.thread = 0;  // rank 1's first thread makes thread 2's calls
+      v.push_back(s);
+      v.push_back(q);
+    }
+  v.push_back(call(skt::kFunc_MPI_Allreduce, 8));
+  v.push_back(call(skt::kFunc_MPI_Finalize, 9));
+  return v;
+}
+
+TEST(GenerateThreads, EachThreadRunsItsOwnCallsBetweenItsForkAndJoin) {
+  skt::FoldedProgram p = folded_from(2, [](uint32_t r) { return threaded_ring(r, false); });
+  ASSERT_EQ(p.threads.size(), 2u);
+  skt::gen::GenerateOptions opt;
+  opt.scale = 10;
+  skt::gen::Skeleton sk = skt::gen::generate(p, opt);
+  const std::string& c = sk.code;
+  EXPECT_NE(c.find("#define SKEL_NUM_THREADS 3"), std::string::npos);
+  const size_t dup = c.find("MPI_Comm_dup at"), fork1 = c.find("skel_fork(1, skel_thread_1);"),
+               fork2 = c.find("skel_fork(2, skel_thread_2);"), join2 = c.find("skel_join(2);");
+  ASSERT_NE(fork1, std::string::npos) << c;
+  ASSERT_NE(join2, std::string::npos) << c;
+  EXPECT_LT(dup, fork1) << "started after the communicator it uses is made";
+  EXPECT_LT(fork2, join2);
+  EXPECT_LT(join2, c.find("MPI_Allreduce(", fork2)) << "waited for before the Allreduce";
+  for (int t : {1, 2}) EXPECT_NE(c.find("static void* skel_thread_" + std::to_string(t) + "(void* skel_arg)"), std::string::npos);
+  EXPECT_EQ(c.find("MPI_ANY_TAG"), std::string::npos) << "a thread's receive must not take another thread's message";
+  int thread_cuts = 0;
+  for (const auto& cut : sk.cut) thread_cuts += cut.thread != 0;
+  EXPECT_EQ(thread_cuts, 2) << "each thread's 40 exchanges cut to 4";
+  EXPECT_TRUE(sk.complete) << sk.completion;
+}
+
+TEST(GenerateThreads, CallsThatPairWithAnotherThreadsAreRefusedSayingSo) {
+  skt::FoldedProgram p = folded_from(2, [](uint32_t r) { return threaded_ring(r, true); });
+  skt::gen::GenerateOptions opt;
+  try {
+    skt::gen::generate(p, opt);
+    ADD_FAILURE() << "generated a skeleton whose thread 2 pairs with rank 1's first thread";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("calls that pair with another thread's are not replayed"), std::string::npos)
+        << e.what();
+  }
+}
