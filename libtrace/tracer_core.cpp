@@ -357,9 +357,11 @@ bool ranks_outnumber_cpus(int& local, int& cpus) {
   return cpus > 0 && local > cpus;
 }
 
-// SKELTRACE_GAP_CLOCK: wall, cpu, or auto (cpu when ranks outnumber CPUs).
+// SKELTRACE_GAP_CLOCK: wall, cpu, or auto (cpu when ranks outnumber CPUs,
+// or at MPI_THREAD_MULTIPLE: a rank's threads share its cores, and the wall
+// clock of one thread's gap holds the others' computation too).
 // Collective (auto asks the node's ranks), so every rank must call it.
-bool choose_cpu_gaps(int rank) {
+bool choose_cpu_gaps(int rank, bool multiple) {
   const char* v = std::getenv("SKELTRACE_GAP_CLOCK");
   std::string mode = v && *v ? v : "auto";
   if (mode != "auto" && mode != "wall" && mode != "cpu") {
@@ -369,6 +371,7 @@ bool choose_cpu_gaps(int rank) {
   int local = 1, cpus = 0;
   bool shared = ranks_outnumber_cpus(local, cpus);  // collective: called whatever the mode
   if (mode != "auto") return mode == "cpu";
+  if (multiple) return true;
   if (shared && rank == 0 && env_int("SKELTRACE_VERBOSE", 0, 0, 1))
     std::fprintf(stderr, "skeltrace: %d ranks share %d CPUs on rank 0's node: computation measured in thread CPU time\n",
                  local, cpus);
@@ -791,7 +794,7 @@ void start(int64_t t0, int64_t t1, uint32_t func, const void* ret, int provided,
   h.command_line = read_cmdline();
   h.kernel_name = SKEL_KERNEL_NAME;
   h.kernel_version = SKEL_KERNEL_VERSION;
-  s.cpu_gaps = choose_cpu_gaps(s.rank);
+  s.cpu_gaps = choose_cpu_gaps(s.rank, s.multiple);
   h.gap_clock = s.cpu_gaps ? GapClock::kThreadCpu : GapClock::kWall;
   h.kernel_units_per_s = calibrate(cal_ms, h.calibration_s, s.cpu_gaps ? thread_cpu_ns : now_ns);
   s.init_rate = h.kernel_units_per_s;

@@ -40,9 +40,12 @@ fi
 # outnumber this machine's CPUs (SKELTRACE_GAP_CLOCK=auto), unless forced.
 shared=()
 [ "$np" -gt "$(nproc)" ] && shared=(--shared-cores)
+# and always for MPI_THREAD_MULTIPLE programs (the threaded ones: --by-thread, --unordered)
+multiple=0
+[[ " $* " == *" --by-thread "* || " $* " == *" --unordered "* ]] && multiple=1
 case ${SKELTRACE_GAP_CLOCK:-auto} in
   cpu) clock=thread_cpu ;;
   wall) clock=wall ;;
-  *) if [ ${#shared[@]} -gt 0 ]; then clock=thread_cpu; else clock=wall; fi ;;
+  *) if [ ${#shared[@]} -gt 0 ] || [ $multiple = 1 ]; then clock=thread_cpu; else clock=wall; fi ;;
 esac
 python3 "$here/check_trace.py" "$skelgen" "$work/trace" "$work/log" --gap-clock "$clock" "${shared[@]}" "$@"
