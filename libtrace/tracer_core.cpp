@@ -52,6 +52,7 @@ struct State {
   pid_t pid = 0;              // the traced process; a fork()ed child is not it
   bool enabled = false;       // false after an I/O error or when disabled
   bool multiple = false;      // MPI_THREAD_MULTIPLE: take the lock
+  bool threads = false;       // MPI_THREAD_SERIALIZED or MULTIPLE: events name their thread
   bool cpu_gaps = false;      // GapClock::kThreadCpu: every event also gets its gap's thread CPU time
   int rank = 0, size = 1;
   int stack_depth = 1;
@@ -358,10 +359,10 @@ bool ranks_outnumber_cpus(int& local, int& cpus) {
 }
 
 // SKELTRACE_GAP_CLOCK: wall, cpu, or auto (cpu when ranks outnumber CPUs,
-// or at MPI_THREAD_MULTIPLE: a rank's threads share its cores, and the wall
-// clock of one thread's gap holds the others' computation too).
+// or at MPI_THREAD_SERIALIZED and above: a rank's threads share its cores,
+// and the wall clock of one thread's gap holds the others' computation too).
 // Collective (auto asks the node's ranks), so every rank must call it.
-bool choose_cpu_gaps(int rank, bool multiple) {
+bool choose_cpu_gaps(int rank, bool threads) {
   const char* v = std::getenv("SKELTRACE_GAP_CLOCK");
   std::string mode = v && *v ? v : "auto";
   if (mode != "auto" && mode != "wall" && mode != "cpu") {
@@ -371,7 +372,7 @@ bool choose_cpu_gaps(int rank, bool multiple) {
   int local = 1, cpus = 0;
   bool shared = ranks_outnumber_cpus(local, cpus);  // collective: called whatever the mode
   if (mode != "auto") return mode == "cpu";
-  if (multiple) return true;
+  if (threads) return true;
   if (shared && rank == 0 && env_int("SKELTRACE_VERBOSE", 0, 0, 1))
     std::fprintf(stderr, "skeltrace: %d ranks share %d CPUs on rank 0's node: computation measured in thread CPU time\n",
                  local, cpus);
@@ -681,7 +682,7 @@ void record(Rec& r) {
   if (new_cid != kNone) w.put_int(Field::kNewComm, new_cid);
   if (committed != kNone) w.put_int(Field::kDtype, committed);
   if (s.cpu_gaps) w.put_int(Field::kCpuGap, t_cpu_entry > t_cpu_last ? t_cpu_entry - t_cpu_last : 0);
-  if (s.multiple && thread_number() != 0) w.put_int(Field::kThread, thread_number());
+  if (s.threads && thread_number() != 0) w.put_int(Field::kThread, thread_number());
   if (r.kernel_rate != kNone) w.put_int(Field::kKernelRate, r.kernel_rate);
   if (r.kernel_samples != kNone) w.put_int(Field::kKernelSamples, r.kernel_samples);
   if (req_id != kNone) w.put_list(Field::kReqs, &req_id, 1);
@@ -723,6 +724,7 @@ void start(int64_t t0, int64_t t1, uint32_t func, const void* ret, int provided,
     return;
   }
   s.multiple = provided == MPI_THREAD_MULTIPLE;
+  s.threads = provided >= MPI_THREAD_SERIALIZED;
   s.stack_depth = env_int("SKELTRACE_STACK_DEPTH", 1, 1, kMaxStackDepth);
 #ifndef SKT_HAVE_LIBUNWIND
   if (s.stack_depth > 1 && s.rank == 0)
@@ -794,7 +796,7 @@ void start(int64_t t0, int64_t t1, uint32_t func, const void* ret, int provided,
   h.command_line = read_cmdline();
   h.kernel_name = SKEL_KERNEL_NAME;
   h.kernel_version = SKEL_KERNEL_VERSION;
-  s.cpu_gaps = choose_cpu_gaps(s.rank, s.multiple);
+  s.cpu_gaps = choose_cpu_gaps(s.rank, s.threads);
   h.gap_clock = s.cpu_gaps ? GapClock::kThreadCpu : GapClock::kWall;
   h.kernel_units_per_s = calibrate(cal_ms, h.calibration_s, s.cpu_gaps ? thread_cpu_ns : now_ns);
   s.init_rate = h.kernel_units_per_s;

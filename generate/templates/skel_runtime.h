@@ -406,6 +406,9 @@ static inline void skel_thread_setup(int tid)
 }
 static inline void skel_fork(int tid, void* (*body)(void*))
 {
+  int provided = 0;
+  PMPI_Query_thread(&provided);
+  if (provided < MPI_THREAD_MULTIPLE) skel_die("this MPI does not provide MPI_THREAD_MULTIPLE, which the threads need");
   if (skel_alive++ == 0) skel_first_at_fork = skel_extra_sum();
   if (pthread_create(&skel_threads[tid], NULL, body, NULL) != 0) skel_die("cannot start a thread");
 }

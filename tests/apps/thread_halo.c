@@ -7,8 +7,13 @@
  *
  *   thread_halo [THREADS=2] [STEPS=100] [WORK=20000]
  *
+ * With THREAD_HALO_MODE=serialized in the environment: MPI_THREAD_SERIALIZED,
+ * and the threads take turns, one whole step (its exchange, its Allreduce)
+ * each, in thread order, computing outside their turn.
+ *
  * Each call is logged (applog.h) with its thread: "thread=main" or "thread=w<t>". */
 #include <pthread.h>
+#include <string.h>
 
 #include "applog.h"
 
@@ -16,6 +21,25 @@ static int g_rank, g_size, g_steps;
 static long g_work;
 static MPI_Comm g_comm[8];
 static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
+/* serialized mode: whose turn it is (turn % threads) */
+static int g_serialized, g_threads, g_turn;
+static pthread_mutex_t turn_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t turn_cv = PTHREAD_COND_INITIALIZER;
+
+static void take_turn(int t) {
+  if (!g_serialized) return;
+  pthread_mutex_lock(&turn_mu);
+  while (g_turn % g_threads != t) pthread_cond_wait(&turn_cv, &turn_mu);
+  pthread_mutex_unlock(&turn_mu);
+}
+
+static void end_turn(void) {
+  if (!g_serialized) return;
+  pthread_mutex_lock(&turn_mu);
+  ++g_turn;
+  pthread_cond_broadcast(&turn_cv);
+  pthread_mutex_unlock(&turn_mu);
+}
 static double g_result[8];  /* per thread: deterministic, whichever ends last */
 
 #define TLOG(...)                   \
@@ -39,6 +63,8 @@ static void* worker(void* arg) {
   for (int i = 0; i < N; ++i) out[0][i] = out[1][i] = g_rank + t;
   for (int s = 0; s < g_steps; ++s) {
     MPI_Request req[4];
+    double sum = 0;
+    take_turn(t);
     MPI_Irecv(in[0], N, MPI_DOUBLE, prev, t, MPI_COMM_WORLD, &req[0]);
     MPI_Irecv(in[1], N, MPI_DOUBLE, next, t, MPI_COMM_WORLD, &req[1]);
     MPI_Isend(out[0], N, MPI_DOUBLE, next, t, MPI_COMM_WORLD, &req[2]);
@@ -49,13 +75,13 @@ static void* worker(void* arg) {
     TLOG("MPI_Isend thread=w%d peer=%d tag=%d bytes=%d", t, next, t, (int)(N * sizeof(double)));
     TLOG("MPI_Isend thread=w%d peer=%d tag=%d bytes=%d", t, prev, t, (int)(N * sizeof(double)));
     TLOG("MPI_Waitall thread=w%d", t);
-    acc += compute(work, in[0][0] + in[1][N - 1]);
     if (s % 10 == 9) {
-      double sum;
       MPI_Allreduce(&acc, &sum, 1, MPI_DOUBLE, MPI_SUM, g_comm[t]);
       TLOG("MPI_Allreduce thread=w%d count=1", t);
-      acc = sum / g_size;
     }
+    end_turn();
+    if (s % 10 == 9) acc = sum / g_size;
+    acc += compute(work, in[0][0] + in[1][N - 1]);
   }
   g_result[t] = acc;
   return NULL;
@@ -69,13 +95,17 @@ int main(int argc, char** argv) {
     fprintf(stderr, "usage: thread_halo [THREADS 1..8] [STEPS] [WORK]\n");
     return 2;
   }
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  const char* mode = getenv("THREAD_HALO_MODE");
+  g_serialized = mode && strcmp(mode, "serialized") == 0;
+  g_threads = threads;
+  const int level = g_serialized ? MPI_THREAD_SERIALIZED : MPI_THREAD_MULTIPLE;
+  MPI_Init_thread(&argc, &argv, level, &provided);
   applog_open();
   LOG("MPI_Init_thread thread=main");
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &g_size);
-  if (provided < MPI_THREAD_MULTIPLE) {
-    if (g_rank == 0) fprintf(stderr, "thread_halo: MPI_THREAD_MULTIPLE not provided\n");
+  if (provided < level) {
+    if (g_rank == 0) fprintf(stderr, "thread_halo: MPI_THREAD_%s not provided\n", g_serialized ? "SERIALIZED" : "MULTIPLE");
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
   for (int t = 0; t < threads; ++t) {

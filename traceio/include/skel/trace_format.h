@@ -23,7 +23,7 @@ inline constexpr char kFileMagic[8] = {'S', 'K', 'E', 'L', 'T', 'R', 'C', '\0'};
 // 1.1: kCpuGap, header gap clock; 1.2: kKernelRate, kKernelSamples; 1.3: kFlagForwards; 1.4: header gap floors
 // 2.0: chunk headers carry a CRC-32 and payloads must have zstd's content
 //      checksum (corruption is detected, not read as data); 1.x is refused.
-// 2.1: kThread (MPI_THREAD_MULTIPLE ranks: the calling thread's number).
+// 2.1: kThread (MPI_THREAD_SERIALIZED and MULTIPLE ranks: the calling thread's number).
 inline constexpr uint16_t kVersionMajor = 2;
 inline constexpr uint16_t kVersionMinor = 1;
 inline constexpr uint32_t kFixedHeaderBytes = 16;
@@ -119,7 +119,7 @@ enum class FieldType : uint32_t {
   X(kCpuGap, 24, kInt)     /* thread CPU ns of the gap before the call (GapClock::kThreadCpu) */ \
   X(kKernelRate, 25, kInt) /* MPI_Finalize: the kernel's rate over the run, units per second of the gap clock */ \
   X(kKernelSamples, 26, kInt) /* MPI_Finalize: how many samples during the run that rate includes */ \
-  X(kThread, 27, kInt)     /* (2.1) MPI_THREAD_MULTIPLE: the calling thread's number (absent: 0) */ \
+  X(kThread, 27, kInt)     /* (2.1) MPI_THREAD_SERIALIZED, MULTIPLE: the calling thread's number (absent: 0) */ \
   X(kId, 32, kInt)         /* definitions: the id being defined */             \
   X(kFrames, 33, kIntList) /* callsite: module id, offset, module id, offset ... */ \
   X(kName, 34, kString)                                                        \
