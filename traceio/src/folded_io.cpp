@@ -244,14 +244,9 @@ std::string encode_folded_body(const std::string& path, const FoldedProgram& p) 
     }
     body.section(FoldedSection::kPhases, o);
   }
-  for (const FoldedProgram& t : p.threads) {
-    Out o;
-    o.u(t.thread);
-    o.s(t.fork_after);
-    o.s(t.join_before);
-    o.b += encode_folded_body(path, t);
-    body.section(FoldedSection::kThread, o);
-  }
+  for (const FoldedProgram& t : p.threads)
+    sections::put_thread(body, FoldedSection::kThread, t.thread, t.fork_after, t.join_before,
+                         encode_folded_body(path, t));
   return body.b;
 }
 
@@ -260,15 +255,11 @@ FoldedProgram decode_folded_body(const uint8_t* data, size_t size, const std::st
 // A thread's program (FoldedSection::kThread): its number, where it runs
 // among the first thread's merged events, its folded body (without threads).
 FoldedProgram decode_thread(In& in, const uint8_t* d, uint64_t len, const std::string& path) {
-  const uint64_t number = in.u("thread number");
-  if (number == 0 || number > static_cast<uint64_t>(kMaxThreads)) in.bad("thread number");
-  const int64_t fork = in.s("thread fork"), join = in.s("thread join");
-  if (fork < -1 || join < -1) in.bad("thread fork or join");
-  const uint64_t used = len - in.c.remaining();
-  FoldedProgram t = decode_folded_body(d + used, in.c.remaining(), path, true);
-  t.thread = static_cast<uint32_t>(number);
-  t.fork_after = fork;
-  t.join_before = join;
+  const sections::ThreadSection at = sections::get_thread(in, d, len);
+  FoldedProgram t = decode_folded_body(at.body, at.size, path, true);
+  t.thread = at.number;
+  t.fork_after = at.fork_after;
+  t.join_before = at.join_before;
   return t;
 }
 

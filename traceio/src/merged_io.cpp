@@ -333,14 +333,9 @@ std::string encode_merged_body(const MergedTrace& m, bool with_times) {
       body.section(MergedSection::kWork, w);
     }
   }
-  for (const MergedTrace& t : m.threads) {
-    Out o;
-    o.u(t.thread);
-    o.s(t.fork_after);
-    o.s(t.join_before);
-    o.b += encode_merged_body(t, with_times);
-    body.section(MergedSection::kThread, o);
-  }
+  for (const MergedTrace& t : m.threads)
+    sections::put_thread(body, MergedSection::kThread, t.thread, t.fork_after, t.join_before,
+                         encode_merged_body(t, with_times));
   return body.b;
 }
 
@@ -438,15 +433,11 @@ MergedTrace decode_body(const uint8_t* data, size_t size, const std::string& pat
 // A thread's stream (MergedSection::kThread): its number, where it ran
 // among the first thread's events, its merged body (without threads).
 MergedTrace decode_thread(In& in, const uint8_t* d, uint64_t len, const std::string& path, bool with_times) {
-  const uint64_t number = in.u("thread number");
-  if (number == 0 || number > static_cast<uint64_t>(kMaxThreads)) in.bad("thread number");
-  const int64_t fork = in.s("thread fork"), join = in.s("thread join");
-  if (fork < -1 || join < -1) in.bad("thread fork or join");
-  const uint64_t used = len - in.c.remaining();
-  MergedTrace t = decode_body(d + used, in.c.remaining(), path, with_times, true);
-  t.thread = static_cast<uint32_t>(number);
-  t.fork_after = fork;
-  t.join_before = join;
+  const sections::ThreadSection at = sections::get_thread(in, d, len);
+  MergedTrace t = decode_body(at.body, at.size, path, with_times, true);
+  t.thread = at.number;
+  t.fork_after = at.fork_after;
+  t.join_before = at.join_before;
   return t;
 }
 

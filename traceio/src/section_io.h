@@ -96,4 +96,38 @@ void for_each_section(In& top, F f) {
   }
 }
 
+// A thread's section (merged trace: 14, folded program: 8): its number,
+// where it ran among the first thread's merged events, then a whole body of
+// the file's kind (docs/trace-format.md).
+struct ThreadSection {
+  uint32_t number = 0;
+  int64_t fork_after = -1, join_before = -1;
+  const uint8_t* body = nullptr;
+  size_t size = 0;
+};
+
+template <typename Id>
+void put_thread(Out& file, Id id, uint32_t number, int64_t fork_after, int64_t join_before, const std::string& body) {
+  Out o;
+  o.u(number);
+  o.s(fork_after);
+  o.s(join_before);
+  o.b += body;
+  file.section(id, o);
+}
+
+// `in` reads the section's `len` bytes at `d`.
+inline ThreadSection get_thread(In& in, const uint8_t* d, uint64_t len) {
+  ThreadSection t;
+  const uint64_t number = in.u("thread number");
+  if (number == 0 || number > static_cast<uint64_t>(kMaxThreads)) in.bad("thread number");
+  t.number = static_cast<uint32_t>(number);
+  t.fork_after = in.s("thread fork");
+  t.join_before = in.s("thread join");
+  if (t.fork_after < -1 || t.join_before < -1) in.bad("thread fork or join");
+  t.size = in.c.remaining();
+  t.body = d + (len - t.size);
+  return t;
+}
+
 }  // namespace skt::sections
