@@ -149,7 +149,7 @@ def compare_event(log, ev, comms, reqs, info=None):
             pass  # above; by_thread
         elif k == "gap_under":
             pass  # check_gaps_under
-        elif k in ("any_source", "in_place"):
+        elif k in ("any_source", "any_tag", "in_place"):
             if k not in ev.get("flags", []):
                 errs.append(f"flag {k} missing (flags {ev.get('flags')})")
         else:
