@@ -28,11 +28,13 @@ case $set in
   "amr-flat-mpich-2|mpich|mpiexec.mpich -n 2|$build/tests/apps-mpich/amr 300 20000 1"
   "amr-openmpi-8|openmpi|${ompi[*]} -n 8|$build/tests/apps-openmpi/amr 200 10000"
   ) ;;
-  # thread_halo THREADS STEPS WORK
+  # thread_halo THREADS STEPS WORK (pthreads started and joined by the first thread)
   threads) programs=(
   "thread_halo-2x2-mpich|mpich|mpiexec.mpich -n 2|$build/tests/apps-mpich/thread_halo 2 400 400000"
   "thread_halo-4x2-openmpi|openmpi|${ompi[*]} -n 4|$build/tests/apps-openmpi/thread_halo 2 400 200000"
   "thread_halo-2x3-openmpi|openmpi|${ompi[*]} -n 2|$build/tests/apps-openmpi/thread_halo 3 400 300000"
+  # omp_halo THREADS REGIONS STEPS WORK
+  "omp_halo-2x3-openmpi|openmpi|${ompi[*]} -n 2|$build/tests/apps-openmpi/omp_halo 3 4 100 200000"
   ) ;;
   *) echo "unknown set $set (irregular, threads)" >&2; exit 2 ;;
 esac

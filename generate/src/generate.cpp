@@ -1205,10 +1205,11 @@ void Emitter::emit_loop(uint32_t n, int depth, const std::string& loop_var, doub
   loop_depth_ = std::max(loop_depth_, open_loops_.size());
   emit_items(node.body, depth + 1, var, inner);
   open_loops_.pop_back();
-  if (c >= 0 && iters >= 2) {  // the ends of its first and second period (of value_period iterations)
+  if (c >= 0 && iters >= 2) {  // the end of each period (of value_period iterations): skel_estimate.h
     const uint64_t period = plan_.cuts[static_cast<size_t>(c)].period;
-    body_ << in << "  if (" << var << " == " << period - 1 << ") skel_loop_first(" << loop_id(c) << ");\n"
-          << in << "  else if (" << var << " == " << 2 * period - 1 << ") skel_loop_second(" << loop_id(c) << ");\n";
+    body_ << in << "  ";
+    if (period > 1) body_ << "if (" << var << " % " << period << " == " << period - 1 << ") ";
+    body_ << "skel_loop_period(" << loop_id(c) << ");\n";
   }
   body_ << in << "}\n";
   if (c >= 0) body_ << in << "skel_loop_end(" << loop_id(c) << ");\n";
@@ -1513,6 +1514,7 @@ void Emitter::run(const NodeTimes& times, const std::vector<const Emitter*>& thr
   v["BUF_BYTES"] = std::to_string(buf_bytes_ + 64);
   v["BSEND_BYTES"] = std::to_string(bsend_bytes_ > 0 ? bsend_bytes_ + 65536 : 0);
   v["KERNEL"] = template_text("skel_kernel.h");
+  v["ESTIMATE"] = template_text("skel_estimate.h");
   v["TYPES"] = types;
   v["TABLES"] = tables_.str() + runtime_tables(all);
   v["WATCHDOG_S"] = num(opt_.watchdog_s);

@@ -67,8 +67,11 @@ SKEL_MAYBE_UNUSED static int skel_zeros[SKEL_WORLD_SIZE];            /* counts o
 SKEL_MAYBE_UNUSED static SKEL_TLS int skel_displs_a[SKEL_WORLD_SIZE], skel_displs_b[SKEL_WORLD_SIZE];
 SKEL_MAYBE_UNUSED static const int skel_no_slots[1] = {-1};
 SKEL_MAYBE_UNUSED static SKEL_TLS int skel_flag, skel_index, skel_outcount;
-SKEL_MAYBE_UNUSED static double skel_t0, skel_loop_start[SKEL_NUM_CUT_LOOPS + 1], skel_loop_first_end[SKEL_NUM_CUT_LOOPS + 1];
-SKEL_MAYBE_UNUSED static double skel_loop_second_end[SKEL_NUM_CUT_LOOPS + 1];
+SKEL_MAYBE_UNUSED static double skel_t0, skel_loop_start[SKEL_NUM_CUT_LOOPS + 1];
+/* per cut loop: when its last period ended, its periods' times (skel_estimate.h) */
+SKEL_MAYBE_UNUSED static double skel_loop_mark[SKEL_NUM_CUT_LOOPS + 1];
+SKEL_MAYBE_UNUSED static double skel_loop_periods[SKEL_NUM_CUT_LOOPS + 1][SKEL_PERIOD_SAMPLES];
+SKEL_MAYBE_UNUSED static int skel_loop_nperiods[SKEL_NUM_CUT_LOOPS + 1];
 SKEL_MAYBE_UNUSED static double skel_loop_extra[SKEL_NUM_CUT_LOOPS + 1]; /* predicted time of the iterations cut */
 #ifndef SMPI_H
 SKEL_MAYBE_UNUSED static SKEL_TLS double skel_units_owed; /* a fraction of a kernel unit, carried to the next phase */
@@ -299,32 +302,31 @@ static inline int* skel_displs(const int* counts, int n, int* out)
 }
 
 /* Cut loops: a loop of n iterations cut from n * f stands for the
- * application's iterations around each of its own: iteration j >= 1 for f of
- * them, iteration 0 for itself and f - 1 more like iteration 1. (Where the
- * values of its calls cycle over P iterations, read "period of P
+ * application's iterations around each of its own (skel_estimate.h; where
+ * the values of its calls cycle over P iterations, read "period of P
  * iterations" for "iteration": the loop keeps whole periods, and
- * skel_loop_first and skel_loop_second mark the ends of its first two.)
- * Iteration 0
- * also holds the ranks' skew on entering the loop (one rank waits for the
- * others' first messages), which the left-out iterations would not pay
- * again, so it is not extrapolated; and each iteration stands for its own
- * part of the run, where the computation drifts through it (the generated
- * course tables): a mean over the steady iterations would give the start of
- * the run the weight of the rest. Predicted: t0 + (f - 1) t1 + f (t - t0). */
-static inline void skel_loop_begin(int l) { skel_loop_start[l] = MPI_Wtime(); }
-static inline void skel_loop_first(int l) { skel_loop_first_end[l] = MPI_Wtime(); }
-static inline void skel_loop_second(int l) { skel_loop_second_end[l] = MPI_Wtime(); }
+ * skel_loop_period marks the end of each). */
+static inline void skel_loop_begin(int l)
+{
+  skel_loop_start[l] = skel_loop_mark[l] = MPI_Wtime();
+  skel_loop_nperiods[l] = 0;
+}
+static inline void skel_loop_period(int l)
+{
+  double now = MPI_Wtime();
+  if (skel_loop_nperiods[l] < SKEL_PERIOD_SAMPLES) {
+    skel_loop_periods[l][skel_loop_nperiods[l]++] = now - skel_loop_mark[l];
+    skel_loop_mark[l] = now;
+  }
+}
 static inline void skel_loop_end(int l)
 {
-  double t = MPI_Wtime() - skel_loop_start[l], f = skel_loop_factor[l];
+  double now = MPI_Wtime(), f = skel_loop_factor[l];
   if (skel_loop_iters[l] < 2) {
-    skel_loop_extra[l] += t * (f - 1.0);
+    skel_loop_extra[l] += (now - skel_loop_start[l]) * (f - 1.0);
     return;
   }
-  {
-    double t0 = skel_loop_first_end[l] - skel_loop_start[l], t1 = skel_loop_second_end[l] - skel_loop_first_end[l];
-    skel_loop_extra[l] += (f - 1.0) * t1 + (f - 1.0) * (t - t0);
-  }
+  skel_loop_extra[l] += skel_left_out_time(skel_loop_periods[l], skel_loop_nperiods[l], now - skel_loop_mark[l], f);
 }
 
 /* Kept runs of top-level calls (an irregular program's time steps): run l

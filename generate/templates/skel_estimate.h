@@ -1,0 +1,59 @@
+/* The time a cut loop stands for (docs/generate.md, "What a cut loop
+ * predicts"). skelgen generate pastes this file into every skeleton; it is
+ * plain C (and C++: tests/unit/test_estimate.cpp includes it).
+ *
+ * A cut loop ran n periods (of its value period, usually one iteration)
+ * where the application ran f times as many. Period 0 also holds the ranks'
+ * skew on entering the loop (one rank waits for the others' first
+ * messages), which the left-out periods would not pay again, so it is not
+ * extrapolated: it stands for itself, and its f - 1 left-out neighbours are
+ * taken as long as period 1. Every later period stands for itself and f - 1
+ * more: each for its own part of the run, where the computation drifts
+ * through it (the generated course tables), so no mean over the periods
+ * replaces them. But one period that another process on the machine
+ * delayed would count f times: a period longer than SKEL_OUTLIER times the
+ * median of periods 1.. counts as that median in the left-out periods it
+ * stands for (its own time is measured, not predicted).
+ *
+ * period[0..n): the periods' times (at most SKEL_PERIOD_SAMPLES of them are
+ * kept; rest: the time of the loop after the last kept one, unextrapolated
+ * beyond f times itself). Returns the predicted time of the left-out
+ * iterations. */
+#ifndef SKEL_ESTIMATE_H
+#define SKEL_ESTIMATE_H
+
+#define SKEL_PERIOD_SAMPLES 64
+#define SKEL_OUTLIER 3.0
+#ifndef SKEL_MAYBE_UNUSED
+#define SKEL_MAYBE_UNUSED
+#endif
+
+SKEL_MAYBE_UNUSED static int skel_cmp_double(const void* a, const void* b)
+{
+  double x = *(const double*)a, y = *(const double*)b;
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/* The median of v[0..n) (n >= 1), sorted in a copy. */
+SKEL_MAYBE_UNUSED static double skel_median(const double* v, int n)
+{
+  double s[SKEL_PERIOD_SAMPLES];
+  int i;
+  for (i = 0; i < n; ++i) s[i] = v[i];
+  qsort(s, (size_t)n, sizeof s[0], skel_cmp_double);
+  return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+}
+
+SKEL_MAYBE_UNUSED static double skel_left_out_time(const double* period, int n, double rest, double f)
+{
+  double median, cap, extra = 0;
+  int i;
+  if (n < 2) return (f - 1.0) * (rest + (n == 1 ? period[0] : 0));
+  median = skel_median(period + 1, n - 1);
+  cap = SKEL_OUTLIER * median;
+  for (i = 1; i < n; ++i) extra += (f - 1.0) * (period[i] < cap ? period[i] : median);
+  extra += (f - 1.0) * (period[1] < cap ? period[1] : median); /* period 0's neighbours */
+  return extra + (f - 1.0) * rest;
+}
+
+#endif
