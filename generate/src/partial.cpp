@@ -35,6 +35,7 @@ bool completes(const MergedTrace& m, size_t n, const FoldPrefix& fold) {
   go.scale = 1;
   std::set<std::string> notes;
   Plan plan = make_plan(p, measure_times(p), go, notes);
+  plan.inherits_comms = m.thread != 0;  // a thread's stream holds the communicators the first thread made
   for (const CutLoop& c : std::vector<CutLoop>(plan.cuts)) plan.uncut(c.node);
   CheckOptions co;
   co.eager_bytes = kCommonEagerBytes;

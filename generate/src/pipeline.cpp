@@ -19,6 +19,25 @@ void say(const InputOptions& opt, const std::string& s) {
   if (opt.say) opt.say(s);
 }
 
+// The other threads' streams of a partial trace: each cut as the first
+// thread's is; a thread that started after the first thread's cut is
+// dropped, one that ended after it is waited for at the end.
+void cut_partial_threads(MergedTrace& m, const FoldPrefix& fold, const InputOptions& opt) {
+  const int64_t kept = static_cast<int64_t>(m.events.size());
+  std::vector<MergedTrace> threads;
+  for (MergedTrace& t : m.threads) {
+    if (t.fork_after >= kept) {
+      say(opt, "note: thread " + std::to_string(t.thread) + " started after the skeleton stops: left out");
+      continue;
+    }
+    if (t.join_before >= kept) t.join_before = -1;
+    const std::string cut = cut_partial_trace(t, fold);
+    if (!cut.empty()) say(opt, "note: thread " + std::to_string(t.thread) + ": " + cut);
+    threads.push_back(std::move(t));
+  }
+  m.threads = std::move(threads);
+}
+
 FoldedProgram fold(const MergedTrace& m, const InputOptions& opt) {
   say(opt, "folding " + std::to_string(m.events.size()) + " merged events");
   fold::CompressOptions co;
@@ -30,12 +49,16 @@ FoldedProgram fold(const MergedTrace& m, const InputOptions& opt) {
 }  // namespace
 
 FoldedProgram program_from_merged(MergedTrace m, const InputOptions& opt) {
-  const std::string cut = cut_partial_trace(m, [&](const MergedTrace& prefix) {
+  const FoldPrefix fold_prefix = [&](const MergedTrace& prefix) {
     fold::CompressOptions co;
     co.join_callsites = opt.join_callsites;
-    return fold::compress(prefix, co);
-  });
+    MergedTrace stream = prefix;
+    stream.threads.clear();  // each thread's stream is cut on its own
+    return fold::compress(stream, co);
+  };
+  const std::string cut = cut_partial_trace(m, fold_prefix);
   if (!cut.empty()) say(opt, "note: " + cut);
+  cut_partial_threads(m, fold_prefix, opt);
   return fold(m, opt);
 }
 

@@ -23,14 +23,20 @@ namespace {
 using namespace skt;
 
 // The loaded trace with rank r's calls cut to its first `keep[r]` (all ranks where keep[r] >= its calls).
+// Its other threads' calls (MPI_THREAD_MULTIPLE traces) are cut at the same share of theirs.
 merge::Loaded cut(const merge::Loaded& full, const std::vector<size_t>& keep) {
   merge::Loaded l = full;
   for (size_t r = 0; r < l.ranks.size(); ++r) {
     auto& events = l.ranks[r].events;
     if (keep[r] >= events.size()) continue;
+    const double share = static_cast<double>(keep[r]) / static_cast<double>(events.size());
     events.resize(keep[r]);
     l.tables.ranks[r].events = keep[r];
     l.tables.ranks[r].end = TraceEnd::kTruncated;
+    for (merge::LoadedThread& t : l.threads) {
+      auto& own = t.ranks[r].events;
+      own.resize(static_cast<size_t>(share * static_cast<double>(own.size())));
+    }
   }
   return l;
 }
