@@ -6,7 +6,7 @@
  * next, so each thread's calls run through every region; OpenMP thread 0 is
  * the main thread.
  *
- *   omp_halo [THREADS=3] [REGIONS=3] [STEPS=40] [WORK=20000]
+ *   omp_halo [THREADS=4] [REGIONS=3] [STEPS=40] [WORK=20000]
  *
  * Each call is logged (applog.h) with its thread: "thread=main" (OpenMP
  * thread 0) or "thread=w<t>". */
@@ -47,7 +47,7 @@ static void step(int rank, int size, int t, long work, double* acc) {
 
 int main(int argc, char** argv) {
   int provided, rank, size;
-  int threads = argc > 1 ? atoi(argv[1]) : 3, regions = argc > 2 ? atoi(argv[2]) : 3;
+  int threads = argc > 1 ? atoi(argv[1]) : 4, regions = argc > 2 ? atoi(argv[2]) : 3;
   int steps = argc > 3 ? atoi(argv[3]) : 40;
   long work = argc > 4 ? atol(argv[4]) : 20000;
   double result[64] = {0}, total = 0;
