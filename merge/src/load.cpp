@@ -303,6 +303,7 @@ Loaded load(const std::string& dir, const Options& opt) {
       if (e.created_request != kNone) creator[e.created_request] = static_cast<int64_t>(i);
     }
   }
+  for (CommSymbol& c : t.comms) c.index_members();
   return out;
 }
 

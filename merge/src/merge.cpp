@@ -214,11 +214,8 @@ MergedTrace build(const Loaded& in, const std::vector<Column>& cols, const Optio
       const CommSymbol& c = m.comms[static_cast<size_t>(id.comm)];
       int64_t grid = 1;
       for (int64_t v : c.dims) grid *= v;
-      for (uint32_t r : ranks) {
-        const auto& mem = c.members(r);
-        if (static_cast<int64_t>(mem.size()) != grid || std::find(mem.begin(), mem.end(), r) == mem.end())
-          return false;
-      }
+      for (uint32_t r : ranks)
+        if (static_cast<int64_t>(c.members(r).size()) != grid || c.comm_rank(r) < 0) return false;
       for (size_t dim = 0; dim < c.dims.size(); ++dim)
         for (int64_t disp : {1, -1, 2, -2}) {
           e.params[static_cast<size_t>(p)] = ParamDesc{ParamKind::kCart, static_cast<int64_t>(dim), disp};

@@ -109,11 +109,21 @@ struct CommSymbol {
   std::vector<std::vector<int64_t>> groups;
   std::vector<int32_t> group_of;
 
+  // Per world rank r, r's place in its own group (members(r)), -1 where r is
+  // not in it: O(1) lookups where the Cartesian rule asks every rank's
+  // coordinates (a linear search there made the merge O(P^2) per event).
+  // Filled by index_members() once groups and group_of are final (load,
+  // read_merged); empty: not indexed, and comm_rank() searches.
+  std::vector<int32_t> rank_in_group;
+
   // World ranks of rank r's group (empty if r is not a member).
   const std::vector<int64_t>& members(uint32_t r) const {
     static const std::vector<int64_t> none;
     return r < group_of.size() && group_of[r] >= 0 ? groups[static_cast<size_t>(group_of[r])] : none;
   }
+  // r's rank in its own group (its first place in members(r)), or -1.
+  int64_t comm_rank(uint32_t r) const;
+  void index_members();
 };
 
 // What a merged trace keeps of one rank's trace header and end.
