@@ -1,7 +1,6 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <deque>
 #include <functional>
 #include <future>
 #include <map>
@@ -174,11 +173,23 @@ class SymbolTable {
 // in merged events (reqrefs) grows from one iteration to the next when it was
 // made before the loop (persistent requests started in a loop); counted in the
 // rank's own request-creating calls it stays the same, so such loops fold.
+// How many of rank r's own request-creating calls back (reqback, skel/merged.h) the request created at
+// merged index `at` is; -1 where it is none of them. created: the rank's, by [persistent].
+int64_t request_back(const std::array<std::vector<int64_t>, 2>& created, int64_t at) {
+  for (int persistent = 0; persistent < 2; ++persistent) {
+    const std::vector<int64_t>& mine = created[persistent];
+    auto it = std::lower_bound(mine.begin(), mine.end(), at);
+    if (it != mine.end() && *it == at) return 2 * (mine.end() - it) + persistent;
+  }
+  return -1;
+}
+
 std::vector<ListDesc> request_backs(const MergedTrace& m) {
   std::vector<ListDesc> out(m.events.size());
   // per rank, [persistent]: merged indices of its request-creating calls
   std::vector<std::array<std::vector<int64_t>, 2>> created(m.world_size);
-  std::vector<std::vector<int64_t>> lists;
+  std::vector<int64_t> backs;   // every participating rank's list, side by side
+  std::vector<size_t> starts;   // where each rank's begins in backs, and the end
   for (size_t idx = 0; idx < m.events.size(); ++idx) {
     const MergedEvent& e = m.events[idx];
     uint32_t f = m.identities.at(e.identity).func;
@@ -187,25 +198,29 @@ std::vector<ListDesc> request_backs(const MergedTrace& m) {
       continue;
     }
     if (!uses_requests(f) || !e.find_list(ListField::reqrefs)) continue;
-    lists.clear();
-    for (uint32_t r : e.ranks) {
-      std::vector<int64_t> backs;
-      for (int64_t d : m.list(e, ListField::reqrefs, r)) {
-        int64_t back = -1, at = static_cast<int64_t>(idx) - d;
-        for (int persistent = 0; persistent < 2 && d >= 0 && back < 0; ++persistent) {
-          const std::vector<int64_t>& mine = created[r][persistent];
-          auto it = std::lower_bound(mine.begin(), mine.end(), at);
-          if (it != mine.end() && *it == at) back = 2 * (mine.end() - it) + persistent;
-        }
-        backs.push_back(back);
-      }
-      lists.push_back(std::move(backs));
+    if (e.ranks.empty()) throw TraceError("compress: merged event " + std::to_string(idx) + " has no ranks");
+    backs.clear();
+    starts.clear();
+    for (size_t k = 0; k < e.ranks.size(); ++k) {
+      starts.push_back(backs.size());
+      for (int64_t d : m.list_at(e, ListField::reqrefs, k))
+        backs.push_back(d < 0 ? -1 : request_back(created[e.ranks[k]], static_cast<int64_t>(idx) - d));
     }
+    starts.push_back(backs.size());
+    auto list_of = [&](size_t k) {
+      return std::vector<int64_t>(backs.begin() + static_cast<std::ptrdiff_t>(starts[k]),
+                                  backs.begin() + static_cast<std::ptrdiff_t>(starts[k + 1]));
+    };
+    auto same_as_first = [&](size_t k) {
+      return starts[k + 1] - starts[k] == starts[1] - starts[0] &&
+             std::equal(backs.begin() + static_cast<std::ptrdiff_t>(starts[k]),
+                        backs.begin() + static_cast<std::ptrdiff_t>(starts[k + 1]), backs.begin());
+    };
     ListDesc& l = out[idx];
     l.field = ListField::reqback;
-    l.same = std::all_of(lists.begin(), lists.end(), [&](const std::vector<int64_t>& v) { return v == lists[0]; });
-    if (l.same) l.lists.push_back(lists.at(0));
-    else l.lists = lists;
+    l.same = true;
+    for (size_t k = 1; k < e.ranks.size() && l.same; ++k) l.same = same_as_first(k);
+    for (size_t k = 0; k < (l.same ? 1 : e.ranks.size()); ++k) l.lists.push_back(list_of(k));
   }
   return out;
 }
@@ -365,12 +380,26 @@ struct Builder {
   std::vector<uint64_t> phase_instance;           // phase walk, per node: its instances walked so far (sized by the caller)
 
   // The timing walk's accumulators, one per node built.
+  // Only those a node can fill: work where the trace has CPU times, dur and counts for calls, counts for
+  // the parameters the call's symbol has (the symbol's key fixes which are absent). At 16,384 ranks every
+  // node's eight CountAcc per rank took 1.6 GB for an LU-like trace of 460 calls per rank.
   void size_accumulators() {
     size_t N = out.nodes.size(), P = m.world_size;
+    bool any_work = false;
+    for (const MergedRank& r : m.ranks) any_work |= !r.works.empty();
     gap.assign(N, std::vector<Acc>(P));
-    dur.assign(N, std::vector<Acc>(P));
-    work.assign(N, std::vector<Acc>(P));
-    counts.assign(N, std::vector<std::vector<CountAcc>>(kNumRuleParams, std::vector<CountAcc>(P)));
+    dur.assign(N, {});
+    work.assign(N, {});
+    counts.assign(N, std::vector<std::vector<CountAcc>>(kNumRuleParams));
+    for (size_t i = 0; i < N; ++i) {
+      const FoldedNode& n = out.nodes[i];
+      if (any_work) work[i].resize(P);
+      if (n.is_loop()) continue;
+      dur[i].resize(P);
+      const MergedEvent& rep = out.symbols.events.at(static_cast<size_t>(n.symbol));
+      for (int q = 0; q < kNumRuleParams; ++q)
+        if (rep.params[static_cast<size_t>(kRuleParams[q])].kind != ParamKind::kAbsent) counts[i][q].resize(P);
+    }
     // a node's instances in the whole program, from the tree (the walk counts them as it goes)
     total_instances.assign(N, 0);
     std::function<void(const std::vector<uint32_t>&, uint64_t)> count_down = [&](const std::vector<uint32_t>& items,
@@ -481,6 +510,7 @@ struct Builder {
       auto r_end = std::lower_bound(r_begin, e.ranks.end(), lane.hi);
       for (auto rp = r_begin; rp != r_end; ++rp) {
         const uint32_t r = *rp;
+        const size_t k = static_cast<size_t>(rp - e.ranks.begin());  // r's index in e.ranks
         size_t c = cursor[r]++;
         size_t target = pending[r] >= 0 ? static_cast<size_t>(pending[r]) : id;
         pending[r] = -1;
@@ -514,9 +544,11 @@ struct Builder {
           course[target][r][part].add(static_cast<double>(mr.works.empty() ? mr.gaps[c] : mr.works[c]));
         }
         dur[id][r].add(static_cast<double>(m.ranks[r].durations[c]));
-        for (int q = 0; q < kNumRuleParams; ++q)
-          if (e.params[static_cast<size_t>(kRuleParams[q])].kind != ParamKind::kAbsent)
-            counts[id][q][r].add(m.value(e, kRuleParams[q], r), band, iteration);
+        for (int q = 0; q < kNumRuleParams; ++q) {
+          if (e.params[static_cast<size_t>(kRuleParams[q])].kind == ParamKind::kAbsent) continue;
+          if (counts[id][q].empty()) throw TraceError("compress: internal error: a parameter its symbol lacks");
+          counts[id][q][r].add(m.value_at(e, kRuleParams[q], k), band, iteration);
+        }
       }
       if (phase_walk) ++phase_instance[id];  // every rank of the node takes part in each instance
     }
@@ -703,6 +735,30 @@ struct MessagePartners {
   }
 };
 
+// The sends (or receives) of one channel not yet paired, oldest first: a vector and the index of its
+// oldest, compacted as it drains (a std::deque took over half a kilobyte even empty, per channel and
+// side: 150 MB for a halo exchange at 16,384 ranks).
+class Waiting {
+ public:
+  bool empty() const { return head_ == events_.size(); }
+  void push(uint32_t event) { events_.push_back(event); }
+  uint32_t pop() {
+    const uint32_t e = events_[head_++];
+    if (empty()) {
+      events_.clear();
+      head_ = 0;
+    } else if (head_ > events_.size() / 2) {
+      events_.erase(events_.begin(), events_.begin() + static_cast<std::ptrdiff_t>(head_));
+      head_ = 0;
+    }
+    return e;
+  }
+
+ private:
+  std::vector<uint32_t> events_;
+  size_t head_ = 0;
+};
+
 MessagePartners message_partners(const MergedTrace& m) {
   using Channel = std::tuple<int64_t, int64_t, int64_t, int64_t>;  // sender, receiver, comm, tag
   struct ChannelHash {
@@ -713,37 +769,46 @@ MessagePartners message_partners(const MergedTrace& m) {
       return static_cast<size_t>(h);
     }
   };
-  std::unordered_map<Channel, std::pair<std::deque<uint32_t>, std::deque<uint32_t>>, ChannelHash>
-      waiting;  // sends, receives not yet paired
+  struct Queues {
+    Waiting sends, recvs;  // not yet paired
+  };
+  std::unordered_map<Channel, uint32_t, ChannelHash> channel_index;  // -> index in queues
+  std::vector<Queues> queues;
   std::vector<std::pair<uint32_t, uint32_t>> pairs;
   std::map<std::pair<size_t, uint32_t>, int64_t> matched;  // (wildcard Irecv, rank) -> source
   for (size_t i = 0; i < m.events.size(); ++i)
     if (m.events[i].find_list(ListField::req_sources))
-      for (uint32_t r : m.events[i].ranks) {
-        const std::vector<int64_t>& back = m.list(m.events[i], ListField::reqrefs, r);
-        const std::vector<int64_t>& source = m.list(m.events[i], ListField::req_sources, r);
-        for (size_t k = 0; k < back.size() && k < source.size(); ++k)
-          if (back[k] >= 0 && static_cast<size_t>(back[k]) <= i && source[k] >= 0)
-            matched[{i - static_cast<size_t>(back[k]), r}] = source[k];
+      for (size_t k = 0; k < m.events[i].ranks.size(); ++k) {
+        const std::vector<int64_t>& back = m.list_at(m.events[i], ListField::reqrefs, k);
+        const std::vector<int64_t>& source = m.list_at(m.events[i], ListField::req_sources, k);
+        for (size_t j = 0; j < back.size() && j < source.size(); ++j)
+          if (back[j] >= 0 && static_cast<size_t>(back[j]) <= i && source[j] >= 0)
+            matched[{i - static_cast<size_t>(back[j]), m.events[i].ranks[k]}] = source[j];
       }
   // The channel each (identity, side, rank) used last: a call's instances
   // mostly keep theirs, and the lookup is most of the time here (NPB LU).
   struct Last {
     Channel channel;
-    std::pair<std::deque<uint32_t>, std::deque<uint32_t>>* queues = nullptr;
+    int64_t queues = -1;  // index in queues, -1: none yet
   };
   std::vector<Last> last(m.identities.size() * 2 * m.world_size);
   auto end = [&](const Channel& c, uint32_t idx, bool is_send, size_t identity, uint32_t rank) {
     Last& l = last[(identity * 2 + is_send) * m.world_size + rank];
-    if (!l.queues || l.channel != c) l = {c, &waiting[c]};
-    auto& [sends, recvs] = *l.queues;
-    std::deque<uint32_t>& other = is_send ? recvs : sends;
+    if (l.queues < 0 || l.channel != c) {  // find first: emplace makes a node even for a channel it has
+      auto it = channel_index.find(c);
+      if (it == channel_index.end()) {
+        it = channel_index.emplace(c, static_cast<uint32_t>(queues.size())).first;
+        queues.emplace_back();
+      }
+      l = {c, it->second};
+    }
+    Queues& q = queues[static_cast<size_t>(l.queues)];
+    Waiting& other = is_send ? q.recvs : q.sends;
     if (other.empty()) {
-      (is_send ? sends : recvs).push_back(idx);
+      (is_send ? q.sends : q.recvs).push(idx);
       return;
     }
-    pairs.emplace_back(other.front(), idx);
-    other.pop_front();
+    pairs.emplace_back(other.pop(), idx);
   };
   for (size_t i = 0; i < m.events.size(); ++i) {
     const MergedEvent& e = m.events[i];
@@ -751,14 +816,16 @@ MessagePartners message_partners(const MergedTrace& m) {
     const MessageRole role = message_role(id.func);
     if (role == MessageRole::kNone) continue;
     const uint32_t idx = static_cast<uint32_t>(i);
-    for (uint32_t r : e.ranks) {
+    for (size_t k = 0; k < e.ranks.size(); ++k) {
+      const uint32_t r = e.ranks[k];
       if (role == MessageRole::kSend || role == MessageRole::kSendRecv) {
-        int64_t to = m.value(e, Param::peer, r), tag = m.value(e, Param::tag, r);
+        int64_t to = m.value_at(e, Param::peer, k), tag = m.value_at(e, Param::tag, k);
         if (to >= 0) end({r, to, id.comm, tag}, idx, true, e.identity, r);
       }
       if (role == MessageRole::kRecv || role == MessageRole::kSendRecv) {
         const Param peer = role == MessageRole::kRecv ? Param::peer : Param::peer2;
-        int64_t from = m.value(e, peer, r), tag = m.value(e, role == MessageRole::kRecv ? Param::tag : Param::tag2, r);
+        int64_t from = m.value_at(e, peer, k),
+                tag = m.value_at(e, role == MessageRole::kRecv ? Param::tag : Param::tag2, k);
         if (from < 0 && id.peer_class == PeerClass::kAnySource) {
           auto it = matched.find({i, r});
           if (it != matched.end()) from = it->second;
@@ -855,6 +922,7 @@ std::set<int64_t> attempt(const MergedTrace& m, const std::vector<ListDesc>& bac
       // site per axis, its count the grid level's, 46 instances per V-cycle);
       // else, for counts, every rank's within the band (its mean). Otherwise the call is an offender:
       // refined (tags and peers exact, counts banded) and folded again.
+      if (b.counts[i][q].empty()) continue;  // the symbol has no such parameter: no rank has a value
       const Param pm = kRuleParams[q];
       bool varies = false, linear = true, banded = count_like(pm);
       uint64_t periods_k = ~0ull, periods_i = ~0ull;  // the cycle lengths every rank's values keep

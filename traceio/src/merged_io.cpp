@@ -99,6 +99,15 @@ bool cart_neighbour(const CommSymbol& c, int64_t me, size_t dim, int64_t disp, i
 }  // namespace
 
 int64_t MergedTrace::value(const MergedEvent& e, Param p, uint32_t r) const {
+  return value_of(e, p, r, [&] { return position(e, r); });
+}
+
+int64_t MergedTrace::value_at(const MergedEvent& e, Param p, size_t k) const {
+  return value_of(e, p, e.ranks.at(k), [k] { return static_cast<int64_t>(k); });
+}
+
+template <typename Position>
+int64_t MergedTrace::value_of(const MergedEvent& e, Param p, uint32_t r, Position position_of_r) const {
   const ParamDesc& d = e.params[static_cast<size_t>(p)];
   const int64_t P = world_size;
   switch (d.kind) {
@@ -120,17 +129,26 @@ int64_t MergedTrace::value(const MergedEvent& e, Param p, uint32_t r) const {
       if (!cart_neighbour(c, me, static_cast<size_t>(d.a), d.b, nb)) return kProcNull;
       return m.at(static_cast<size_t>(nb));
     }
-    case ParamKind::kTable: return e.tables.at(static_cast<size_t>(d.a + position(e, r)));
+    case ParamKind::kTable: return e.tables.at(static_cast<size_t>(d.a + position_of_r()));
   }
   return kNone;
 }
 
 const std::vector<int64_t>& MergedTrace::list(const MergedEvent& e, ListField f, uint32_t r) const {
+  return list_of(e, f, [&] { return position(e, r); });
+}
+
+const std::vector<int64_t>& MergedTrace::list_at(const MergedEvent& e, ListField f, size_t k) const {
+  return list_of(e, f, [k] { return static_cast<int64_t>(k); });
+}
+
+template <typename Position>
+const std::vector<int64_t>& MergedTrace::list_of(const MergedEvent& e, ListField f, Position position_of_r) {
   static const std::vector<int64_t> empty;
   const ListDesc* d = e.find_list(f);
   if (!d) return empty;
   if (d->same) return d->lists.at(0);
-  return d->lists.at(static_cast<size_t>(position(e, r)));
+  return d->lists.at(static_cast<size_t>(position_of_r()));
 }
 
 std::string MergedTrace::describe(const MergedEvent& e, Param p) const {

@@ -162,13 +162,23 @@ struct MergedTrace {
 
   // The value of parameter p of event e for world rank r (which must take part).
   int64_t value(const MergedEvent& e, Param p, uint32_t r) const;
+  // The same for the rank at index k of e.ranks: no search for a per-rank table (walks over e.ranks).
+  int64_t value_at(const MergedEvent& e, Param p, size_t k) const;
   // The list of field f of event e for rank r (empty if absent).
   const std::vector<int64_t>& list(const MergedEvent& e, ListField f, uint32_t r) const;
+  const std::vector<int64_t>& list_at(const MergedEvent& e, ListField f, size_t k) const;  // r = e.ranks[k]
   // Index of r among e.ranks, or -1.
   static int64_t position(const MergedEvent& e, uint32_t r);
   // "rank+1 mod P", "64", "table" ...
   std::string describe(const MergedEvent& e, Param p) const;
   std::string callsite_name(uint32_t cs) const;
+
+ private:
+  // value() and value_at(), list() and list_at(): r's index in e.ranks asked only where needed.
+  template <typename Position>
+  int64_t value_of(const MergedEvent& e, Param p, uint32_t r, Position position_of_r) const;
+  template <typename Position>
+  static const std::vector<int64_t>& list_of(const MergedEvent& e, ListField f, Position position_of_r);
 };
 
 // File I/O. Throws TraceError with the path and the problem.
