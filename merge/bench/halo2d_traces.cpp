@@ -17,6 +17,7 @@
 
 #include "skel/skel_funcs.h"
 #include "skel/trace_writer.h"
+#include "synthetic_rank.h"
 
 using namespace skt;
 
@@ -24,7 +25,7 @@ namespace {
 
 constexpr int kReduceEvery = 10;
 constexpr uint32_t kCartComm = kFirstUserComm;  // the rank-local id of the Cartesian communicator
-constexpr uint32_t kDoubleType = 14;
+using bench::kDoubleType;
 constexpr int64_t kHaloDoubles = 512;
 constexpr int64_t kComputeNs = 200000, kJitterNs = 64, kCallNs = 300, kCallJitterNs = 200;
 enum Site : uint32_t { kInitSite, kCartSite, kIrecvSite, kIsendSite, kWaitSite, kReduceSite, kFinalizeSite, kSites };
@@ -105,25 +106,8 @@ void write_allreduce(TraceWriter& w, RankWriter& rw) {
 }
 
 bool write_rank(const std::string& dir, int r, int P, int iters, const Grid& g, uint64_t& events) {
-  TraceHeader h;
-  h.rank = static_cast<uint32_t>(r);
-  h.world_size = static_cast<uint32_t>(P);
-  h.run_id = 42;
-  h.hostname = "synthetic";
-  h.kernel_name = "fma4x16";
-  h.kernel_version = 1;
   TraceWriter w;
-  const std::string path = dir + "/" + TraceDir::rank_file_name(static_cast<uint32_t>(r));
-  if (!w.open(path, h, 1 << 20, 3)) {
-    std::fprintf(stderr, "halo2d_traces: %s\n", w.error().c_str());
-    return false;
-  }
-  w.define_module(0, "/synthetic/halo2d");
-  w.define_datatype(kDoubleType, 8, "MPI_DOUBLE");
-  for (uint32_t site = 0; site < kSites; ++site) {
-    const int64_t frames[] = {0, 0x1000 + 32 * static_cast<int64_t>(site)};
-    w.define_callsite(site, frames, 2);
-  }
+  if (!bench::open_synthetic_rank(w, "halo2d_traces", dir, r, P, "/synthetic/halo2d", kSites)) return false;
   RankWriter rw(w, r);
   const int row = r / g.py, col = r % g.py;
   const std::vector<int64_t> neighbours{g.at(row - 1, col), g.at(row + 1, col), g.at(row, col - 1),
