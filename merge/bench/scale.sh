@@ -40,14 +40,15 @@ generate() {  # program P directory
 measure() {  # key command...
   local key=$1
   shift
+  local start end wall user sys rss
+  start=$(date +%s%N)
   /usr/bin/time -v -o "$work/time.txt" "$@" > /dev/null 2> "$work/stage.err" ||
     { cat "$work/stage.err" "$work/time.txt" >&2; exit 1; }
-  local wall user sys rss
-  wall=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$work/time.txt")
+  end=$(date +%s%N)
+  wall=$(awk -v a="$start" -v b="$end" 'BEGIN {printf "%.3f", (b - a) / 1e9}')  # time -v's is to 10 ms
   user=$(sed -n 's/.*User time (seconds): //p' "$work/time.txt")
   sys=$(sed -n 's/.*System time (seconds): //p' "$work/time.txt")
   rss=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$work/time.txt")
-  wall=$(awk -F: '{s = 0; for (i = 1; i <= NF; ++i) s = s * 60 + $i; print s}' <<< "$wall")
   echo "$key $wall $(awk -v u="$user" -v s="$sys" 'BEGIN {print u + s}') $rss" >> "$results"
 }
 
@@ -81,7 +82,7 @@ def fit(points):  # least-squares slope of log(y) against log(P)
 
 STAGES = ("merge", "compress")
 COLUMNS = [(stage, what) for stage in STAGES for what in ("s", "cpu s", "MB")]
-WIDTH = {"s": 13, "cpu s": 8, "MB": 7}
+WIDTH = {"s": 15, "cpu s": 8, "MB": 7}
 print(f"{sys.argv[2]} runs per size; s: wall seconds min / median; cpu s: median user + system; "
       "MB: the largest max RSS; P^k: the exponent fitted to the medians")
 print(f"{'program':8} {'P':>6}" + "".join(f" {stage + ' ' + what:>{max(WIDTH[what], len(stage) + 1 + len(what))}}"
@@ -96,7 +97,7 @@ for program in dict.fromkeys(k[0] for k in runs):
             if what == "s":
                 t = [w for w, _, _ in got]
                 series[stage, what].append((P, statistics.median(t)))
-                cells.append(f"{min(t):.2f} / {statistics.median(t):.2f}")
+                cells.append(f"{min(t):.3f} / {statistics.median(t):.3f}")
             elif what == "cpu s":
                 series[stage, what].append((P, statistics.median(c for _, c, _ in got)))
                 cells.append(f"{series[stage, what][-1][1]:.2f}")
