@@ -767,6 +767,9 @@ class Waiting {
   size_t head_ = 0;
 };
 
+// The channels message_partners keeps per call and rank: a halo's four neighbours.
+constexpr size_t kRecentChannels = 4;
+
 MessagePartners message_partners(const MergedTrace& m) {
   using Channel = std::tuple<int64_t, int64_t, int64_t, int64_t>;  // sender, receiver, comm, tag
   struct ChannelHash {
@@ -793,24 +796,32 @@ MessagePartners message_partners(const MergedTrace& m) {
           if (back[j] >= 0 && static_cast<size_t>(back[j]) <= i && source[j] >= 0)
             matched[{i - static_cast<size_t>(back[j]), m.events[i].ranks[k]}] = source[j];
       }
-  // The channel each (identity, side, rank) used last: a call's instances
-  // mostly keep theirs, and the lookup is most of the time here (NPB LU).
-  struct Last {
-    Channel channel;
-    int64_t queues = -1;  // index in queues, -1: none yet
+  // The channels each (identity, side, rank) used last: a call's instances
+  // mostly keep theirs, or go round a few (a halo exchange's neighbours from
+  // one call site), and the lookup is most of the time here (NPB LU; the
+  // halo at 16,384 ranks: a third of the fold with one channel kept).
+  struct Recent {
+    std::array<Channel, kRecentChannels> channel;
+    std::array<int64_t, kRecentChannels> queues;  // index in queues, -1: none yet
+    uint32_t next = 0;                            // the slot replaced next
+    Recent() { queues.fill(-1); }
   };
-  std::vector<Last> last(m.identities.size() * 2 * m.world_size);
-  auto end = [&](const Channel& c, uint32_t idx, bool is_send, size_t identity, uint32_t rank) {
-    Last& l = last[(identity * 2 + is_send) * m.world_size + rank];
-    if (l.queues < 0 || l.channel != c) {  // find first: emplace makes a node even for a channel it has
-      auto it = channel_index.find(c);
-      if (it == channel_index.end()) {
-        it = channel_index.emplace(c, static_cast<uint32_t>(queues.size())).first;
-        queues.emplace_back();
-      }
-      l = {c, it->second};
+  std::vector<Recent> recent(m.identities.size() * 2 * m.world_size);
+  auto queues_of = [&](const Channel& c, Recent& l) -> Queues& {
+    for (size_t k = 0; k < kRecentChannels; ++k)
+      if (l.queues[k] >= 0 && l.channel[k] == c) return queues[static_cast<size_t>(l.queues[k])];
+    auto it = channel_index.find(c);  // find first: emplace makes a node even for a channel it has
+    if (it == channel_index.end()) {
+      it = channel_index.emplace(c, static_cast<uint32_t>(queues.size())).first;
+      queues.emplace_back();
     }
-    Queues& q = queues[static_cast<size_t>(l.queues)];
+    l.channel[l.next] = c;
+    l.queues[l.next] = it->second;
+    l.next = (l.next + 1) % kRecentChannels;
+    return queues[it->second];
+  };
+  auto end = [&](const Channel& c, uint32_t idx, bool is_send, size_t identity, uint32_t rank) {
+    Queues& q = queues_of(c, recent[(identity * 2 + is_send) * m.world_size + rank]);
     Waiting& other = is_send ? q.recvs : q.sends;
     if (other.empty()) {
       (is_send ? q.sends : q.recvs).push(idx);
