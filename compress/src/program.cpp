@@ -1,7 +1,6 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <deque>
 #include <functional>
 #include <future>
 #include <map>
@@ -174,11 +173,23 @@ class SymbolTable {
 // in merged events (reqrefs) grows from one iteration to the next when it was
 // made before the loop (persistent requests started in a loop); counted in the
 // rank's own request-creating calls it stays the same, so such loops fold.
+// How many of rank r's own request-creating calls back (reqback, skel/merged.h) the request created at
+// merged index `at` is; -1 where it is none of them. created: the rank's, by [persistent].
+int64_t request_back(const std::array<std::vector<int64_t>, 2>& created, int64_t at) {
+  for (int persistent = 0; persistent < 2; ++persistent) {
+    const std::vector<int64_t>& mine = created[persistent];
+    auto it = std::lower_bound(mine.begin(), mine.end(), at);
+    if (it != mine.end() && *it == at) return 2 * (mine.end() - it) + persistent;
+  }
+  return -1;
+}
+
 std::vector<ListDesc> request_backs(const MergedTrace& m) {
   std::vector<ListDesc> out(m.events.size());
   // per rank, [persistent]: merged indices of its request-creating calls
   std::vector<std::array<std::vector<int64_t>, 2>> created(m.world_size);
-  std::vector<std::vector<int64_t>> lists;
+  std::vector<int64_t> backs;   // every participating rank's list, side by side
+  std::vector<size_t> starts;   // where each rank's begins in backs, and the end
   for (size_t idx = 0; idx < m.events.size(); ++idx) {
     const MergedEvent& e = m.events[idx];
     uint32_t f = m.identities.at(e.identity).func;
@@ -187,25 +198,29 @@ std::vector<ListDesc> request_backs(const MergedTrace& m) {
       continue;
     }
     if (!uses_requests(f) || !e.find_list(ListField::reqrefs)) continue;
-    lists.clear();
-    for (uint32_t r : e.ranks) {
-      std::vector<int64_t> backs;
-      for (int64_t d : m.list(e, ListField::reqrefs, r)) {
-        int64_t back = -1, at = static_cast<int64_t>(idx) - d;
-        for (int persistent = 0; persistent < 2 && d >= 0 && back < 0; ++persistent) {
-          const std::vector<int64_t>& mine = created[r][persistent];
-          auto it = std::lower_bound(mine.begin(), mine.end(), at);
-          if (it != mine.end() && *it == at) back = 2 * (mine.end() - it) + persistent;
-        }
-        backs.push_back(back);
-      }
-      lists.push_back(std::move(backs));
+    if (e.ranks.empty()) throw TraceError("compress: merged event " + std::to_string(idx) + " has no ranks");
+    backs.clear();
+    starts.clear();
+    for (size_t k = 0; k < e.ranks.size(); ++k) {
+      starts.push_back(backs.size());
+      for (int64_t d : m.list_at(e, ListField::reqrefs, k))
+        backs.push_back(d < 0 ? -1 : request_back(created[e.ranks[k]], static_cast<int64_t>(idx) - d));
     }
+    starts.push_back(backs.size());
+    auto list_of = [&](size_t k) {
+      return std::vector<int64_t>(backs.begin() + static_cast<std::ptrdiff_t>(starts[k]),
+                                  backs.begin() + static_cast<std::ptrdiff_t>(starts[k + 1]));
+    };
+    auto same_as_first = [&](size_t k) {
+      return starts[k + 1] - starts[k] == starts[1] - starts[0] &&
+             std::equal(backs.begin() + static_cast<std::ptrdiff_t>(starts[k]),
+                        backs.begin() + static_cast<std::ptrdiff_t>(starts[k + 1]), backs.begin());
+    };
     ListDesc& l = out[idx];
     l.field = ListField::reqback;
-    l.same = std::all_of(lists.begin(), lists.end(), [&](const std::vector<int64_t>& v) { return v == lists[0]; });
-    if (l.same) l.lists.push_back(lists.at(0));
-    else l.lists = lists;
+    l.same = true;
+    for (size_t k = 1; k < e.ranks.size() && l.same; ++k) l.same = same_as_first(k);
+    for (size_t k = 0; k < (l.same ? 1 : e.ranks.size()); ++k) l.lists.push_back(list_of(k));
   }
   return out;
 }
@@ -365,12 +380,26 @@ struct Builder {
   std::vector<uint64_t> phase_instance;           // phase walk, per node: its instances walked so far (sized by the caller)
 
   // The timing walk's accumulators, one per node built.
+  // Only those a node can fill: work where the trace has CPU times, dur and counts for calls, counts for
+  // the parameters the call's symbol has (the symbol's key fixes which are absent). At 16,384 ranks every
+  // node's eight CountAcc per rank took 1.6 GB for an LU-like trace of 460 calls per rank.
   void size_accumulators() {
     size_t N = out.nodes.size(), P = m.world_size;
+    bool any_work = false;
+    for (const MergedRank& r : m.ranks) any_work |= !r.works.empty();
     gap.assign(N, std::vector<Acc>(P));
-    dur.assign(N, std::vector<Acc>(P));
-    work.assign(N, std::vector<Acc>(P));
-    counts.assign(N, std::vector<std::vector<CountAcc>>(kNumRuleParams, std::vector<CountAcc>(P)));
+    dur.assign(N, {});
+    work.assign(N, {});
+    counts.assign(N, std::vector<std::vector<CountAcc>>(kNumRuleParams));
+    for (size_t i = 0; i < N; ++i) {
+      const FoldedNode& n = out.nodes[i];
+      if (any_work) work[i].resize(P);
+      if (n.is_loop()) continue;
+      dur[i].resize(P);
+      const MergedEvent& rep = out.symbols.events.at(static_cast<size_t>(n.symbol));
+      for (int q = 0; q < kNumRuleParams; ++q)
+        if (rep.params[static_cast<size_t>(kRuleParams[q])].kind != ParamKind::kAbsent) counts[i][q].resize(P);
+    }
     // a node's instances in the whole program, from the tree (the walk counts them as it goes)
     total_instances.assign(N, 0);
     std::function<void(const std::vector<uint32_t>&, uint64_t)> count_down = [&](const std::vector<uint32_t>& items,
@@ -421,11 +450,16 @@ struct Builder {
     int64_t iteration = -1;           // of the innermost loop being walked (-1: none)
     std::vector<uint64_t> instances;  // timing walk, per node: its instances so far
   };
-  // The timing walk in `lanes` lanes (at most one per rank), the ranks split
-  // so that each lane takes about as many calls; each node's instances from it.
-  void timing_walk(unsigned lanes) {
+  // The timing walk on `threads` threads, in lanes of at most about kRanksPerLane ranks (at least one
+  // lane per thread, at most one per rank), the ranks split so that each lane takes about as many calls;
+  // thread t walks lanes t, t + threads, ... in turn. A lane's accumulators then stay in the cache: one
+  // lane per thread, the walk's time per call grew with P (halo2d at 16,384 ranks: 2.3 s of CPU, 1.4 s
+  // in lanes of 512). Each node's instances come from lane 0.
+  void timing_walk(unsigned threads) {
     const uint32_t P = m.world_size;
-    lanes = std::max(1u, std::min<unsigned>(lanes, P));
+    threads = std::max(1u, std::min<unsigned>(threads, P));
+    const unsigned lanes = std::max(threads, static_cast<unsigned>(std::min<uint64_t>(
+                                                 P, (static_cast<uint64_t>(P) + kRanksPerLane - 1) / kRanksPerLane)));
     uint64_t calls = 0;
     for (const MergedRank& r : m.ranks) calls += r.gaps.size();
     std::vector<Lane> lane(lanes);
@@ -439,13 +473,16 @@ struct Builder {
       lane[l].hi = l + 1 < lanes ? lane[l + 1].lo : P;
       lane[l].instances.assign(out.nodes.size(), 0);
     }
+    auto walk_lanes_from = [this, &lane, lanes, threads](unsigned first) {
+      for (unsigned l = first; l < lanes; l += threads) walk(out.top, lane[l]);
+    };
     std::vector<std::future<void>> others;
-    for (unsigned l = 1; l < lanes; ++l)
-      others.push_back(std::async(std::launch::async, [this, &lane, l] { walk(out.top, lane[l]); }));
-    walk(out.top, lane[0]);
+    for (unsigned t = 1; t < threads; ++t) others.push_back(std::async(std::launch::async, walk_lanes_from, t));
+    walk_lanes_from(0);
     for (std::future<void>& f : others) f.get();  // (a throwing lane: the futures' destructors wait for the rest)
     for (size_t i = 0; i < out.nodes.size(); ++i) out.nodes[i].instances = lane[0].instances[i];
   }
+  static constexpr uint32_t kRanksPerLane = 512;
   // A walk through all ranks in one lane (the phase walk).
   void walk_all() {
     Lane all;
@@ -481,6 +518,7 @@ struct Builder {
       auto r_end = std::lower_bound(r_begin, e.ranks.end(), lane.hi);
       for (auto rp = r_begin; rp != r_end; ++rp) {
         const uint32_t r = *rp;
+        const size_t k = static_cast<size_t>(rp - e.ranks.begin());  // r's index in e.ranks
         size_t c = cursor[r]++;
         size_t target = pending[r] >= 0 ? static_cast<size_t>(pending[r]) : id;
         pending[r] = -1;
@@ -514,9 +552,11 @@ struct Builder {
           course[target][r][part].add(static_cast<double>(mr.works.empty() ? mr.gaps[c] : mr.works[c]));
         }
         dur[id][r].add(static_cast<double>(m.ranks[r].durations[c]));
-        for (int q = 0; q < kNumRuleParams; ++q)
-          if (e.params[static_cast<size_t>(kRuleParams[q])].kind != ParamKind::kAbsent)
-            counts[id][q][r].add(m.value(e, kRuleParams[q], r), band, iteration);
+        for (int q = 0; q < kNumRuleParams; ++q) {
+          if (e.params[static_cast<size_t>(kRuleParams[q])].kind == ParamKind::kAbsent) continue;
+          if (counts[id][q].empty()) throw TraceError("compress: internal error: a parameter its symbol lacks");
+          counts[id][q][r].add(m.value_at(e, kRuleParams[q], k), band, iteration);
+        }
       }
       if (phase_walk) ++phase_instance[id];  // every rank of the node takes part in each instance
     }
@@ -703,6 +743,33 @@ struct MessagePartners {
   }
 };
 
+// The sends (or receives) of one channel not yet paired, oldest first: a vector and the index of its
+// oldest, compacted as it drains (a std::deque took over half a kilobyte even empty, per channel and
+// side: 150 MB for a halo exchange at 16,384 ranks).
+class Waiting {
+ public:
+  bool empty() const { return head_ == events_.size(); }
+  void push(uint32_t event) { events_.push_back(event); }
+  uint32_t pop() {
+    const uint32_t e = events_[head_++];
+    if (empty()) {
+      events_.clear();
+      head_ = 0;
+    } else if (head_ > events_.size() / 2) {
+      events_.erase(events_.begin(), events_.begin() + static_cast<std::ptrdiff_t>(head_));
+      head_ = 0;
+    }
+    return e;
+  }
+
+ private:
+  std::vector<uint32_t> events_;
+  size_t head_ = 0;
+};
+
+// The channels message_partners keeps per call and rank: a halo's four neighbours.
+constexpr size_t kRecentChannels = 4;
+
 MessagePartners message_partners(const MergedTrace& m) {
   using Channel = std::tuple<int64_t, int64_t, int64_t, int64_t>;  // sender, receiver, comm, tag
   struct ChannelHash {
@@ -713,37 +780,54 @@ MessagePartners message_partners(const MergedTrace& m) {
       return static_cast<size_t>(h);
     }
   };
-  std::unordered_map<Channel, std::pair<std::deque<uint32_t>, std::deque<uint32_t>>, ChannelHash>
-      waiting;  // sends, receives not yet paired
+  struct Queues {
+    Waiting sends, recvs;  // not yet paired
+  };
+  std::unordered_map<Channel, uint32_t, ChannelHash> channel_index;  // -> index in queues
+  std::vector<Queues> queues;
   std::vector<std::pair<uint32_t, uint32_t>> pairs;
   std::map<std::pair<size_t, uint32_t>, int64_t> matched;  // (wildcard Irecv, rank) -> source
   for (size_t i = 0; i < m.events.size(); ++i)
     if (m.events[i].find_list(ListField::req_sources))
-      for (uint32_t r : m.events[i].ranks) {
-        const std::vector<int64_t>& back = m.list(m.events[i], ListField::reqrefs, r);
-        const std::vector<int64_t>& source = m.list(m.events[i], ListField::req_sources, r);
-        for (size_t k = 0; k < back.size() && k < source.size(); ++k)
-          if (back[k] >= 0 && static_cast<size_t>(back[k]) <= i && source[k] >= 0)
-            matched[{i - static_cast<size_t>(back[k]), r}] = source[k];
+      for (size_t k = 0; k < m.events[i].ranks.size(); ++k) {
+        const std::vector<int64_t>& back = m.list_at(m.events[i], ListField::reqrefs, k);
+        const std::vector<int64_t>& source = m.list_at(m.events[i], ListField::req_sources, k);
+        for (size_t j = 0; j < back.size() && j < source.size(); ++j)
+          if (back[j] >= 0 && static_cast<size_t>(back[j]) <= i && source[j] >= 0)
+            matched[{i - static_cast<size_t>(back[j]), m.events[i].ranks[k]}] = source[j];
       }
-  // The channel each (identity, side, rank) used last: a call's instances
-  // mostly keep theirs, and the lookup is most of the time here (NPB LU).
-  struct Last {
-    Channel channel;
-    std::pair<std::deque<uint32_t>, std::deque<uint32_t>>* queues = nullptr;
+  // The channels each (identity, side, rank) used last: a call's instances
+  // mostly keep theirs, or go round a few (a halo exchange's neighbours from
+  // one call site), and the lookup is most of the time here (NPB LU; the
+  // halo at 16,384 ranks: a third of the fold with one channel kept).
+  struct Recent {
+    std::array<Channel, kRecentChannels> channel;
+    std::array<int64_t, kRecentChannels> queues;  // index in queues, -1: none yet
+    uint32_t next = 0;                            // the slot replaced next
+    Recent() { queues.fill(-1); }
   };
-  std::vector<Last> last(m.identities.size() * 2 * m.world_size);
+  std::vector<Recent> recent(m.identities.size() * 2 * m.world_size);
+  auto queues_of = [&](const Channel& c, Recent& l) -> Queues& {
+    for (size_t k = 0; k < kRecentChannels; ++k)
+      if (l.queues[k] >= 0 && l.channel[k] == c) return queues[static_cast<size_t>(l.queues[k])];
+    auto it = channel_index.find(c);  // find first: emplace makes a node even for a channel it has
+    if (it == channel_index.end()) {
+      it = channel_index.emplace(c, static_cast<uint32_t>(queues.size())).first;
+      queues.emplace_back();
+    }
+    l.channel[l.next] = c;
+    l.queues[l.next] = it->second;
+    l.next = (l.next + 1) % kRecentChannels;
+    return queues[it->second];
+  };
   auto end = [&](const Channel& c, uint32_t idx, bool is_send, size_t identity, uint32_t rank) {
-    Last& l = last[(identity * 2 + is_send) * m.world_size + rank];
-    if (!l.queues || l.channel != c) l = {c, &waiting[c]};
-    auto& [sends, recvs] = *l.queues;
-    std::deque<uint32_t>& other = is_send ? recvs : sends;
+    Queues& q = queues_of(c, recent[(identity * 2 + is_send) * m.world_size + rank]);
+    Waiting& other = is_send ? q.recvs : q.sends;
     if (other.empty()) {
-      (is_send ? sends : recvs).push_back(idx);
+      (is_send ? q.sends : q.recvs).push(idx);
       return;
     }
-    pairs.emplace_back(other.front(), idx);
-    other.pop_front();
+    pairs.emplace_back(other.pop(), idx);
   };
   for (size_t i = 0; i < m.events.size(); ++i) {
     const MergedEvent& e = m.events[i];
@@ -751,14 +835,16 @@ MessagePartners message_partners(const MergedTrace& m) {
     const MessageRole role = message_role(id.func);
     if (role == MessageRole::kNone) continue;
     const uint32_t idx = static_cast<uint32_t>(i);
-    for (uint32_t r : e.ranks) {
+    for (size_t k = 0; k < e.ranks.size(); ++k) {
+      const uint32_t r = e.ranks[k];
       if (role == MessageRole::kSend || role == MessageRole::kSendRecv) {
-        int64_t to = m.value(e, Param::peer, r), tag = m.value(e, Param::tag, r);
+        int64_t to = m.value_at(e, Param::peer, k), tag = m.value_at(e, Param::tag, k);
         if (to >= 0) end({r, to, id.comm, tag}, idx, true, e.identity, r);
       }
       if (role == MessageRole::kRecv || role == MessageRole::kSendRecv) {
         const Param peer = role == MessageRole::kRecv ? Param::peer : Param::peer2;
-        int64_t from = m.value(e, peer, r), tag = m.value(e, role == MessageRole::kRecv ? Param::tag : Param::tag2, r);
+        int64_t from = m.value_at(e, peer, k),
+                tag = m.value_at(e, role == MessageRole::kRecv ? Param::tag : Param::tag2, k);
         if (from < 0 && id.peer_class == PeerClass::kAnySource) {
           auto it = matched.find({i, r});
           if (it != matched.end()) from = it->second;
@@ -782,7 +868,7 @@ MessagePartners message_partners(const MergedTrace& m) {
 // follow no rule (linear, a cycle, the band), or whose tags or peers follow
 // no exact one (empty: the program is accepted).
 std::set<int64_t> attempt(const MergedTrace& m, const std::vector<ListDesc>& backs,
-                          const std::shared_future<MessagePartners>& partners_ready, unsigned lanes,
+                          const std::shared_future<MessagePartners>& partners_ready, unsigned threads,
                           const CompressOptions& opt, const std::set<int64_t>& refined, FoldedProgram& out) {
   out = FoldedProgram();
   out.source = m.source;
@@ -824,7 +910,7 @@ std::set<int64_t> attempt(const MergedTrace& m, const std::vector<ListDesc>& bac
   b.size_accumulators();
   bool any_work = false;
   for (const MergedRank& r : m.ranks) any_work |= !r.works.empty();
-  b.timing_walk(lanes);
+  b.timing_walk(threads);
   std::vector<double> rank_ns(P, 0);  // each rank's time: its gaps and calls
   for (size_t r = 0; r < P; ++r)
     for (size_t k = 0; k < m.ranks[r].gaps.size(); ++k)
@@ -855,6 +941,7 @@ std::set<int64_t> attempt(const MergedTrace& m, const std::vector<ListDesc>& bac
       // site per axis, its count the grid level's, 46 instances per V-cycle);
       // else, for counts, every rank's within the band (its mean). Otherwise the call is an offender:
       // refined (tags and peers exact, counts banded) and folded again.
+      if (b.counts[i][q].empty()) continue;  // the symbol has no such parameter: no rank has a value
       const Param pm = kRuleParams[q];
       bool varies = false, linear = true, banded = count_like(pm);
       uint64_t periods_k = ~0ull, periods_i = ~0ull;  // the cycle lengths every rank's values keep

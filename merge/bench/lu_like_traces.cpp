@@ -15,6 +15,7 @@
 
 #include "skel/skel_funcs.h"
 #include "skel/trace_writer.h"
+#include "synthetic_rank.h"
 
 using namespace skt;
 
@@ -39,25 +40,8 @@ int main(int argc, char** argv) {
     int row = r / py, col = r % py;
     int north = row > 0 ? r - py : -1, south = row < px - 1 ? r + py : -1;
     int west = col > 0 ? r - 1 : -1, east = col < py - 1 ? r + 1 : -1;
-    TraceHeader h;
-    h.rank = static_cast<uint32_t>(r);
-    h.world_size = static_cast<uint32_t>(P);
-    h.run_id = 42;
-    h.hostname = "synthetic";
-    h.kernel_name = "fma4x16";
-    h.kernel_version = 1;
     TraceWriter w;
-    std::string path = dir + "/" + TraceDir::rank_file_name(static_cast<uint32_t>(r));
-    if (!w.open(path, h, 1 << 20, 3)) {
-      std::fprintf(stderr, "lu_like_traces: %s\n", w.error().c_str());
-      return 1;
-    }
-    w.define_module(0, "/synthetic/lu");
-    w.define_datatype(14, 8, "MPI_DOUBLE");
-    for (uint32_t site = 0; site < 16; ++site) {
-      int64_t frames[] = {0, 0x1000 + 32 * static_cast<int64_t>(site)};
-      w.define_callsite(site, frames, 2);
-    }
+    if (!bench::open_synthetic_rank(w, "lu_like_traces", dir, r, P, "/synthetic/lu", 16)) return 1;
     std::mt19937 rng(static_cast<unsigned>(r));
     int64_t t = 0;
     int64_t req = 0;
@@ -68,7 +52,7 @@ int main(int argc, char** argv) {
       if (tag != kNone) w.put_int(Field::kTag, tag);
       if (count != kNone) {
         w.put_int(Field::kCount, count);
-        w.put_int(Field::kDtype, 14);
+        w.put_int(Field::kDtype, bench::kDoubleType);
       }
       if (func == kFunc_MPI_Isend || func == kFunc_MPI_Irecv) {
         int64_t id = req++;
@@ -110,7 +94,7 @@ int main(int argc, char** argv) {
         w.begin_event(kFunc_MPI_Allreduce, 12);
         w.put_int(Field::kComm, kCommWorld);
         w.put_int(Field::kCount, 5);
-        w.put_int(Field::kDtype, 14);
+        w.put_int(Field::kDtype, bench::kDoubleType);
         t += 20000;
         w.end_event(t, t + 3000);
         t += 3000;

@@ -403,6 +403,7 @@ Loaded load(const std::string& dir, const Options& opt) {
   }
   std::sort(out.threads.begin(), out.threads.end(),
             [](const LoadedThread& a, const LoadedThread& b) { return a.number < b.number; });
+  for (CommSymbol& c : t.comms) c.index_members();
   return out;
 }
 

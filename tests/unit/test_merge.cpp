@@ -2,6 +2,7 @@
 // right answer, and every merge must rebuild each rank exactly (verify()).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
 
@@ -1142,4 +1143,67 @@ TEST(MergeThreads, EachThreadIsMergedOnItsOwnAndPlacedAmongTheFirstThreads) {
   } catch (const TraceError& e) {
     EXPECT_NE(std::string(e.what()).find("a thread's stream inside a thread's stream"), std::string::npos) << e.what();
   }
+}
+
+namespace {
+
+// The Cartesian neighbour by brute force: comm rank by a search of the member list, coordinates row-major
+// in a vector (what MergedTrace::value computed before its O(1) index).
+int64_t cart_neighbour_oracle(const CommSymbol& c, uint32_t r, size_t dim, int64_t disp) {
+  const std::vector<int64_t>& m = c.members(r);
+  int64_t rest = std::find(m.begin(), m.end(), static_cast<int64_t>(r)) - m.begin();
+  std::vector<int64_t> coords(c.dims.size());
+  for (size_t i = c.dims.size(); i-- > 0;) {
+    coords[i] = rest % c.dims[i];
+    rest /= c.dims[i];
+  }
+  int64_t x = coords[dim] + disp;
+  if ((x < 0 || x >= c.dims[dim]) && !c.periods[dim]) return kProcNull;
+  coords[dim] = (x % c.dims[dim] + c.dims[dim]) % c.dims[dim];
+  int64_t nb = 0;
+  for (size_t i = 0; i < c.dims.size(); ++i) nb = nb * c.dims[i] + coords[i];
+  return m.at(static_cast<size_t>(nb));
+}
+
+}  // namespace
+
+// The O(1) comm rank (CommSymbol::index_members) gives every rank the Cartesian neighbours the brute force
+// gives, on a 2 x 3 x 4 grid whose comm ranks are not the world ranks (reversed), periodic in two
+// dimensions; unindexed, comm_rank() searches and agrees; a rank outside its own group has none.
+TEST(MergedFormat, CartesianNeighboursByIndexAreTheBruteForcesOnes) {
+  constexpr uint32_t P = 24;
+  MergedTrace m;
+  m.world_size = P;
+  CommSymbol cart;
+  cart.dims = {2, 3, 4};
+  cart.periods = {1, 0, 1};
+  cart.groups.emplace_back();
+  for (uint32_t q = P; q-- > 0;) cart.groups[0].push_back(q);
+  cart.group_of.assign(P, 0);
+  m.comms.push_back(cart);
+  Identity id;
+  id.comm = 0;
+  m.identities.push_back(id);
+  MergedEvent e;
+  for (uint32_t r = 0; r < P; ++r) e.ranks.push_back(r);
+  for (bool indexed : {false, true}) {
+    if (indexed) m.comms[0].index_members();
+    for (size_t dim = 0; dim < cart.dims.size(); ++dim)
+      for (int64_t disp : {1, -1, 2, -2, 5}) {
+        e.params[static_cast<size_t>(Param::peer)] = ParamDesc{ParamKind::kCart, static_cast<int64_t>(dim), disp};
+        for (uint32_t r = 0; r < P; ++r) {
+          const int64_t want = cart_neighbour_oracle(m.comms[0], r, dim, disp);
+          EXPECT_EQ(m.value(e, Param::peer, r), want) << "rank " << r << " dim " << dim << " disp " << disp;
+          EXPECT_EQ(m.value_at(e, Param::peer, r), want) << "rank " << r << " (by its index in the event)";
+        }
+      }
+    EXPECT_EQ(m.comms[0].comm_rank(0), P - 1) << (indexed ? "indexed" : "searched");
+  }
+  CommSymbol stray = cart;  // rank 5's group lacks it
+  stray.groups.push_back({0, 1, 2});
+  stray.group_of[5] = 1;
+  EXPECT_EQ(stray.comm_rank(5), -1) << "searched";
+  stray.index_members();
+  EXPECT_EQ(stray.comm_rank(5), -1) << "indexed";
+  EXPECT_EQ(stray.comm_rank(6), P - 1 - 6);
 }

@@ -51,12 +51,63 @@ MergedTrace MergedTrace::tables() const {
   return t;
 }
 
+void CommSymbol::index_members() {
+  rank_in_group.assign(group_of.size(), -1);
+  for (size_t g = 0; g < groups.size(); ++g)
+    for (size_t k = 0; k < groups[g].size(); ++k) {
+      const int64_t w = groups[g][k];
+      const bool own_group = w >= 0 && static_cast<size_t>(w) < group_of.size() &&
+                             group_of[static_cast<size_t>(w)] == static_cast<int32_t>(g);
+      if (own_group && rank_in_group[static_cast<size_t>(w)] < 0)
+        rank_in_group[static_cast<size_t>(w)] = static_cast<int32_t>(k);
+    }
+}
+
+int64_t CommSymbol::comm_rank(uint32_t r) const {
+  if (rank_in_group.size() == group_of.size()) return r < rank_in_group.size() ? rank_in_group[r] : -1;
+  const std::vector<int64_t>& m = members(r);
+  auto it = std::find(m.begin(), m.end(), static_cast<int64_t>(r));
+  return it == m.end() ? -1 : it - m.begin();
+}
+
 int64_t MergedTrace::position(const MergedEvent& e, uint32_t r) {
   auto it = std::lower_bound(e.ranks.begin(), e.ranks.end(), r);
   return it != e.ranks.end() && *it == r ? it - e.ranks.begin() : -1;
 }
 
+namespace {
+
+// The comm rank at displacement `disp` along dimension `dim` from comm rank
+// `me` of Cartesian communicator c (row-major: the last dimension varies
+// fastest; `me` taken modulo the grid) in `nb`; false off a dimension that is
+// not periodic. No coordinate vector: it is asked for every rank of an event.
+bool cart_neighbour(const CommSymbol& c, int64_t me, size_t dim, int64_t disp, int64_t& nb) {
+  int64_t stride = 1;  // comm ranks between neighbours along dim
+  for (size_t i = dim + 1; i < c.dims.size(); ++i) stride *= c.dims[i];
+  int64_t grid = stride;
+  for (size_t i = 0; i <= dim; ++i) grid *= c.dims[i];
+  const int64_t extent = c.dims[dim], coord = me / stride % extent;
+  int64_t x = coord + disp;
+  if (x < 0 || x >= extent) {
+    if (!c.periods[dim]) return false;
+    x = (x % extent + extent) % extent;
+  }
+  nb = me % grid + (x - coord) * stride;
+  return true;
+}
+
+}  // namespace
+
 int64_t MergedTrace::value(const MergedEvent& e, Param p, uint32_t r) const {
+  return value_of(e, p, r, [&] { return position(e, r); });
+}
+
+int64_t MergedTrace::value_at(const MergedEvent& e, Param p, size_t k) const {
+  return value_of(e, p, e.ranks.at(k), [k] { return static_cast<int64_t>(k); });
+}
+
+template <typename Position>
+int64_t MergedTrace::value_of(const MergedEvent& e, Param p, uint32_t r, Position position_of_r) const {
   const ParamDesc& d = e.params[static_cast<size_t>(p)];
   const int64_t P = world_size;
   switch (d.kind) {
@@ -72,35 +123,32 @@ int64_t MergedTrace::value(const MergedEvent& e, Param p, uint32_t r) const {
     case ParamKind::kCart: {
       const CommSymbol& c = comms.at(static_cast<size_t>(identities.at(e.identity).comm));
       const std::vector<int64_t>& m = c.members(r);
-      auto me = std::find(m.begin(), m.end(), static_cast<int64_t>(r)) - m.begin();
-      std::vector<int64_t> coords(c.dims.size());
-      int64_t rest = me;
-      for (size_t i = c.dims.size(); i-- > 0;) {  // row-major: the last dimension varies fastest
-        coords[i] = rest % c.dims[i];
-        rest /= c.dims[i];
-      }
-      auto dim = static_cast<size_t>(d.a);
-      int64_t x = coords[dim] + d.b;
-      if (x < 0 || x >= c.dims[dim]) {
-        if (!c.periods[dim]) return kProcNull;
-        x = (x % c.dims[dim] + c.dims[dim]) % c.dims[dim];
-      }
-      coords[dim] = x;
+      const int64_t found = c.comm_rank(r);
+      const int64_t me = found < 0 ? static_cast<int64_t>(m.size()) : found;
       int64_t nb = 0;
-      for (size_t i = 0; i < c.dims.size(); ++i) nb = nb * c.dims[i] + coords[i];
+      if (!cart_neighbour(c, me, static_cast<size_t>(d.a), d.b, nb)) return kProcNull;
       return m.at(static_cast<size_t>(nb));
     }
-    case ParamKind::kTable: return e.tables.at(static_cast<size_t>(d.a + position(e, r)));
+    case ParamKind::kTable: return e.tables.at(static_cast<size_t>(d.a + position_of_r()));
   }
   return kNone;
 }
 
 const std::vector<int64_t>& MergedTrace::list(const MergedEvent& e, ListField f, uint32_t r) const {
+  return list_of(e, f, [&] { return position(e, r); });
+}
+
+const std::vector<int64_t>& MergedTrace::list_at(const MergedEvent& e, ListField f, size_t k) const {
+  return list_of(e, f, [k] { return static_cast<int64_t>(k); });
+}
+
+template <typename Position>
+const std::vector<int64_t>& MergedTrace::list_of(const MergedEvent& e, ListField f, Position position_of_r) {
   static const std::vector<int64_t> empty;
   const ListDesc* d = e.find_list(f);
   if (!d) return empty;
   if (d->same) return d->lists.at(0);
-  return d->lists.at(static_cast<size_t>(position(e, r)));
+  return d->lists.at(static_cast<size_t>(position_of_r()));
 }
 
 std::string MergedTrace::describe(const MergedEvent& e, Param p) const {
@@ -525,6 +573,7 @@ MergedTrace decode_body(const uint8_t* data, size_t size, const std::string& pat
             if (v < -1 || v >= static_cast<int64_t>(c.groups.size())) in.bad("group index");
             g = static_cast<int32_t>(v);
           }
+          c.index_members();
         }
         break;
       case MergedSection::kIdentities:

@@ -109,11 +109,21 @@ struct CommSymbol {
   std::vector<std::vector<int64_t>> groups;
   std::vector<int32_t> group_of;
 
+  // Per world rank r, r's place in its own group (members(r)), -1 where r is
+  // not in it: O(1) lookups where the Cartesian rule asks every rank's
+  // coordinates (a linear search there made the merge O(P^2) per event).
+  // Filled by index_members() once groups and group_of are final (load,
+  // read_merged); empty: not indexed, and comm_rank() searches.
+  std::vector<int32_t> rank_in_group;
+
   // World ranks of rank r's group (empty if r is not a member).
   const std::vector<int64_t>& members(uint32_t r) const {
     static const std::vector<int64_t> none;
     return r < group_of.size() && group_of[r] >= 0 ? groups[static_cast<size_t>(group_of[r])] : none;
   }
+  // r's rank in its own group (its first place in members(r)), or -1.
+  int64_t comm_rank(uint32_t r) const;
+  void index_members();
 };
 
 // What a merged trace keeps of one rank's trace header and end.
@@ -162,13 +172,23 @@ struct MergedTrace {
 
   // The value of parameter p of event e for world rank r (which must take part).
   int64_t value(const MergedEvent& e, Param p, uint32_t r) const;
+  // The same for the rank at index k of e.ranks: no search for a per-rank table (walks over e.ranks).
+  int64_t value_at(const MergedEvent& e, Param p, size_t k) const;
   // The list of field f of event e for rank r (empty if absent).
   const std::vector<int64_t>& list(const MergedEvent& e, ListField f, uint32_t r) const;
+  const std::vector<int64_t>& list_at(const MergedEvent& e, ListField f, size_t k) const;  // r = e.ranks[k]
   // Index of r among e.ranks, or -1.
   static int64_t position(const MergedEvent& e, uint32_t r);
   // "rank+1 mod P", "64", "table" ...
   std::string describe(const MergedEvent& e, Param p) const;
   std::string callsite_name(uint32_t cs) const;
+
+ private:
+  // value() and value_at(), list() and list_at(): r's index in e.ranks asked only where needed.
+  template <typename Position>
+  int64_t value_of(const MergedEvent& e, Param p, uint32_t r, Position position_of_r) const;
+  template <typename Position>
+  static const std::vector<int64_t>& list_of(const MergedEvent& e, ListField f, Position position_of_r);
 };
 
 // File I/O. Throws TraceError with the path and the problem.
