@@ -1207,3 +1207,38 @@ TEST(MergedFormat, CartesianNeighboursByIndexAreTheBruteForcesOnes) {
   EXPECT_EQ(stray.comm_rank(5), -1) << "indexed";
   EXPECT_EQ(stray.comm_rank(6), P - 1 - 6);
 }
+
+// Hostile thread fields: a thread number past kMaxThreads in a rank file, a
+// thread's stream placed past the first thread's events in a merged trace.
+TEST(MergeThreads, ThreadFieldsOutOfRangeAreRefusedWithTheFileName) {
+  std::string dir = temp_dir("bad-thread");
+  write_synthetic(dir, 1, [](uint32_t) {
+    Syn s = simple(kFunc_MPI_Barrier, 1);
+    s.thread = static_cast<uint32_t>(kMaxThreads) + 1;
+    return std::vector<Syn>{simple(kFunc_MPI_Init, 0), s};
+  });
+  try {
+    merge::load(dir, merge::Options{});
+    ADD_FAILURE() << "read thread " << kMaxThreads + 1;
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("rank-00000.skt"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("corrupt event record"), std::string::npos) << e.what();
+  }
+  auto res = run(1, [](uint32_t) {
+    Syn s = simple(kFunc_MPI_Barrier, 1);
+    s.thread = 2;
+    return std::vector<Syn>{simple(kFunc_MPI_Init, 0), s, simple(kFunc_MPI_Finalize, 2)};
+  });
+  ASSERT_EQ(res.merged.threads.size(), 1u);
+  MergedTrace m = res.merged;
+  m.threads[0].fork_after = static_cast<int64_t>(m.events.size());  // after the first thread's last event
+  write_merged(dir + "/late.skm", m);
+  try {
+    read_merged(dir + "/late.skm");
+    ADD_FAILURE() << "read a thread placed past the first thread's events";
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("late.skm: corrupt merged trace (thread 2's stream does not fit"),
+              std::string::npos)
+        << e.what();
+  }
+}
