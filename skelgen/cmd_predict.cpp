@@ -64,8 +64,8 @@ std::string skeleton_for_target(const std::string& skeleton, const sp::Target& t
   const sp::BuildInputs inputs = sp::build_inputs(skeleton, want, compiler);
   // skelgen build's own output (the source without .c), where it was built from these bytes for this MPI
   const std::string built = std::filesystem::absolute(skeleton.substr(0, skeleton.size() - 2)).string();
-  if (sp::why_not_reusable(exe, inputs) != "" && sp::why_not_reusable(built, inputs).empty()) exe = built;
-  std::string why = sp::why_not_reusable(exe, inputs);
+  std::string why = sp::why_not_reusable(exe, inputs);  // hashes the executable: once per candidate
+  if (!why.empty() && sp::why_not_reusable(built, inputs).empty()) exe = built, why.clear();
   if (why.empty()) {  // built from these bytes for this MPI with this compiler: check what it says, then run it
     try {
       sp::SkeletonInfo built = sp::read_skeleton_info(exe);

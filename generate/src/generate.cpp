@@ -206,8 +206,9 @@ class Emitter {
   std::string header() const;
   void start_emitting(const NodeTimes& times);
   std::string loop_id(int64_t c) const { return std::to_string(static_cast<size_t>(c) + at_.loop_base); }
-  std::string ring_ref(int64_t back, int64_t ring) const {
-    return std::to_string(back * static_cast<int64_t>(at_.total_rings) + ring + static_cast<int64_t>(at_.ring_base));
+  // The code skel_slot() decodes: the back-th latest request of this program's ring `ring`.
+  int64_t ring_ref(int64_t back, int64_t ring) const {
+    return back * static_cast<int64_t>(at_.total_rings) + ring + static_cast<int64_t>(at_.ring_base);
   }
   void thread_points_at(size_t i, bool end);
   static std::string runtime_tables(const std::vector<const Emitter*>& all);
@@ -482,7 +483,7 @@ std::string Emitter::slot_list(uint32_t n, std::string& count_expr) {
   for (uint32_t r : e.ranks) {
     std::vector<int64_t> l;
     if (!refs.empty())
-      for (const RequestRef& x : refs[r]) l.push_back(x.ring < 0 ? -1 : std::stoll(ring_ref(x.back, x.ring)));
+      for (const RequestRef& x : refs[r]) l.push_back(x.ring < 0 ? -1 : ring_ref(x.back, x.ring));
     lists.push_back(l);
   }
   for (const auto& l : lists) max_reqs_ = std::max(max_reqs_, l.size());
@@ -527,7 +528,7 @@ std::string Emitter::single_request(uint32_t n) {
   if (x.ring < 0) return "&skel_null_req";
   size_t g = static_cast<size_t>(x.ring);
   if (slots_.ring_size[g] == 1) return "&skel_req[" + std::to_string(slots_.ring_base[g] + at_.slot_base) + "]";
-  return "&skel_req[skel_slot(" + ring_ref(x.back, x.ring) + ")]";
+  return "&skel_req[skel_slot(" + std::to_string(ring_ref(x.back, x.ring)) + ")]";
 }
 
 std::string Emitter::new_comm(uint32_t n) {
