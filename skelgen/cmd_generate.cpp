@@ -173,7 +173,12 @@ int run_generate(const GenerateOptions& opt) {
                   static_cast<unsigned long long>(s.cut[i].count), static_cast<unsigned long long>(s.cut[i].iterations),
                   s.cut[i].period > 1 ? (", whole periods of " + std::to_string(s.cut[i].period)).c_str() : "",
                   s.cut[i].share * 100);
-    if (s.cut.empty()) std::printf("cut:      none (every loop runs as traced)\n");
+    for (const auto& f : s.farms)
+      std::printf("farm:     master rank %u, %u workers: %llu of %llu tasks handed to whichever worker asks "
+                  "(%.6f s traced)\n",
+                  f.master, f.workers, static_cast<unsigned long long>(f.kept), static_cast<unsigned long long>(f.tasks),
+                  f.traced_s);
+    if (s.cut.empty() && s.farms.empty()) std::printf("cut:      none (every loop runs as traced)\n");
     std::printf("check:    %s%s\n", s.complete ? "" : "FAILS: ", s.completion.c_str());
     for (const auto& r : s.repairs) std::printf("repair:   %s\n", r.c_str());
     if (s.reordered_steps)

@@ -100,6 +100,7 @@ struct Actor {
   Phase phase = Phase::kRunning;
   bool returns_after_finalize = false;
   int64_t node = -1;  // the call it is in
+  int32_t farm = -1;  // the farm (Plan::farms) it is about to run
   std::vector<uint32_t> finished;  // requests it has waited for: released once it runs again
 };
 
@@ -116,6 +117,7 @@ class Checker {
   // --- the program walk
   bool next_event(Actor& a, uint32_t& node);
   void execute(uint32_t a, uint32_t node);
+  void execute_farm(uint32_t a, uint32_t node);
   std::vector<std::pair<uint32_t, uint64_t>> loops_of(const Actor& a) const;
   // --- values as the C computes them
   const MergedEvent& event(uint32_t n) const { return m_.events[static_cast<size_t>(p_.nodes[n].symbol)]; }
@@ -201,6 +203,15 @@ bool Checker::next_event(Actor& a, uint32_t& node) {
     if (f.items == &p_.top && plan_.leaves_out(f.at)) {  // a time step the skeleton leaves out
       ++f.at;
       continue;
+    }
+    if (f.items == &p_.top && plan_.farm_at(f.at) >= 0) {  // a farm: its own protocol (execute_farm)
+      const int32_t k = plan_.farm_at(f.at);
+      const Farm& farm = plan_.farms[static_cast<size_t>(k)];
+      f.at = farm.end;
+      if (!farm.takes_part(a.rank)) continue;
+      a.farm = k;
+      node = farm.symbols[a.rank == farm.master ? 0 : 2];
+      return true;
     }
     const uint32_t n = (*f.items)[f.at];
     const FoldedNode& fn = p_.nodes[n];
@@ -750,10 +761,25 @@ void Checker::finalize(uint32_t a) {
 
 // ------------------------------------------------------------------ one call
 
+// A farm (farm.h) completes once the master and every worker are in it: the
+// master cannot end it before each worker has asked and been stopped, a
+// worker waits for its answers. Checked as a barrier of its ranks, which
+// asks more (a worker may be done before another has come): a program it
+// lets through completes.
+void Checker::execute_farm(uint32_t a, uint32_t n) {
+  const size_t k = static_cast<size_t>(actors_[a].farm);
+  actors_[a].farm = -1;
+  const Farm& farm = plan_.farms[k];
+  const uint32_t ctx = context_id(-2 - static_cast<int64_t>(k), 0, 0, false,
+                                  static_cast<uint32_t>(farm.workers.size() + 1));
+  wait_for(a, post_collective(a, n, ctx, kFunc_MPI_Barrier, kNone));
+}
+
 void Checker::execute(uint32_t a, uint32_t n) {
   Actor& ac = actors_[a];
   ac.node = n;
   ++out_.calls;
+  if (ac.farm >= 0) return execute_farm(a, n);
   const Identity& id = identity(n);
   const uint32_t f = id.func;
   const CallClass c = call_class(f);

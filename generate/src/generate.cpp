@@ -169,6 +169,7 @@ class Emitter {
   std::string single_request(uint32_t n);
   std::string new_comm(uint32_t n);
   std::string guard(uint32_t n) const;
+  std::string guard_of_ranks(const std::string& name, const std::vector<uint32_t>& ranks) const;
   std::string work(uint32_t n, const std::vector<uint32_t>& ranks);
   double computation_ns(const FoldedNode& node, uint32_t r) const;
   std::string profile(uint32_t n);
@@ -189,6 +190,9 @@ class Emitter {
   std::vector<std::string> window_call(uint32_t n);
   std::vector<std::string> file_call(uint32_t n);
   std::string enter(uint32_t n);
+  size_t record_call(uint32_t n, const std::string& what);
+  void emit_farm(size_t k);
+  std::string farm_tables_;  // the farms' struct skel_farm, after templates/skel_farm.h
   // first: per rank, whether node n holds the rank's first call of its
   // loop's iteration (nullptr outside loops); see compute().
   using Firsts = std::vector<char>;
@@ -543,8 +547,11 @@ std::string Emitter::new_comm(uint32_t n) {
   return "&skel_comm[" + c + "]";
 }
 
-std::string Emitter::guard(uint32_t n) const {
-  const std::vector<uint32_t>& rk = event(n).ranks;
+std::string Emitter::guard(uint32_t n) const { return guard_of_ranks("n" + std::to_string(n) + "_in", event(n).ranks); }
+
+// A C condition true on the ranks rk ("" for all): a range, a stride, or a
+// table `name` indexed by rank.
+std::string Emitter::guard_of_ranks(const std::string& name, const std::vector<uint32_t>& rk) const {
   if (rk.size() == P_) return "";
   if (rk.size() == 1) return "skel_rank == " + std::to_string(rk[0]);
   if (rk.back() - rk.front() + 1 == rk.size())
@@ -555,7 +562,6 @@ std::string Emitter::guard(uint32_t n) const {
   if (arithmetic)
     return "skel_rank >= " + std::to_string(rk.front()) + " && skel_rank <= " + std::to_string(rk.back()) +
            " && (skel_rank - " + std::to_string(rk.front()) + ") % " + std::to_string(step) + " == 0";
-  std::string name = "n" + std::to_string(n) + "_in";
   std::vector<int> in(P_, 0);
   for (uint32_t r : rk) in[r] = 1;
   std::ostringstream& t = const_cast<Emitter*>(this)->tables_;
@@ -565,26 +571,7 @@ std::string Emitter::guard(uint32_t n) const {
   return name + "[skel_rank]";
 }
 
-// The computation of node n's gap on rank r: its thread CPU time where the
-// trace measured that (ranks sharing cores), else its wall-clock time.
-// `cpu` (optional): whether it is the thread CPU time.
-static const RankStat* computation(const FoldedNode& node, uint32_t r, bool* cpu = nullptr) {
-  const bool by_cpu = r < node.work.size() && node.work[r].n > 0;
-  if (cpu) *cpu = by_cpu;
-  if (by_cpu) return &node.work[r];
-  return r < node.gap.size() && node.gap[r].n > 0 ? &node.gap[r] : nullptr;
-}
-
-// Rank r's computation per instance of a node, in ns: the mean gap less the
-// tracer's own fixed cost in every gap (the trace header's gap floor, on the
-// clock the gap was measured with), which the application did not spend.
-double Emitter::computation_ns(const FoldedNode& node, uint32_t r) const {
-  bool cpu = false;
-  const RankStat* c = computation(node, r, &cpu);
-  if (!c) return 0;
-  const MergedRank& mr = m_.ranks.at(r);
-  return std::max(0.0, c->mean - (cpu ? mr.cpu_gap_floor_ns : mr.gap_floor_ns));
-}
+double Emitter::computation_ns(const FoldedNode& node, uint32_t r) const { return gen::computation_ns(p_, node, r); }
 
 // The application's instance number of node n, as the skeleton counts it
 // (n<id>_i: declared once, advanced after each instance by the open loops'
@@ -1088,13 +1075,72 @@ std::string Emitter::compute(uint32_t n, const std::string& w, const std::vector
 // skel_enter(k): the watchdog's record of the call about to be made (the
 // k-th call written: what it is, its traced time, the loops around it).
 std::string Emitter::enter(uint32_t n) {
+  const std::string thread = at_.index ? "thread " + std::to_string(p_.thread) + ": " : "";
+  return "skel_enter(" + std::to_string(record_call(n, thread + where(n) + " (n" + std::to_string(n) + ")")) + ");";
+}
+
+// The watchdog's record of a call made for node n (its index in skel_calls[]).
+size_t Emitter::record_call(uint32_t n, const std::string& what) {
   double longest = 0;
   for (const RankStat& d : p_.nodes[n].dur) longest = std::max(longest, d.max);
-  const std::string thread = at_.index ? "thread " + std::to_string(p_.thread) + ": " : "";
-  CallRecord c{thread + where(n) + " (n" + std::to_string(n) + ")", 100 * longest * 1e-9, {}};
+  CallRecord c{what, 100 * longest * 1e-9, {}};
   for (const OpenLoop& l : open_loops_) c.loops.push_back(l.node);
   calls_.push_back(std::move(c));
-  return "skel_enter(" + std::to_string(at_.call_base + calls_.size() - 1) + ");";
+  return at_.call_base + calls_.size() - 1;
+}
+
+// Farm k of the plan (farm.h): its tables, its struct skel_farm, and the
+// call that runs it in place of its top-level items.
+void Emitter::emit_farm(size_t k) {
+  const Farm& f = plan_.farms[k];
+  const std::string id = "skel_farm" + std::to_string(k);
+  auto in_comm = [&](uint32_t world) {
+    return f.comm <= 0 ? static_cast<int64_t>(world) : m_.comms[static_cast<size_t>(f.comm)].comm_rank(world);
+  };
+  auto doubles = [&](const std::string& name, const std::vector<double>& v) {
+    tables_ << "static const double " << name << "[" << std::max<size_t>(1, v.size()) << "] = {";
+    for (size_t i = 0; i < v.size(); ++i) tables_ << (i % 8 == 0 ? "\n  " : " ") << num(v[i]) << (i + 1 < v.size() ? "," : "");
+    tables_ << (v.empty() ? "0" : "") << "\n};\n";
+  };
+  tables_ << "/* farm " << k << ": the workers' ranks in the communicator, the kept tasks, every task's kernel units, "
+          << "per rank the computation before the farm and a worker's between request and answer */\n";
+  tables_ << "static const int " << id << "_worker[] = {";
+  for (size_t i = 0; i < f.workers.size(); ++i) tables_ << (i ? ", " : "") << in_comm(f.workers[i]);
+  tables_ << "};\nstatic const int " << id << "_seed[] = {";
+  for (size_t i = 0; i < f.seeded.size(); ++i) tables_ << (i ? ", " : "") << in_comm(f.seeded[i]);
+  tables_ << (f.seeded.empty() ? "-1" : "") << "};\nstatic const unsigned char " << id << "_seeded[SKEL_WORLD_SIZE] = {";
+  for (uint32_t r = 0; r < P_; ++r)
+    tables_ << (r % 32 == 0 ? "\n  " : " ") << (std::count(f.seeded.begin(), f.seeded.end(), r) ? 1 : 0) << (r + 1 < P_ ? "," : "");
+  tables_ << "\n};\nstatic const long " << id << "_kept[] = {";
+  for (size_t i = 0; i < f.kept.size(); ++i) tables_ << (i % 16 == 0 ? "\n  " : " ") << f.kept[i] << (i + 1 < f.kept.size() ? "," : "");
+  tables_ << "\n};\n";
+  doubles(id + "_task", f.task_units);
+  doubles(id + "_entry", f.entry_units);
+  doubles(id + "_wait", f.worker_wait_units);
+  const std::vector<size_t> calls{record_call(f.symbols[0], "farm " + std::to_string(k) + ": the master's MPI_Recv from MPI_ANY_SOURCE (" + where(f.symbols[0]) + ")"),
+                                  record_call(f.symbols[1], "farm " + std::to_string(k) + ": the master's answer (" + where(f.symbols[1]) + ")"),
+                                  record_call(f.symbols[2], "farm " + std::to_string(k) + ": a worker's request (" + where(f.symbols[2]) + ")"),
+                                  record_call(f.symbols[3], "farm " + std::to_string(k) + ": a worker's MPI_Recv of the answer (" + where(f.symbols[3]) + ")")};
+  auto tag = [](int64_t t) { return t < 0 ? std::string("MPI_ANY_TAG") : std::to_string(t); };
+  std::ostringstream st;
+  st << "static const struct skel_farm " << id << " = {" << k << ", " << in_comm(f.master) << ", " << f.workers.size() << ", "
+     << id << "_worker, " << f.seeded.size() << ", " << id << "_seed, " << id << "_seeded, " << tag(f.ask_tag) << ", "
+     << f.request_tag << ", " << f.task_tag << ", " << f.stop_tag << ", " << tag(f.worker_recv_tag)
+     << ", " << f.first_ask_bytes << ", " << f.ask_bytes << ", " << f.task_bytes << ", " << f.stop_bytes << ", "
+     << f.task_ns.size() << ", " << f.kept.size() << ", " << id << "_kept, " << id << "_task, "
+     << num(f.master_recv_units) << ", " << num(f.master_answer_units) << ", " << id << "_entry, " << id << "_wait, "
+     << calls[0] << ", " << calls[1] << ", " << calls[2] << ", " << calls[3] << "};\n";
+  farm_tables_ += st.str();
+  buf_bytes_ = std::max<int64_t>(buf_bytes_, static_cast<int64_t>(std::max({f.first_ask_bytes, f.ask_bytes, f.task_bytes, f.stop_bytes})) + 8);
+  std::string workers = rank_list(f.workers);
+  body_ << "  /* farm " << k << " (top-level items " << f.first << ".." << f.end - 1 << "): master rank " << f.master
+        << " hands " << f.kept.size() << " of the application's " << f.task_ns.size()
+        << " tasks to whichever of ranks " << workers << " asks */\n";
+  const std::string workers_here = guard_of_ranks(id + "_in", f.workers);
+  body_ << "  if (skel_rank == " << f.master << " || " << (workers_here.empty() ? "1" : "(" + workers_here + ")") << ") skel_farm_run(&"
+        << id << ", " << comm_of_symbol(f.comm) << ", skel_rank == " << f.master << ");\n";
+  Skeleton::FarmSummary sum{f.master, static_cast<uint32_t>(f.workers.size()), f.task_ns.size(), f.kept.size(), f.traced_ns * 1e-9};
+  out_.farms.push_back(sum);
 }
 
 // The runtime's tables over every thread's program: each cut loop's factor
@@ -1223,6 +1269,12 @@ void Emitter::emit_items(const std::vector<uint32_t>& items, int depth, const st
   for (size_t i = 0; i < items.size();) {
     if (top) thread_points_at(i, false);
     if (top && run_boundary(i, run)) continue;
+    if (top && plan_.farm_at(i) >= 0) {
+      const size_t k = static_cast<size_t>(plan_.farm_at(i));
+      emit_farm(k);
+      i = plan_.farms[k].end;
+      continue;
+    }
     uint32_t n = items[i];
     const Firsts* first = fs.empty() ? nullptr : &fs[i];
     if (p_.nodes[n].is_loop()) {
@@ -1419,8 +1471,8 @@ void Emitter::summarise(const NodeTimes& times) {
     const bool edge = f == kFunc_MPI_Init || f == kFunc_MPI_Init_thread || f == kFunc_MPI_Finalize;
     for (uint32_t r = 0; r < P_; ++r) {
       if (!edge && r < n.dur.size()) comm += n.dur[r].mean * static_cast<double>(n.dur[r].n);
-      const RankStat* c = computation(n, r);
-      if (c && (!edge || f == kFunc_MPI_Finalize)) comp += computation_ns(n, r) * static_cast<double>(c->n);
+      const uint64_t values = r < n.work.size() && n.work[r].n > 0 ? n.work[r].n : r < n.gap.size() ? n.gap[r].n : 0;
+      if (!edge || f == kFunc_MPI_Finalize) comp += computation_ns(n, r) * static_cast<double>(values);
     }
   }
   for (uint32_t r = 0; r < P_; ++r) flops += rate_[r] * 1e9 * SKEL_KERNEL_FLOPS_PER_UNIT;
@@ -1521,6 +1573,8 @@ void Emitter::run(const NodeTimes& times, const std::vector<const Emitter*>& thr
   v["WATCHDOG_S"] = num(opt_.watchdog_s);
   v["LOOP_DEPTH"] = std::to_string(std::max<size_t>(1, loop_depth_));
   v["RUNTIME"] = template_text("skel_runtime.h");
+  v["NUM_FARMS"] = std::to_string(plan_.farms.size());
+  v["FARMS"] = plan_.farms.empty() ? "" : template_text("skel_farm.h") + farm_tables_;
   v["BODY"] = prologue + body_.str() + epilogue;
   out_.code = render(template_text("skeleton.c.in"), v);
 }

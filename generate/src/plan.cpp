@@ -35,6 +35,14 @@ double NodeTimes::share(uint32_t node) const {
   return program > 0 ? most / program : 0;
 }
 
+double computation_ns(const FoldedProgram& p, const FoldedNode& node, uint32_t r) {
+  const bool cpu = r < node.work.size() && node.work[r].n > 0;
+  const RankStat* c = cpu ? &node.work[r] : r < node.gap.size() && node.gap[r].n > 0 ? &node.gap[r] : nullptr;
+  if (!c || r >= p.symbols.ranks.size()) return 0;
+  const MergedRank& mr = p.symbols.ranks[r];
+  return std::max(0.0, c->mean - (cpu ? mr.cpu_gap_floor_ns : mr.gap_floor_ns));
+}
+
 NodeTimes measure_times(const FoldedProgram& p) {
   const uint32_t P = p.symbols.world_size;
   NodeTimes t;
@@ -311,7 +319,9 @@ class CutChooser {
   // V-cycle's 14 exchanges cut to the first 5, the finest levels, predicted
   // 26 % short under SimGrid).
   void choose(const std::vector<uint32_t>& items) {
-    for (uint32_t id : items) {
+    for (size_t i = 0; i < items.size(); ++i) {
+      if (&items == &p_.top && plan_.farm_at(i) >= 0) continue;  // runs as a farm
+      const uint32_t id = items[i];
       const FoldedNode& n = p_.nodes[id];
       if (!n.is_loop()) continue;
       const bool candidate = cuttable(id, true);
@@ -369,16 +379,24 @@ class CutChooser {
 // The runs of point-to-point calls each rank makes in an order of its own
 // (safe_order), found in every node list as the emitter walks them.
 void plan_steps(const FoldedProgram& p, const std::vector<uint32_t>& items, Plan& plan, std::set<std::string>& notes) {
-  auto p2p = [&](uint32_t n) { return !p.nodes[n].is_loop() && is_point_to_point(identity_of(p, n).func); };
+  const bool top = &items == &p.top;
+  auto p2p = [&](size_t i) {
+    const uint32_t n = items[i];
+    return !p.nodes[n].is_loop() && is_point_to_point(identity_of(p, n).func) && !(top && plan.farm_at(i) >= 0);
+  };
   for (size_t i = 0; i < items.size();) {
     const uint32_t n = items[i];
+    if (top && plan.farm_at(i) >= 0) {
+      ++i;
+      continue;
+    }
     if (p.nodes[n].is_loop()) {
       plan_steps(p, p.nodes[n].body, plan, notes);
       ++i;
       continue;
     }
     size_t j = i;
-    while (j < items.size() && p2p(items[j])) ++j;
+    while (j < items.size() && p2p(j)) ++j;
     if (j - i < 2) {
       ++i;
       continue;
@@ -536,6 +554,11 @@ std::vector<double> planned_rank_times(const FoldedProgram& p, const NodeTimes& 
   for (size_t i = 0; i < p.top.size(); ++i)
     if (plan.leaves_out(i)) mark(p.top[i]);
   std::vector<double> kept(t.rank_total);
+  for (const Farm& f : plan.farms) {  // the tasks left out, at the farm's mean time per task
+    const double left = 1.0 - static_cast<double>(f.kept.size()) / static_cast<double>(f.task_ns.size());
+    for (size_t i = f.first; i < f.end; ++i)
+      for (uint32_t r = 0; r < kept.size(); ++r) kept[r] -= t.total[p.top[i]][r] * left;
+  }
   for (uint32_t r = 0; r < kept.size(); ++r) {
     for (const CutLoop& c : plan.cuts)
       if (!left_out[c.node])
@@ -549,7 +572,7 @@ std::vector<double> planned_rank_times(const FoldedProgram& p, const NodeTimes& 
 void leave_out_steps(const FoldedProgram& p, const NodeTimes& t, const GenerateOptions& opt, Plan& plan,
                      std::set<std::string>& notes) {
   const double K = opt.scale;
-  if (K < 2 || t.program <= 0 || p.top.empty()) return;
+  if (K < 2 || t.program <= 0 || p.top.empty() || !plan.farms.empty()) return;
   const std::vector<double> by_rank = planned_rank_times(p, t, plan);
   const double planned = *std::max_element(by_rank.begin(), by_rank.end());
   if (planned <= kLeaveOutAbove * t.program / K) return;
@@ -614,6 +637,21 @@ void leave_out_steps(const FoldedProgram& p, const NodeTimes& t, const GenerateO
                std::to_string(p.top.size()) + " top-level nodes left out), their time scaled by the traced ratio");
 }
 
+namespace {
+
+void find_farms_of(const FoldedProgram& p, const GenerateOptions& opt, Plan& plan, std::set<std::string>& notes) {
+  std::vector<double> rate(p.symbols.world_size, 0);  // kernel units per ns (checked by generate())
+  for (uint32_t r = 0; r < p.symbols.world_size && r < p.symbols.ranks.size(); ++r)
+    rate[r] = p.symbols.ranks[r].kernel_units_per_s * 1e-9;
+  if (opt.progress) opt.progress("looking for master-worker farms");
+  plan.farms = find_farms(p, rate, opt.scale, notes);
+  plan.farm_of_top.assign(p.top.size(), -1);
+  for (size_t k = 0; k < plan.farms.size(); ++k)
+    for (size_t i = plan.farms[k].first; i < plan.farms[k].end; ++i) plan.farm_of_top[i] = static_cast<int32_t>(k);
+}
+
+}  // namespace
+
 Plan make_plan(const FoldedProgram& p, const NodeTimes& t, const GenerateOptions& opt, std::set<std::string>& notes) {
   Plan plan;
   for (const Identity& id : p.symbols.identities) plan.any_tag_receives |= id.func == kFunc_MPI_Init_thread;
@@ -621,6 +659,7 @@ Plan make_plan(const FoldedProgram& p, const NodeTimes& t, const GenerateOptions
   plan.slots = assign_request_slots(p);
   for (const std::string& problem : plan.slots.problems) notes.insert("request references: " + problem);
   plan.cut_of.assign(p.nodes.size(), -1);
+  find_farms_of(p, opt, plan, notes);
   CutChooser(p, t, opt, plan, notes).choose(p.top);
   plan_steps(p, p.top, plan, notes);
   leave_out_steps(p, t, opt, plan, notes);

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "farm.h"
 #include "requests.h"
 #include "skel/folded.h"
 #include "skel/generate.h"
@@ -32,6 +33,12 @@ struct NodeTimes {
   double share(uint32_t node) const;       // the node's time (max over ranks) / program
 };
 NodeTimes measure_times(const FoldedProgram& p);
+
+// Rank r's computation per instance of a node, in ns: its mean thread CPU
+// time where the trace measured that (ranks sharing cores), else its mean
+// wall-clock gap, less the tracer's own fixed cost in every gap (the trace
+// header's gap floor on that clock), which the application did not spend.
+double computation_ns(const FoldedProgram& p, const FoldedNode& node, uint32_t r);
 
 struct Plan {
   std::vector<CutLoop> cuts;   // the loops that run fewer iterations, in the order chosen
@@ -67,6 +74,14 @@ struct Plan {
   void keep_all() {
     kept_runs.clear();
     left_out.clear();
+  }
+
+  // Dynamic master-worker farms (farm.h): each runs its own protocol in
+  // place of its top-level items, with every K-th task.
+  std::vector<Farm> farms;
+  std::vector<int32_t> farm_of_top;  // per index in p.top: the farm it is in, -1: none
+  int32_t farm_at(size_t top_index) const {
+    return top_index < farm_of_top.size() ? farm_of_top[top_index] : -1;
   }
 
   // The iterations loop node n runs in the skeleton.

@@ -73,6 +73,7 @@ SKEL_MAYBE_UNUSED static double skel_loop_mark[SKEL_NUM_CUT_LOOPS + 1];
 SKEL_MAYBE_UNUSED static double skel_loop_periods[SKEL_NUM_CUT_LOOPS + 1][SKEL_PERIOD_SAMPLES];
 SKEL_MAYBE_UNUSED static int skel_loop_nperiods[SKEL_NUM_CUT_LOOPS + 1];
 SKEL_MAYBE_UNUSED static double skel_loop_extra[SKEL_NUM_CUT_LOOPS + 1]; /* predicted time of the iterations cut */
+SKEL_MAYBE_UNUSED static double skel_farm_extra; /* the left-out tasks' time of the farms this rank was master of */
 #ifndef SMPI_H
 SKEL_MAYBE_UNUSED static SKEL_TLS double skel_units_owed; /* a fraction of a kernel unit, carried to the next phase */
 SKEL_MAYBE_UNUSED static SKEL_TLS volatile double skel_sink;
@@ -432,6 +433,13 @@ static inline void skel_report(void)
   double mine[2], all[2];
   mine[0] = MPI_Wtime() - skel_t0;
   mine[1] = mine[0] + skel_extra_sum();
+#if SKEL_NUM_FARMS > 0
+  { /* a farm's left-out tasks delay every rank after it (its master knows by how much) */
+    double farms = 0;
+    PMPI_Allreduce(&skel_farm_extra, &farms, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    mine[1] += farms;
+  }
+#endif
 #if SKEL_NUM_THREADS > 1
   { /* the threads ran side by side: while others ran, the longest one's cut iterations add */
     double most = skel_first_beside, extra[SKEL_NUM_THREADS] = {0};

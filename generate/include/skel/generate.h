@@ -49,6 +49,15 @@ struct CutLoop {
 struct Skeleton {
   std::string code;             // the C source
   std::vector<CutLoop> cut;     // the loops that run fewer iterations
+  // Dynamic master-worker farms run as farms (docs/generate.md): each hands
+  // `kept` of the application's `tasks` to whichever worker asks.
+  struct FarmSummary {
+    uint32_t master = 0;
+    uint32_t workers = 0;
+    uint64_t tasks = 0, kept = 0;
+    double traced_s = 0;        // the master's time in it in the trace
+  };
+  std::vector<FarmSummary> farms;
   double traced_s = 0;          // application time in the trace, MPI_Init to MPI_Finalize, max over ranks
   double kept_s = 0;            // of which outside cut loops (estimate, max over ranks)
   double comm_s = 0;            // time in MPI calls per rank (mean over ranks; MPI_Init/Finalize not counted)

@@ -1,0 +1,470 @@
+// Finding dynamic master-worker farms in a folded program (farm.h).
+#include "farm.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "plan.h"
+#include "skel/skel_funcs.h"
+
+namespace skt::gen {
+
+bool Farm::takes_part(uint32_t r) const {
+  return r == master || std::binary_search(workers.begin(), workers.end(), r);
+}
+
+namespace {
+
+// Calls of all ranks the finder walks at most (the application's calls, not
+// the folded program's): beyond, farms are not looked for.
+constexpr uint64_t kMaxWalked = 20'000'000;
+// Tasks a farm may have (the skeleton holds a table of them).
+constexpr size_t kMaxTasks = 1'000'000;
+// Kept tasks per worker at least, where there are that many: the master
+// measures each worker's speed and the round trip from them.
+constexpr uint64_t kMinKeptPerWorker = 4;
+
+// One answer of the master's, and the receive of the request it answers.
+struct MasterStep {
+  size_t request = SIZE_MAX;  // the receive step's first call (SIZE_MAX: a seed, sent unasked)
+  size_t answer = 0;          // the answer's send
+  int64_t worker = 0;         // world rank
+};
+
+// One call of one rank in the application, in program order.
+struct Call {
+  uint32_t node = 0;
+  uint32_t top = 0;       // the top-level item it is in
+  double gap_ns = 0;      // the computation before it
+  uint64_t instance = 0;  // the node's instance number
+  uint64_t iter = 0;      // the innermost loop's iteration
+};
+
+// Rank r's calls, as the skeleton uncut would make them, with the
+// computation before each: a loop's gap (its first iteration's first call's,
+// docs/compress.md "Timing") goes before that call.
+class RankWalk {
+ public:
+  RankWalk(const FoldedProgram& p, uint32_t r) : p_(p), r_(r), in_(p.nodes.size(), -1), seen_(p.nodes.size(), 0) {}
+
+  // False when the walk would exceed `budget` calls (budget is decreased).
+  bool run(uint64_t& budget, std::vector<Call>& out) {
+    out_ = &out;
+    budget_ = &budget;
+    for (size_t i = 0; i < p_.top.size(); ++i) {
+      top_ = static_cast<uint32_t>(i);
+      if (!item(p_.top[i], false, 0)) return false;
+    }
+    return true;
+  }
+
+ private:
+  bool takes_part(uint32_t n) {
+    if (in_[n] >= 0) return in_[n] != 0;
+    const FoldedNode& node = p_.nodes[n];
+    bool in = false;
+    if (!node.is_loop()) {
+      const auto& ranks = p_.symbols.events[static_cast<size_t>(node.symbol)].ranks;
+      in = std::binary_search(ranks.begin(), ranks.end(), r_);
+    } else {
+      for (uint32_t c : node.body) in = in || takes_part(c);
+    }
+    in_[n] = in ? 1 : 0;
+    return in;
+  }
+
+  // The computation before node n at this instance: the mean, times the
+  // course and phase factors the emitter applies.
+  double gap(uint32_t n, uint64_t instance, uint64_t iter) const {
+    const FoldedNode& node = p_.nodes[n];
+    double g = computation_ns(p_, node, r_);
+    if (g <= 0) return 0;
+    if (r_ < node.profile.size() && !node.profile[r_].empty() && node.instances > 0) {
+      const size_t parts = node.profile[r_].size();
+      const size_t k = std::min(parts - 1, static_cast<size_t>(static_cast<double>(instance) * static_cast<double>(parts) /
+                                                               static_cast<double>(node.instances)));
+      g *= node.profile[r_][k];
+    }
+    if (node.phase_period > 0 && r_ < node.phase_factor.size() && !node.phase_factor[r_].empty()) {
+      const uint64_t phase = (node.phase_by_instance ? instance : iter) % node.phase_period;
+      if (phase < node.phase_factor[r_].size()) g *= node.phase_factor[r_][phase];
+    }
+    return g;
+  }
+
+  // skipped: the computation before n was run by the loop around it (its first iteration).
+  bool item(uint32_t n, bool skipped, uint64_t iter) {
+    if (!takes_part(n)) return true;
+    const FoldedNode& node = p_.nodes[n];
+    const uint64_t instance = seen_[n]++;
+    if (!skipped) pending_ += gap(n, instance, iter);
+    if (!node.is_loop()) {
+      if ((*budget_)-- == 0) return false;
+      out_->push_back({n, top_, pending_, instance, iter});
+      pending_ = 0;
+      return true;
+    }
+    for (uint64_t k = 0; k < node.count; ++k) {
+      bool first = k == 0;
+      for (uint32_t c : node.body) {
+        if (!takes_part(c)) continue;
+        if (!item(c, first, k)) return false;
+        first = false;
+      }
+    }
+    return true;
+  }
+
+  const FoldedProgram& p_;
+  const uint32_t r_;
+  std::vector<int8_t> in_;
+  std::vector<uint64_t> seen_;
+  std::vector<Call>* out_ = nullptr;
+  uint64_t* budget_ = nullptr;
+  uint32_t top_ = 0;
+  double pending_ = 0;
+};
+
+class Finder {
+ public:
+  Finder(const FoldedProgram& p, const std::vector<double>& rate, uint32_t scale, std::set<std::string>& notes)
+      : p_(p), m_(p.symbols), rate_(rate), scale_(scale), notes_(notes), calls_(m_.world_size),
+        walked_(m_.world_size, 0) {}
+
+  std::vector<Farm> run() {
+    std::vector<Farm> out;
+    for (uint32_t m = 0; m < m_.world_size; ++m) {
+      if (!receives_any(m) || !walk(m)) continue;
+      const std::vector<Call>& calls = calls_[m];
+      std::vector<MasterStep> steps;
+      for (size_t i = 0; i < calls.size();) {
+        Farm f;
+        const size_t end = master_run(m, i, steps);
+        if (end > i && farm_of(m, i, end, steps, f) && !overlaps(out, f)) out.push_back(std::move(f));
+        i = std::max(end, i + 1);
+      }
+    }
+    std::sort(out.begin(), out.end(), [](const Farm& a, const Farm& b) { return a.first < b.first; });
+    return out;
+  }
+
+ private:
+  const MergedEvent& event(uint32_t n) const { return m_.events[static_cast<size_t>(p_.nodes[n].symbol)]; }
+  const Identity& identity(uint32_t n) const { return m_.identities[event(n).identity]; }
+  uint32_t func(uint32_t n) const { return identity(n).func; }
+  int64_t comm(uint32_t n) const { return std::max<int64_t>(identity(n).comm, 0); }
+  bool any_source_recv(uint32_t n) const {
+    return func(n) == kFunc_MPI_Recv && identity(n).peer_class == PeerClass::kAnySource;
+  }
+  bool recv(uint32_t n) const { return func(n) == kFunc_MPI_Recv && identity(n).peer_class == PeerClass::kRank; }
+  bool send(uint32_t n) const {
+    const uint32_t f = func(n);
+    return f == kFunc_MPI_Send || f == kFunc_MPI_Ssend || f == kFunc_MPI_Rsend;
+  }
+
+  bool receives_any(uint32_t r) const {
+    for (size_t n = 0; n < p_.nodes.size(); ++n)
+      if (!p_.nodes[n].is_loop() && (any_source_recv(static_cast<uint32_t>(n)) || probe_any(static_cast<uint32_t>(n)))) {
+        const auto& ranks = event(static_cast<uint32_t>(n)).ranks;
+        if (std::binary_search(ranks.begin(), ranks.end(), r)) return true;
+      }
+    return false;
+  }
+
+  bool walk(uint32_t r) {
+    if (walked_[r]) return walked_[r] > 0;
+    if (RankWalk(p_, r).run(budget_, calls_[r])) {
+      walked_[r] = 1;
+      return true;
+    }
+    walked_[r] = -1;
+    calls_[r].clear();
+    notes_.insert("master-worker farms are not looked for: the program is longer than " +
+                  std::to_string(kMaxWalked) + " calls");
+    return false;
+  }
+
+  // A parameter's value at a call (Checker::rule_value, uncut).
+  int64_t value(const Call& c, Param pm, uint32_t r) const {
+    const MergedEvent& e = event(c.node);
+    if (e.params[static_cast<size_t>(pm)].kind == ParamKind::kAbsent) return kNone;
+    const CountRule* rule = p_.nodes[c.node].rule(pm);
+    if (!rule) return m_.value(e, pm, r);
+    if (rule->is_cycle()) {
+      if (r >= rule->kind.size() || !cycles(rule->kind[r])) return 0;
+      return rule->cycle[r * rule->period + (rule->by_instance() ? c.instance : c.iter) % rule->period];
+    }
+    const double a = r < rule->a.size() ? rule->a[r] : 0, b = r < rule->b.size() ? rule->b[r] : 0;
+    if (r < rule->kind.size() && rule->kind[r] == RuleKind::kLinear)
+      return std::llround(a + b * static_cast<double>(c.instance));
+    if (r < rule->max.size()) return static_cast<int64_t>(std::ceil(rule->max[r]));  // a mean: its largest
+    return std::llround(a);
+  }
+  uint64_t bytes(const Call& c, uint32_t r) const {
+    const int64_t n = value(c, Param::count, r), d = identity(c.node).dtype;
+    const int64_t size = d >= 0 && static_cast<size_t>(d) < m_.datatypes.size() ? m_.datatypes[static_cast<size_t>(d)].size : 1;
+    return static_cast<uint64_t>(std::max<int64_t>(n, 0) * std::max<int64_t>(size, 0));
+  }
+
+  bool probe_any(uint32_t n) const {
+    return func(n) == kFunc_MPI_Probe && identity(n).peer_class == PeerClass::kAnySource;
+  }
+  // The master's receive of a request at calls[j]: an MPI_Recv from
+  // MPI_ANY_SOURCE, or an MPI_Probe from MPI_ANY_SOURCE and an MPI_Recv from
+  // the rank it found; on communicator c with tag `tag` (-1: MPI_ANY_TAG).
+  // Returns its calls (0: none) and the rank it took the request from.
+  size_t receive_step(uint32_t m, size_t j, int64_t c, int64_t tag, int64_t& from) const {
+    const std::vector<Call>& calls = calls_[m];
+    if (j >= calls.size() || comm(calls[j].node) != c || value(calls[j], Param::tag, m) != tag) return 0;
+    from = value(calls[j], Param::peer, m);
+    if (any_source_recv(calls[j].node)) return 1;
+    if (!probe_any(calls[j].node) || j + 1 >= calls.size()) return 0;
+    const Call& r = calls[j + 1];
+    return recv(r.node) && comm(r.node) == c && value(r, Param::peer, m) == from ? 2 : 0;
+  }
+
+  // The master's farm starting at calls[i]: sends to the first workers
+  // (seeds, at most one per rank), then (receive step, answer to its
+  // source) pairs. Returns the end (i: none).
+  size_t master_run(uint32_t m, size_t i, std::vector<MasterStep>& steps) const {
+    const std::vector<Call>& calls = calls_[m];
+    steps.clear();
+    const int64_t c = comm(calls[i].node);
+    size_t j = i;
+    std::set<int64_t> seeded;
+    while (j < calls.size() && send(calls[j].node) && comm(calls[j].node) == c && seeded.size() < m_.world_size) {
+      const int64_t to = value(calls[j], Param::peer, m);
+      if (!seeded.insert(to).second) return i;
+      steps.push_back({SIZE_MAX, j, to});
+      ++j;
+    }
+    if (j >= calls.size()) return i;
+    const int64_t tag = value(calls[j], Param::tag, m);
+    for (;;) {
+      int64_t from = kNone;
+      const size_t len = receive_step(m, j, c, tag, from);
+      if (!len || j + len >= calls.size()) break;
+      const Call& answer = calls[j + len];
+      if (!send(answer.node) || comm(answer.node) != c || value(answer, Param::peer, m) != from) break;
+      steps.push_back({j, j + len, from});
+      j += len + 1;
+    }
+    return steps.size() > seeded.size() ? j : i;
+  }
+
+  bool farm_of(uint32_t m, size_t begin, size_t end, const std::vector<MasterStep>& steps, Farm& f);
+  bool worker_run(const Farm& f, uint32_t w, bool seeded, uint64_t asks, size_t& begin, size_t& end);
+  bool worker_figures(Farm& f, uint32_t w, size_t begin, size_t end, std::vector<double>& task_ns);
+  bool master_figures(Farm& f, size_t begin, const std::vector<MasterStep>& steps,
+                      std::map<uint32_t, std::vector<double>>& task_ns);
+  bool covers(const Farm& f, const std::map<uint32_t, std::pair<size_t, size_t>>& runs) const;
+  void keep_tasks(Farm& f) const;
+  static bool overlaps(const std::vector<Farm>& farms, const Farm& f) {
+    for (const Farm& g : farms)
+      if (f.first < g.end && g.first < f.end) return true;
+    return false;
+  }
+
+  const FoldedProgram& p_;
+  const MergedTrace& m_;
+  const std::vector<double>& rate_;
+  const uint32_t scale_;
+  std::set<std::string>& notes_;
+  std::vector<std::vector<Call>> calls_;
+  std::vector<int8_t> walked_;  // 1: calls_ holds the rank's calls, -1: too long
+  uint64_t budget_ = kMaxWalked;
+  std::map<uint32_t, size_t> cursor_;  // per worker: where its next farm is looked for
+};
+
+// Worker w's farm: its seed's receive (if the master sent it one unasked),
+// then `asks` (request to the master, receive of the answer) pairs; the
+// first at or after its cursor.
+bool Finder::worker_run(const Farm& f, uint32_t w, bool seeded, uint64_t asks, size_t& begin, size_t& end) {
+  if (!walk(w)) return false;
+  const std::vector<Call>& calls = calls_[w];
+  auto request = [&](size_t j) {
+    return j < calls.size() && send(calls[j].node) && comm(calls[j].node) == f.comm &&
+           value(calls[j], Param::peer, w) == f.master &&
+           (f.ask_tag < 0 || value(calls[j], Param::tag, w) == f.ask_tag);
+  };
+  auto answer = [&](size_t j) {
+    return j < calls.size() && recv(calls[j].node) && comm(calls[j].node) == f.comm &&
+           value(calls[j], Param::peer, w) == f.master;
+  };
+  size_t j = cursor_[w];
+  while (j < calls.size() && !(seeded ? answer(j) : request(j))) ++j;
+  begin = j;
+  if (seeded && !answer(j++)) return false;
+  for (uint64_t k = 0; k < asks; ++k, j += 2)
+    if (!request(j) || !answer(j + 1)) return false;
+  end = j;
+  return end > begin && !request(j);  // no more requests than the master took
+}
+
+// A worker's figures: its entry computation, its wait between request and
+// answer, each task's computation (before the request after its answer),
+// the sizes of its requests and its receives' tag.
+bool Finder::worker_figures(Farm& f, uint32_t w, size_t begin, size_t end, std::vector<double>& task_ns) {
+  const std::vector<Call>& calls = calls_[w];
+  f.entry_units[w] = calls[begin].gap_ns * rate_[w];
+  double wait = 0;
+  size_t waits = 0;
+  bool answered = false, first_request = true;
+  for (size_t j = begin; j < end; ++j) {
+    if (send(calls[j].node)) {  // a request
+      uint64_t& most = first_request ? f.first_ask_bytes : f.ask_bytes;
+      most = std::max(most, bytes(calls[j], w));
+      if (f.request_tag < 0) f.request_tag = value(calls[j], Param::tag, w);
+      if (answered) task_ns.push_back(calls[j].gap_ns);
+      first_request = false;
+      continue;
+    }
+    const int64_t tag = value(calls[j], Param::tag, w);
+    if (f.worker_recv_tag == kNone) f.worker_recv_tag = tag;
+    if (tag != f.worker_recv_tag) return false;
+    if (j > begin) wait += calls[j].gap_ns, ++waits;
+    answered = true;
+  }
+  f.worker_wait_units[w] = waits ? wait / static_cast<double>(waits) * rate_[w] : 0;
+  return true;
+}
+
+// Every call of every rank in the farm's top-level items is the farm's.
+bool Finder::covers(const Farm& f, const std::map<uint32_t, std::pair<size_t, size_t>>& runs) const {
+  for (const auto& [r, run] : runs) {
+    const std::vector<Call>& calls = calls_[r];
+    if (run.first > 0 && calls[run.first - 1].top >= f.first) return false;
+    if (run.second < calls.size() && calls[run.second].top < f.end) return false;
+  }
+  for (size_t i = f.first; i < f.end; ++i) {
+    std::vector<uint32_t> stack{p_.top[i]};
+    while (!stack.empty()) {
+      const uint32_t n = stack.back();
+      stack.pop_back();
+      const FoldedNode& node = p_.nodes[n];
+      if (node.is_loop()) {
+        stack.insert(stack.end(), node.body.begin(), node.body.end());
+        continue;
+      }
+      for (uint32_t r : event(n).ranks)
+        if (!f.takes_part(r)) return false;
+    }
+  }
+  return true;
+}
+
+bool Finder::farm_of(uint32_t m, size_t begin, size_t end, const std::vector<MasterStep>& steps, Farm& f) {
+  const std::vector<Call>& mc = calls_[m];
+  f.master = m;
+  f.comm = comm(mc[begin].node);
+  const MasterStep& asked = *std::find_if(steps.begin(), steps.end(), [](const MasterStep& s) { return s.request != SIZE_MAX; });
+  f.ask_tag = value(mc[asked.request], Param::tag, m);
+  std::map<uint32_t, uint64_t> answers, asks;  // per worker
+  std::set<uint32_t> seeded;
+  for (const MasterStep& s : steps) {
+    if (s.worker < 0 || s.worker >= static_cast<int64_t>(m_.world_size) || s.worker == m) return false;
+    const uint32_t w = static_cast<uint32_t>(s.worker);
+    ++answers[w];
+    if (s.request == SIZE_MAX) seeded.insert(w);
+    else ++asks[w];
+  }
+  if (steps.size() < answers.size() + 1) return false;  // no task at all
+  std::map<uint32_t, std::pair<size_t, size_t>> runs{{m, {begin, end}}};
+  for (const auto& [w, n] : answers) {
+    size_t b = 0, e = 0;
+    if (!worker_run(f, w, seeded.count(w) > 0, asks[w], b, e)) return false;
+    runs[w] = {b, e};
+    f.workers.push_back(w);
+    if (seeded.count(w)) f.seeded.push_back(w);
+  }
+  f.first = SIZE_MAX;
+  for (const auto& [r, run] : runs) {
+    f.first = std::min<size_t>(f.first, calls_[r][run.first].top);
+    f.end = std::max<size_t>(f.end, calls_[r][run.second - 1].top + 1);
+  }
+  if (!covers(f, runs)) return false;
+  f.entry_units.assign(m_.world_size, 0);
+  f.worker_wait_units.assign(m_.world_size, 0);
+  std::map<uint32_t, std::vector<double>> task_ns;  // per worker, its tasks in order
+  for (uint32_t w : f.workers)
+    if (!worker_figures(f, w, runs[w].first, runs[w].second, task_ns[w])) return false;
+  if (!master_figures(f, begin, steps, task_ns)) return false;
+  const uint32_t w0 = f.workers[0];
+  const size_t req = asked.request;
+  f.symbols = {mc[req + (probe_any(mc[req].node) ? 1 : 0)].node, mc[asked.answer].node,
+               calls_[w0][runs[w0].first].node, calls_[w0][runs[w0].second - 1].node};
+  for (const auto& [w, run] : runs) cursor_[w] = run.second;
+  keep_tasks(f);
+  return true;
+}
+
+// The master's figures: the tasks in the order handed out (each worker's
+// last answer is its stop), the answers' tags and sizes, its computation
+// per request and per answer, its time in the farm.
+bool Finder::master_figures(Farm& f, size_t begin, const std::vector<MasterStep>& steps,
+                            std::map<uint32_t, std::vector<double>>& task_ns) {
+  const uint32_t m = f.master;
+  const std::vector<Call>& mc = calls_[m];
+  std::map<uint32_t, uint64_t> left, given;  // per worker: answers still to come, tasks given
+  for (const MasterStep& s : steps) ++left[static_cast<uint32_t>(s.worker)];
+  bool first_stop = true, first_task = true;
+  double recv_ns = 0, answer_ns = 0;
+  size_t requests = 0;
+  for (const MasterStep& s : steps) {
+    const uint32_t w = static_cast<uint32_t>(s.worker);
+    const int64_t tag = value(mc[s.answer], Param::tag, m);
+    const bool stop = --left[w] == 0;
+    int64_t& want = stop ? f.stop_tag : f.task_tag;
+    bool& first = stop ? first_stop : first_task;
+    if (first) want = tag;
+    first = false;
+    if (f.worker_recv_tag >= 0 && tag != f.worker_recv_tag) return false;
+    uint64_t& most = stop ? f.stop_bytes : f.task_bytes;
+    most = std::max(most, bytes(mc[s.answer], m));
+    if (!stop) {
+      const std::vector<double>& own = task_ns[w];
+      const uint64_t k = given[w]++;
+      if (k >= own.size()) return false;
+      f.task_ns.push_back(own[k]);
+      f.task_units.push_back(own[k] * rate_[w]);
+    }
+    const size_t from = s.request == SIZE_MAX ? s.answer : s.request;
+    for (size_t k = from; k <= s.answer; ++k) {
+      const double gap = k > begin ? mc[k].gap_ns : 0;
+      (k == s.answer ? answer_ns : recv_ns) += gap;
+      const FoldedNode& node = p_.nodes[mc[k].node];
+      f.traced_ns += gap + (m < node.dur.size() ? node.dur[m].mean : 0);
+    }
+    requests += s.request == SIZE_MAX ? 0 : 1;
+  }
+  if (f.task_ns.empty() || f.task_ns.size() > kMaxTasks) return false;
+  f.entry_units[m] = mc[begin].gap_ns * rate_[m];
+  f.master_recv_units = requests ? recv_ns / static_cast<double>(requests) * rate_[m] : 0;
+  f.master_answer_units = answer_ns / static_cast<double>(steps.size()) * rate_[m];
+  return true;
+}
+
+// Every n-th task, evenly through the run (the middle one of each n), at
+// least kMinKeptPerWorker per worker where there are that many.
+void Finder::keep_tasks(Farm& f) const {
+  const uint64_t N = f.task_ns.size();
+  uint64_t keep = N;
+  if (scale_ > 1) {
+    keep = (N + scale_ - 1) / scale_;
+    keep = std::min<uint64_t>(N, std::max<uint64_t>(keep, kMinKeptPerWorker * f.workers.size()));
+  }
+  for (uint64_t j = 0; j < keep; ++j)
+    f.kept.push_back(std::min<uint64_t>(N - 1, static_cast<uint64_t>((static_cast<double>(j) + 0.5) *
+                                                                     static_cast<double>(N) / static_cast<double>(keep))));
+}
+
+}  // namespace
+
+std::vector<Farm> find_farms(const FoldedProgram& p, const std::vector<double>& units_per_ns, uint32_t scale,
+                             std::set<std::string>& notes) {
+  if (p.thread != 0 || !p.threads.empty()) return {};
+  return Finder(p, units_per_ns, scale, notes).run();
+}
+
+}  // namespace skt::gen

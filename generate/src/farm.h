@@ -1,0 +1,73 @@
+// Dynamic master-worker farms (internal to the generator): where work
+// follows the messages, the skeleton hands out tasks as the application did,
+// to whichever worker asks, instead of replaying one run's balance.
+//
+// A farm, as the trace shows it (every rank's calls in a run of top-level
+// items of the folded program, nothing else in that run):
+//   - the master may first send some workers a task unasked (seeds, one
+//     each); then it receives requests from MPI_ANY_SOURCE (an MPI_Recv, or
+//     an MPI_Probe and an MPI_Recv from the rank it found; one tag or
+//     MPI_ANY_TAG, one communicator) and answers each with one send
+//     (MPI_Send, MPI_Ssend or MPI_Rsend) to the rank it took it from, before
+//     the next;
+//   - each worker (every rank the master answered) receives its seed, if it
+//     had one, then alternates a request to the master (with that tag) and
+//     a receive (MPI_Recv) from the master; its last answer is its stop,
+//     every other one a task, and the computation before its next request
+//     is that task's.
+// Tasks are numbered in the order the master handed them out, each with the
+// computation the worker that had it spent on it.
+//
+// The skeleton (templates/skel_farm.h) runs the same protocol with every
+// n-th task of the application (the plan's kept tasks; all of them at
+// K = 1): each answer carries the task's number, each request the time the
+// worker spent on its last task, so the master measures how fast each
+// worker is and how long a round trip takes, and adds the left-out tasks'
+// time by replaying the whole farm's hand-out with those figures (the same
+// greedy order: the next task to the first worker to ask).
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "skel/folded.h"
+
+namespace skt::gen {
+
+struct Farm {
+  size_t first = 0, end = 0;     // p.top[first, end): the farm, on every rank
+  uint32_t master = 0;           // world rank
+  int64_t comm = 0;              // communicator symbol
+  std::vector<uint32_t> workers; // world ranks, ascending
+  std::vector<uint32_t> seeded;  // workers the master sent a first task unasked, in order
+  int64_t ask_tag = 0;           // the master's receives: a tag, or -1 (MPI_ANY_TAG)
+  int64_t request_tag = -1;      // the workers' requests' (the first one's)
+  int64_t task_tag = 0, stop_tag = 0;  // the answers' (the first of each)
+  int64_t worker_recv_tag = kNone;  // the workers' receives: a tag, or -1 (MPI_ANY_TAG)
+  uint64_t first_ask_bytes = 0, ask_bytes = 0;  // a worker's first request, the later ones
+  uint64_t task_bytes = 0, stop_bytes = 0;
+  std::vector<double> task_ns;   // per task, in hand-out order: its computation in the application
+  std::vector<double> task_units;  // the same in kernel units (at the rate of the rank that computed it)
+  std::vector<uint64_t> kept;    // the tasks the skeleton hands out (indices into task_ns), ascending
+  // Computation, kernel units, per world rank (0 elsewhere): before the
+  // rank's first call of the farm; the master's before each receive after
+  // the first and before each answer; a worker's between its request and
+  // the receive of the answer.
+  std::vector<double> entry_units;
+  double master_recv_units = 0, master_answer_units = 0;
+  std::vector<double> worker_wait_units;
+  double traced_ns = 0;          // the master's time in the farm (from its first call's start)
+  std::vector<uint32_t> symbols; // a node of each role, for messages: master receive, answer, request, worker receive
+
+  bool takes_part(uint32_t r) const;
+};
+
+// The farms of p's top level (none in a thread's program), in order, each
+// keeping every K-th task (at least four per worker where there are that
+// many). Programs too long to examine are passed over with a note.
+std::vector<Farm> find_farms(const FoldedProgram& p, const std::vector<double>& units_per_ns, uint32_t scale,
+                             std::set<std::string>& notes);
+
+}  // namespace skt::gen

@@ -1,0 +1,138 @@
+/* Two more shapes of dynamic master-worker farm than farm.c, with task
+ * sizes drawn from a skewed random distribution (a fixed seed: the same
+ * tasks every run; which worker gets which changes from run to run).
+ *
+ *   farm2 [TASKS=150] [WORK=20000] [MODE=seeded|probe]
+ *
+ * seeded (the matrix-vector farm of the MPI textbooks): the master
+ *   broadcasts the parameters, sends each worker its first task unasked
+ *   (tag = task + 1), then receives results from MPI_ANY_SOURCE with
+ *   MPI_ANY_TAG (tag = the task done) and answers each with the next task,
+ *   or a stop (tag 0, no data); workers receive with MPI_ANY_TAG.
+ * probe: on a duplicate of MPI_COMM_WORLD, workers ask with a "ready"
+ *   message first, then send 64-double results; the master finds each with
+ *   MPI_Probe(MPI_ANY_SOURCE) and takes it with MPI_Recv from that rank;
+ *   tasks and the stop (task -1) come with one tag, which the workers
+ *   receive with. A final MPI_Allreduce on the duplicate.
+ *
+ * Each call is logged (applog.h); sources and tags are the ones matched. */
+#include <string.h>
+
+#include "applog.h"
+
+enum { kTagWork = 7 };
+
+static double compute(long n, double seed) {
+  double x = seed;
+  for (long i = 0; i < n; ++i) x = x * 1.0000001 + 1e-9 * (double)(i & 7);
+  return x;
+}
+
+/* Task t's size: WORK x a factor in [0.25, 4), skewed to the small ones. */
+static long task_size(int t, long work) {
+  unsigned long long x = 0x9E3779B97F4A7C15ull * (unsigned long long)(t + 1);
+  x ^= x >> 29;
+  x *= 0xBF58476D1CE4E5B9ull;
+  x ^= x >> 32;
+  double u = (double)(x % 1000000) / 1e6;
+  return (long)((double)work * (0.25 + 3.75 * u * u * u));
+}
+
+static void seeded(int rank, int size, int tasks, long work) {
+  long params[2] = {tasks, work};
+  MPI_Bcast(params, 2, MPI_LONG, 0, MPI_COMM_WORLD);
+  LOG("MPI_Bcast root=0 count=2 comm=world");
+  if (rank == 0) {
+    int next = 0, w;
+    for (w = 1; w < size; ++w) {
+      int tag = next < tasks ? next + 1 : 0;
+      MPI_Send(&next, next < tasks ? 1 : 0, MPI_INT, w, tag, MPI_COMM_WORLD);
+      LOG("MPI_Send peer=%d tag=%d count=%d", w, tag, next < tasks ? 1 : 0);
+      if (next < tasks) ++next;
+    }
+    int running = size - 1 < tasks ? size - 1 : tasks;
+    while (running > 0) {
+      double result;
+      MPI_Status st;
+      MPI_Recv(&result, 1, MPI_DOUBLE, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+      LOG("MPI_Recv peer=%d tag=-1 count=1 any_source any_tag", st.MPI_SOURCE);
+      int tag = next < tasks ? next + 1 : 0;
+      MPI_Send(&next, next < tasks ? 1 : 0, MPI_INT, st.MPI_SOURCE, tag, MPI_COMM_WORLD);
+      LOG("MPI_Send peer=%d tag=%d count=%d", st.MPI_SOURCE, tag, next < tasks ? 1 : 0);
+      if (next < tasks) ++next;
+      else --running;
+    }
+  } else {
+    for (;;) {
+      int task;
+      MPI_Status st;
+      MPI_Recv(&task, 1, MPI_INT, 0, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+      LOG("MPI_Recv peer=0 tag=-1 count=1 any_tag");
+      if (st.MPI_TAG == 0) break;
+      double result = compute(task_size(task, work), task);
+      MPI_Send(&result, 1, MPI_DOUBLE, 0, task, MPI_COMM_WORLD);
+      LOG("MPI_Send peer=0 tag=%d count=1", task);
+    }
+  }
+}
+
+static void probed(int rank, int size, int tasks, long work) {
+  MPI_Comm farm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &farm);
+  LOG("MPI_Comm_dup comm=world new_comm=farm");
+  double local = 0, total = 0;
+  if (rank == 0) {
+    int next = 0, stopped = 0;
+    double results[64];
+    while (stopped < size - 1) {
+      MPI_Status st;
+      int count;
+      MPI_Probe(MPI_ANY_SOURCE, kTagWork, farm, &st);
+      MPI_Get_count(&st, MPI_DOUBLE, &count);
+      LOG("MPI_Probe peer=%d tag=%d comm=farm any_source=1", st.MPI_SOURCE, kTagWork);
+      MPI_Recv(results, count, MPI_DOUBLE, st.MPI_SOURCE, kTagWork, farm, MPI_STATUS_IGNORE);
+      LOG("MPI_Recv peer=%d tag=%d count=%d comm=farm", st.MPI_SOURCE, kTagWork, count);
+      if (count > 0) local += results[0];
+      int task = next < tasks ? next++ : -1;
+      stopped += task < 0;
+      MPI_Send(&task, 1, MPI_INT, st.MPI_SOURCE, kTagWork, farm);
+      LOG("MPI_Send peer=%d tag=%d count=1 comm=farm", st.MPI_SOURCE, kTagWork);
+    }
+  } else {
+    double results[64];
+    int count = 1;
+    memset(results, 0, sizeof results);
+    for (;;) {
+      int task;
+      MPI_Send(results, count, MPI_DOUBLE, 0, kTagWork, farm);
+      LOG("MPI_Send peer=0 tag=%d count=%d comm=farm", kTagWork, count);
+      MPI_Recv(&task, 1, MPI_INT, 0, kTagWork, farm, MPI_STATUS_IGNORE);
+      LOG("MPI_Recv peer=0 tag=%d count=1 comm=farm", kTagWork);
+      if (task < 0) break;
+      results[0] = compute(task_size(task, work), task);
+      count = 64;
+    }
+  }
+  MPI_Allreduce(&local, &total, 1, MPI_DOUBLE, MPI_SUM, farm);
+  LOG("MPI_Allreduce count=1 comm=farm");
+  MPI_Comm_free(&farm);
+  LOG("MPI_Comm_free comm=farm");
+}
+
+int main(int argc, char** argv) {
+  int rank, size;
+  int tasks = argc > 1 ? atoi(argv[1]) : 150;
+  long work = argc > 2 ? atol(argv[2]) : 20000;
+  const char* mode = argc > 3 ? argv[3] : "seeded";
+  if (tasks < 1 || work < 0 || (strcmp(mode, "seeded") != 0 && strcmp(mode, "probe") != 0)) {
+    fprintf(stderr, "usage: farm2 [TASKS] [WORK] [seeded|probe]\n");
+    return 2;
+  }
+  app_start(&argc, &argv, &rank, &size);
+  if (strcmp(mode, "seeded") == 0) seeded(rank, size, tasks, work);
+  else probed(rank, size, tasks, work);
+  if (rank == 0) printf("farm2 %s: %d tasks done\n", mode, tasks);
+  LOG("MPI_Finalize");
+  MPI_Finalize();
+  return 0;
+}

@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""A dynamic master-worker farm's skeleton hands out the tasks as the application does.
+
+usage: check_farm.py SKELGEN FLAVOR NP WORK TASKS APP [APP ARGS...]
+
+The farm test programs (tests/apps/farm.c, farm2.c) take TASKS as their first
+argument; rank 0 is the master, every other rank a worker. Checked against
+what the program does, not against our own outputs:
+  1. skelgen generate finds the farm: master 0, NP - 1 workers, TASKS tasks;
+     all of them kept at K = 1, every 10th (at least 4 per worker) at K = 10;
+  2. both skeletons complete, and the K = 1 one traced again answers
+     TASKS + NP - 1 requests on rank 0 (each worker its tasks and a stop),
+     each worker receiving as many answers as it sent requests (plus a seed
+     where the program sends one unasked);
+  3. with one worker (rank 1) stopped 80 % of the time (tests/throttle.py),
+     the application gives it fewer tasks than the others (the premise),
+     and so must the skeleton (its
+     SKELGEN_FARM_REPORT line): a skeleton that replayed one run's shares
+     would not. Open MPI with 4 ranks or more only (MPICH runs 2 ranks here).
+"""
+import math
+import os
+import re
+import subprocess
+import sys
+from collections import Counter
+
+
+def launcher(flavor, np):
+    if flavor == "mpich":
+        return ["mpiexec.mpich", "-n", str(np)]
+    return ["mpirun.openmpi", "--allow-run-as-root", "--oversubscribe", "-n", str(np)]
+
+
+THROTTLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "throttle.py")
+
+
+def mpmd_slow_rank1(flavor, np, argv):
+    """rank 0, rank 1 at a fifth of the time (tests/throttle.py), the others: one MPMD launch."""
+    if flavor == "mpich":
+        head = ["mpiexec.mpich"]
+    else:
+        head = ["mpirun.openmpi", "--allow-run-as-root", "--oversubscribe"]
+    cmd = head + ["-n", "1"] + argv + [":", "-n", "1", sys.executable, THROTTLE, "0.2"] + argv
+    if np > 2:
+        cmd += [":", "-n", str(np - 2)] + argv
+    return cmd
+
+
+def run(cmd, timeout=300, env=None):
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+    if p.returncode != 0:
+        raise SystemExit(f"FAIL: {' '.join(cmd)} exited {p.returncode}:\n{p.stderr[-2000:]}")
+    return p.stdout
+
+
+def farm_line(text):
+    m = re.search(r"farm:\s+master rank (\d+), (\d+) workers: (\d+) of (\d+) tasks", text)
+    if not m:
+        raise SystemExit("FAIL: skelgen generate found no farm:\n" + text)
+    return tuple(int(x) for x in m.groups())
+
+
+def traced_calls(skelgen, trace):
+    """Per rank: Counter of (func, tag) of its sends and receives."""
+    import json
+    out = run([skelgen, "dump", trace, "--format", "jsonl"])
+    calls = {}
+    for line in out.splitlines():
+        ev = json.loads(line)
+        if ev.get("type") == "rank_info":
+            continue
+        calls.setdefault(ev["rank"], Counter())[ev["func"]] += 1
+    return calls
+
+
+def app_tasks(log_dir, np):
+    """Per worker: the tasks the application gave it (its receives from the master, less its stop)."""
+    tasks = {}
+    for r in range(1, np):
+        with open(os.path.join(log_dir, f"rank-{r}.log")) as f:
+            tasks[r] = sum(1 for line in f if line.startswith("MPI_Recv ")) - 1
+    return tasks
+
+
+def main():
+    if len(sys.argv) < 7:
+        print(__doc__)
+        return 2
+    skelgen, flavor, np, work, tasks = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], int(sys.argv[5])
+    app = sys.argv[6:]
+    os.makedirs(work, exist_ok=True)
+    trace = os.path.join(work, "trace")
+    run([skelgen, "trace", "-q", "--force", "-o", trace, "--"] + launcher(flavor, np) + app)
+    workers = np - 1
+    skels = {}
+    for K in (1, 10):
+        src = os.path.join(work, f"skel{K}.c")
+        text = run([skelgen, "generate", trace, "-K", str(K), "-o", src])
+        master, nw, kept, total = farm_line(text)
+        want_kept = total if K == 1 else min(total, max(math.ceil(total / K), 4 * workers))
+        if (master, nw, total, kept) != (0, workers, tasks, want_kept):
+            raise SystemExit(f"FAIL: K = {K}: found master {master}, {nw} workers, {kept} of {total} tasks; "
+                             f"want master 0, {workers} workers, {want_kept} of {tasks}")
+        exe = os.path.join(work, f"skel{K}")
+        run([skelgen, "build", src, "--mpi", flavor, "--cflags", "-Werror", "-o", exe])
+        out = run(launcher(flavor, np) + [exe], timeout=120)
+        if "SKELGEN_RESULT" not in out:
+            raise SystemExit(f"FAIL: K = {K}: no result line:\n{out}")
+        skels[K] = exe
+        print(f"K = {K}: farm found, {kept} of {total} tasks kept; the skeleton completes")
+
+    # 2. the K = 1 skeleton, traced: every task and every stop answered, each worker answered as often as it asked
+    strace = os.path.join(work, "skel_trace")
+    run([skelgen, "trace", "-q", "--force", "-o", strace, "--"] + launcher(flavor, np) + [skels[1]])
+    calls = traced_calls(skelgen, strace)
+    answers = calls[0]["MPI_Send"]
+    if answers != tasks + workers:
+        raise SystemExit(f"FAIL: the skeleton's master answered {answers} times, want {tasks + workers}")
+    got = 0
+    for r in range(1, np):
+        asked, answered = calls[r]["MPI_Send"], calls[r]["MPI_Recv"]
+        if answered - asked not in (0, 1) or answered < 1:
+            raise SystemExit(f"FAIL: worker {r} sent {asked} requests and received {answered} answers")
+        got += answered
+    if got != answers:
+        raise SystemExit(f"FAIL: the workers received {got} answers, the master sent {answers}")
+    print(f"K = 1 traced: {answers} answers = {tasks} tasks + {workers} stops, every worker answered per request")
+
+    # 3. work follows the messages
+    if flavor != "openmpi" or np < 4:
+        print("slow-worker check: not run (needs Open MPI and 4 ranks or more)")
+        return 0
+    # median of three runs each
+    def slow_share(shares):
+        return shares[1] / (sum(shares[r] for r in range(2, np)) / (np - 2))
+
+    app_runs = []
+    for k in range(3):
+        logs = os.path.join(work, f"applog{k}")
+        os.makedirs(logs, exist_ok=True)
+        run(mpmd_slow_rank1(flavor, np, app), env=dict(os.environ, APPLOG_DIR=logs))
+        app_runs.append(app_tasks(logs, np))
+    print(f"application, rank 1 at a fifth of the time: tasks per worker {app_runs}")
+    app_share = sorted(slow_share(s) for s in app_runs)[1]
+    if not app_share < 0.75:
+        raise SystemExit(f"FAIL: in the application itself the slowed worker got {app_share:.2f} of the others' tasks "
+                         "(median of 3): the premise of this check does not hold here")
+    skel_runs = []
+    for k in range(3):
+        out = run(mpmd_slow_rank1(flavor, np, [skels[1]]), env=dict(os.environ, SKELGEN_FARM_REPORT="1"), timeout=120)
+        m = re.search(r"SKELGEN_FARM farm=0 .* done=(\S+)", out)
+        if not m:
+            raise SystemExit("FAIL: no SKELGEN_FARM line:\n" + out)
+        done = {int(a): int(b) for a, b in (x.split(":") for x in m.group(1).split(","))}
+        if sum(done.values()) != tasks:
+            raise SystemExit(f"FAIL: the skeleton's workers did {sum(done.values())} tasks, want {tasks}")
+        skel_runs.append(done)
+    print(f"skeleton K = 1, rank 1 at a fifth of the time: tasks per worker {skel_runs}")
+    skel_share = sorted(slow_share(s) for s in skel_runs)[1]
+    if not skel_share < 0.75:
+        raise SystemExit(f"FAIL: the slowed worker got {skel_share:.2f} of the others' tasks (median of 3; the "
+                         f"application: {app_share:.2f}): the skeleton does not hand out tasks as they are asked for")
+    print("PASS")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
