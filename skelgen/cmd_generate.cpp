@@ -117,6 +117,9 @@ void setup_generate(CLI::App& app, GenerateOptions& opt) {
       ->capture_default_str();
   app.add_flag("--force", opt.force,
                "Write the skeleton even where the completion check finds it cannot complete (its watchdog stops it)");
+  app.add_flag("--no-farms", opt.no_farms,
+               "Replay a dynamic master-worker farm's traced shares of the tasks instead of handing them out to "
+               "whichever worker asks");
   app.add_flag("--build", opt.build, "Also compile it (as skelgen build)");
   app.add_option("--mpi", opt.mpi, "With --build: mpich, openmpi or simgrid (default: the MPI it was traced with)")
       ->check(CLI::IsMember({"mpich", "openmpi", "simgrid"}));
@@ -147,6 +150,7 @@ int run_generate(const GenerateOptions& opt) {
   go.min_share = opt.min_share;
   go.watchdog_s = opt.watchdog_s;
   go.force = opt.force;
+  go.farms = !opt.no_farms;
   go.trace_label = input;
   go.generated_on = date_of(input);
   std::string name = out.substr(out.find_last_of('/') + 1);

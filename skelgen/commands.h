@@ -74,6 +74,7 @@ struct GenerateOptions {
   bool allow_partial = false;
   double watchdog_s = 60;
   bool force = false;
+  bool no_farms = false;
   bool build = false;
   std::string mpi, exe;
   bool quiet = false;

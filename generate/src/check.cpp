@@ -80,6 +80,7 @@ struct Frame {
   uint64_t iter = 0, iters = 0, count = 0;  // in the skeleton, the skeleton's iterations, the application's
   double stride = 1;                         // the instance counters' step for the nodes directly here
   bool step = false;                         // a step's per-rank order: no guards
+  int32_t farm = -1;                         // a farm's place among its items (no items: Plan::farms)
 };
 
 enum class Phase : uint8_t { kRunning, kCompleting, kFinalizing, kDone };
@@ -192,7 +193,7 @@ class Checker {
 bool Checker::next_event(Actor& a, uint32_t& node) {
   while (!a.stack.empty()) {
     Frame& f = a.stack.back();
-    if (f.at >= f.items->size()) {
+    if (f.farm < 0 && f.at >= f.items->size()) {
       if (f.loop >= 0 && ++f.iter < f.iters) {
         f.at = 0;
         continue;
@@ -204,14 +205,27 @@ bool Checker::next_event(Actor& a, uint32_t& node) {
       ++f.at;
       continue;
     }
-    if (f.items == &p_.top && plan_.farm_at(f.at) >= 0) {  // a farm: its own protocol (execute_farm)
-      const int32_t k = plan_.farm_at(f.at);
+    if (f.farm >= 0) {  // the farm itself, after the items that go before it (execute_farm)
+      const int32_t k = f.farm;
+      a.stack.pop_back();
       const Farm& farm = plan_.farms[static_cast<size_t>(k)];
-      f.at = farm.end;
       if (!farm.takes_part(a.rank)) continue;
       a.farm = k;
       node = farm.symbols[a.rank == farm.master ? 0 : 2];
       return true;
+    }
+    if (f.items == &p_.top && plan_.farm_at(f.at) >= 0) {  // a farm's items: before, the farm, after
+      const int32_t k = plan_.farm_at(f.at);
+      const Farm& farm = plan_.farms[static_cast<size_t>(k)];
+      f.at = farm.end;
+      Frame after, at, before;
+      after.items = &farm.after_nodes;
+      at.farm = k;
+      before.items = &farm.before_nodes;
+      a.stack.push_back(after);
+      a.stack.push_back(at);
+      a.stack.push_back(before);
+      continue;
     }
     const uint32_t n = (*f.items)[f.at];
     const FoldedNode& fn = p_.nodes[n];

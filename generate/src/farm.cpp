@@ -258,7 +258,23 @@ class Finder {
   bool worker_figures(Farm& f, uint32_t w, size_t begin, size_t end, std::vector<double>& task_ns);
   bool master_figures(Farm& f, size_t begin, const std::vector<MasterStep>& steps,
                       std::map<uint32_t, std::vector<double>>& task_ns);
-  bool covers(const Farm& f, const std::map<uint32_t, std::pair<size_t, size_t>>& runs) const;
+  bool classify(Farm& f, const std::map<uint32_t, std::pair<size_t, size_t>>& runs) const;
+  // The ranks taking part in node n (memo).
+  const std::vector<uint32_t>& ranks_of(uint32_t n) const {
+    auto it = ranks_.find(n);
+    if (it != ranks_.end()) return it->second;
+    const FoldedNode& node = p_.nodes[n];
+    std::vector<uint32_t> out;
+    if (!node.is_loop()) {
+      out = event(n).ranks;
+    } else {
+      std::set<uint32_t> all;
+      for (uint32_t c : node.body)
+        for (uint32_t r : ranks_of(c)) all.insert(r);
+      out.assign(all.begin(), all.end());
+    }
+    return ranks_[n] = std::move(out);
+  }
   void keep_tasks(Farm& f) const;
   static bool overlaps(const std::vector<Farm>& farms, const Farm& f) {
     for (const Farm& g : farms)
@@ -275,6 +291,7 @@ class Finder {
   std::vector<int8_t> walked_;  // 1: calls_ holds the rank's calls, -1: too long
   uint64_t budget_ = kMaxWalked;
   std::map<uint32_t, size_t> cursor_;  // per worker: where its next farm is looked for
+  mutable std::map<uint32_t, std::vector<uint32_t>> ranks_;  // ranks_of() memo
 };
 
 // Worker w's farm: its seed's receive (if the master sent it one unasked),
@@ -330,27 +347,40 @@ bool Finder::worker_figures(Farm& f, uint32_t w, size_t begin, size_t end, std::
   return true;
 }
 
-// Every call of every rank in the farm's top-level items is the farm's.
-bool Finder::covers(const Farm& f, const std::map<uint32_t, std::pair<size_t, size_t>>& runs) const {
+// The farm's top-level items (f.first to f.end) may hold other calls too,
+// where the merge put them among the farm's: a worker's calls after it was
+// stopped (its MPI_Finalize before the master's), or a rank's before its
+// part in the farm. Each such item is a rank's call before its part (it
+// goes before the farm: Farm::before) or after it (Farm::after); an item
+// that is neither, or that would change a rank's order, is not accepted.
+bool Finder::classify(Farm& f, const std::map<uint32_t, std::pair<size_t, size_t>>& runs) const {
+  enum Class : uint8_t { kNone = 0, kFarm = 1, kBefore = 2, kAfter = 4 };
+  std::vector<uint8_t> cls(f.end - f.first, kNone);
   for (const auto& [r, run] : runs) {
     const std::vector<Call>& calls = calls_[r];
-    if (run.first > 0 && calls[run.first - 1].top >= f.first) return false;
-    if (run.second < calls.size() && calls[run.second].top < f.end) return false;
-  }
-  for (size_t i = f.first; i < f.end; ++i) {
-    std::vector<uint32_t> stack{p_.top[i]};
-    while (!stack.empty()) {
-      const uint32_t n = stack.back();
-      stack.pop_back();
-      const FoldedNode& node = p_.nodes[n];
-      if (node.is_loop()) {
-        stack.insert(stack.end(), node.body.begin(), node.body.end());
-        continue;
-      }
-      for (uint32_t r : event(n).ranks)
-        if (!f.takes_part(r)) return false;
+    for (size_t j = 0; j < calls.size(); ++j) {
+      if (calls[j].top < f.first || calls[j].top >= f.end) continue;
+      cls[calls[j].top - f.first] |= j < run.first ? kBefore : j < run.second ? kFarm : kAfter;
     }
   }
+  for (size_t i = 0; i < cls.size(); ++i) {
+    if (cls[i] != kNone && cls[i] != kFarm && cls[i] != kBefore && cls[i] != kAfter) return false;  // mixed
+    if (cls[i] == kNone) cls[i] = kAfter;  // only ranks outside the farm: their order is checked below
+    if (cls[i] == kFarm)  // the emitter skips the farm's items: nobody else may have calls there
+      for (uint32_t r : ranks_of(p_.top[f.first + i]))
+        if (!f.takes_part(r)) return false;
+    if (cls[i] == kBefore) f.before.push_back(f.first + i);
+    if (cls[i] == kAfter) f.after.push_back(f.first + i);
+  }
+  // each rank's calls stay in order: none of its `after` items before one of its `before` items
+  std::vector<int64_t> last_before(m_.world_size, -1);
+  for (size_t i : f.before)
+    for (uint32_t r : ranks_of(p_.top[i])) last_before[r] = static_cast<int64_t>(i);
+  for (size_t i : f.after)
+    for (uint32_t r : ranks_of(p_.top[i]))
+      if (static_cast<int64_t>(i) < last_before[r]) return false;
+  for (size_t i : f.before) f.before_nodes.push_back(p_.top[i]);
+  for (size_t i : f.after) f.after_nodes.push_back(p_.top[i]);
   return true;
 }
 
@@ -383,7 +413,7 @@ bool Finder::farm_of(uint32_t m, size_t begin, size_t end, const std::vector<Mas
     f.first = std::min<size_t>(f.first, calls_[r][run.first].top);
     f.end = std::max<size_t>(f.end, calls_[r][run.second - 1].top + 1);
   }
-  if (!covers(f, runs)) return false;
+  if (!classify(f, runs)) return false;
   f.entry_units.assign(m_.world_size, 0);
   f.worker_wait_units.assign(m_.world_size, 0);
   std::map<uint32_t, std::vector<double>> task_ns;  // per worker, its tasks in order
@@ -392,8 +422,10 @@ bool Finder::farm_of(uint32_t m, size_t begin, size_t end, const std::vector<Mas
   if (!master_figures(f, begin, steps, task_ns)) return false;
   const uint32_t w0 = f.workers[0];
   const size_t req = asked.request;
+  size_t w0_request = runs[w0].first;  // a worker's request and receive, for the watchdog's messages
+  while (w0_request + 1 < runs[w0].second && !send(calls_[w0][w0_request].node)) ++w0_request;
   f.symbols = {mc[req + (probe_any(mc[req].node) ? 1 : 0)].node, mc[asked.answer].node,
-               calls_[w0][runs[w0].first].node, calls_[w0][runs[w0].second - 1].node};
+               calls_[w0][w0_request].node, calls_[w0][runs[w0].second - 1].node};
   for (const auto& [w, run] : runs) cursor_[w] = run.second;
   keep_tasks(f);
   return true;

@@ -1269,10 +1269,16 @@ void Emitter::emit_items(const std::vector<uint32_t>& items, int depth, const st
   for (size_t i = 0; i < items.size();) {
     if (top) thread_points_at(i, false);
     if (top && run_boundary(i, run)) continue;
-    if (top && plan_.farm_at(i) >= 0) {
-      const size_t k = static_cast<size_t>(plan_.farm_at(i));
-      emit_farm(k);
-      i = plan_.farms[k].end;
+    if (top && plan_.farm_at(i) >= 0) {  // the items before the farm, the farm, the items after it
+      const Farm& f = plan_.farms[static_cast<size_t>(plan_.farm_at(i))];
+      auto emit = [&](uint32_t node) {
+        if (p_.nodes[node].is_loop()) emit_loop(node, depth, loop_var, stride, nullptr);
+        else emit_event(node, depth, loop_var, stride, nullptr);
+      };
+      for (uint32_t node : f.before_nodes) emit(node);
+      emit_farm(static_cast<size_t>(plan_.farm_at(i)));
+      for (uint32_t node : f.after_nodes) emit(node);
+      i = f.end;
       continue;
     }
     uint32_t n = items[i];

@@ -643,9 +643,10 @@ void find_farms_of(const FoldedProgram& p, const GenerateOptions& opt, Plan& pla
   std::vector<double> rate(p.symbols.world_size, 0);  // kernel units per ns (checked by generate())
   for (uint32_t r = 0; r < p.symbols.world_size && r < p.symbols.ranks.size(); ++r)
     rate[r] = p.symbols.ranks[r].kernel_units_per_s * 1e-9;
+  plan.farm_of_top.assign(p.top.size(), -1);
+  if (!opt.farms) return;
   if (opt.progress) opt.progress("looking for master-worker farms");
   plan.farms = find_farms(p, rate, opt.scale, notes);
-  plan.farm_of_top.assign(p.top.size(), -1);
   for (size_t k = 0; k < plan.farms.size(); ++k)
     for (size_t i = plan.farms[k].first; i < plan.farms[k].end; ++i) plan.farm_of_top[i] = static_cast<int32_t>(k);
 }

@@ -34,6 +34,9 @@ struct GenerateOptions {
   // Write the skeleton even where the completion check finds that it cannot
   // complete (its watchdog then stops it): for testing the check.
   bool force = false;
+  // Run dynamic master-worker farms as farms (docs/generate.md); false: the
+  // calls as traced, each worker with its traced share of the tasks.
+  bool farms = true;
   std::function<void(const std::string&)> progress;
 };
 
