@@ -19,7 +19,7 @@ ompi=(mpirun.openmpi --allow-run-as-root --oversubscribe)
 # name | flavor | launcher | program and arguments (farm TASKS WORK SKEW; farm2 TASKS WORK MODE)
 programs=(
   "uniform-openmpi-4|openmpi|${ompi[*]} -n 4|$build/tests/apps-openmpi/farm 300 4000000 1"
-  "skewed-openmpi-4|openmpi|${ompi[*]} -n 4|$build/tests/apps-openmpi/farm 300 2000000 4"
+  "skewed-openmpi-4|openmpi|${ompi[*]} -n 4|$build/tests/apps-openmpi/farm 300 1500000 4"
   "seeded-random-openmpi-4|openmpi|${ompi[*]} -n 4|$build/tests/apps-openmpi/farm2 300 3000000 seeded"
   "probe-random-openmpi-4|openmpi|${ompi[*]} -n 4|$build/tests/apps-openmpi/farm2 300 3000000 probe"
   "uniform-openmpi-8|openmpi|${ompi[*]} -n 8|$build/tests/apps-openmpi/farm 400 3000000 1"

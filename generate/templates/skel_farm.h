@@ -16,7 +16,8 @@
  * difference is the left-out tasks' time (skel_farm_extra, added to every
  * rank's prediction). Messages are as long as traced, at least 8 bytes.
  * With SKELGEN_FARM_REPORT set, the master prints one line per farm:
- *   SKELGEN_FARM farm=<k> tasks=<N> kept=<n> measured_s=<s> left_out_s=<s> done=<worker>:<tasks>,...
+ *   SKELGEN_FARM farm=<k> tasks=<N> kept=<n> measured_s=<s> left_out_s=<s> replayed_all_s=<s>
+ *                replayed_kept_s=<s> done=<worker>:<tasks>,...
  * (workers by their rank in the farm's communicator). */
 
 struct skel_farm {
@@ -97,6 +98,9 @@ static double skel_farm_replay(const struct skel_farm* f, int kept, long n, cons
   return master;
 }
 
+/* The replayed farm's duration with all tasks and with the kept ones (SKELGEN_FARM_REPORT). */
+static double skel_farm_replayed[2];
+
 /* The left-out tasks' time: the whole farm replayed less the kept one. */
 static double skel_farm_left_out(const struct skel_farm* f, const struct skel_farm_worker_stat* st, double g)
 {
@@ -122,6 +126,7 @@ static double skel_farm_left_out(const struct skel_farm* f, const struct skel_fa
     if (speed[w] < 0) speed[w] = mean_speed, trip[w] = mean_trip;
   whole = skel_farm_replay(f, 0, f->tasks, speed, trip, first, g, at, who);
   kept = skel_farm_replay(f, 1, f->kept, speed, trip, first, g, at, who);
+  skel_farm_replayed[0] = whole, skel_farm_replayed[1] = kept;
   free(speed);
   free(who);
   return whole > kept ? whole - kept : 0;
@@ -187,8 +192,9 @@ static void skel_farm_master(const struct skel_farm* f, MPI_Comm comm)
     double measured = MPI_Wtime() - t0, left_out = skel_farm_left_out(f, st, (measured - waited) / (double)answers);
     skel_farm_extra += left_out;
     if (getenv("SKELGEN_FARM_REPORT")) { /* how the tasks went: docs/generate.md */
-      printf("SKELGEN_FARM farm=%d tasks=%ld kept=%ld measured_s=%.6f left_out_s=%.6f done=", f->index, f->tasks,
-             f->kept, measured, left_out);
+      printf("SKELGEN_FARM farm=%d tasks=%ld kept=%ld measured_s=%.6f left_out_s=%.6f replayed_all_s=%.6f "
+             "replayed_kept_s=%.6f done=",
+             f->index, f->tasks, f->kept, measured, left_out, skel_farm_replayed[0], skel_farm_replayed[1]);
       for (i = 0; i < f->workers; ++i) printf("%s%d:%ld", i ? "," : "", f->worker[i], st[f->worker[i]].done);
       printf("\n");
       fflush(stdout);
