@@ -25,10 +25,13 @@ constexpr size_t kMaxTasks = 1'000'000;
 // measures each worker's speed and the round trip from them.
 constexpr uint64_t kMinKeptPerWorker = 4;
 
-// One answer of the master's, and the receive of the request it answers.
+// One answer of the master's (its sends to one worker), and the receive of
+// the request it answers (its receives from that worker), as indices into
+// the master's calls.
 struct MasterStep {
-  size_t request = SIZE_MAX;  // the receive step's first call (SIZE_MAX: a seed, sent unasked)
-  size_t answer = 0;          // the answer's send
+  size_t request = SIZE_MAX;  // the receive's first call (SIZE_MAX: a seed, sent unasked)
+  size_t answer = 0;          // the answer's first send
+  size_t answer_end = 0;      // after its last
   int64_t worker = 0;         // world rank
 };
 
@@ -212,43 +215,54 @@ class Finder {
   }
   // The master's receive of a request at calls[j]: an MPI_Recv from
   // MPI_ANY_SOURCE, or an MPI_Probe from MPI_ANY_SOURCE and an MPI_Recv from
-  // the rank it found; on communicator c with tag `tag` (-1: MPI_ANY_TAG).
-  // Returns its calls (0: none) and the rank it took the request from.
+  // the rank it found, on communicator c with tag `tag` (-1: MPI_ANY_TAG),
+  // then any further receives from that rank (a request in several
+  // messages). Returns its calls (0: none) and the rank it took it from.
   size_t receive_step(uint32_t m, size_t j, int64_t c, int64_t tag, int64_t& from) const {
     const std::vector<Call>& calls = calls_[m];
     if (j >= calls.size() || comm(calls[j].node) != c || value(calls[j], Param::tag, m) != tag) return 0;
     from = value(calls[j], Param::peer, m);
-    if (any_source_recv(calls[j].node)) return 1;
-    if (!probe_any(calls[j].node) || j + 1 >= calls.size()) return 0;
-    const Call& r = calls[j + 1];
-    return recv(r.node) && comm(r.node) == c && value(r, Param::peer, m) == from ? 2 : 0;
+    if (!any_source_recv(calls[j].node) && !probe_any(calls[j].node)) return 0;
+    size_t k = j + 1;
+    while (k < calls.size() && recv(calls[k].node) && comm(calls[k].node) == c && value(calls[k], Param::peer, m) == from)
+      ++k;
+    return probe_any(calls[j].node) && k == j + 1 ? 0 : k - j;
+  }
+  // The end of the master's sends to `to` on c from calls[j] on.
+  size_t sends_to(uint32_t m, size_t j, int64_t c, int64_t to) const {
+    const std::vector<Call>& calls = calls_[m];
+    while (j < calls.size() && send(calls[j].node) && comm(calls[j].node) == c && value(calls[j], Param::peer, m) == to)
+      ++j;
+    return j;
   }
 
   // The master's farm starting at calls[i]: sends to the first workers
-  // (seeds, at most one per rank), then (receive step, answer to its
-  // source) pairs. Returns the end (i: none).
+  // (seeds, at most one per rank, each in one or more messages), then
+  // (receive of a request, answer to its source) pairs. Returns the end (i:
+  // none).
   size_t master_run(uint32_t m, size_t i, std::vector<MasterStep>& steps) const {
     const std::vector<Call>& calls = calls_[m];
     steps.clear();
     const int64_t c = comm(calls[i].node);
     size_t j = i;
     std::set<int64_t> seeded;
-    while (j < calls.size() && send(calls[j].node) && comm(calls[j].node) == c && seeded.size() < m_.world_size) {
+    while (j < calls.size() && send(calls[j].node) && comm(calls[j].node) == c) {
       const int64_t to = value(calls[j], Param::peer, m);
       if (!seeded.insert(to).second) return i;
-      steps.push_back({SIZE_MAX, j, to});
-      ++j;
+      const size_t e = sends_to(m, j, c, to);
+      steps.push_back({SIZE_MAX, j, e, to});
+      j = e;
     }
     if (j >= calls.size()) return i;
     const int64_t tag = value(calls[j], Param::tag, m);
     for (;;) {
       int64_t from = kNone;
       const size_t len = receive_step(m, j, c, tag, from);
-      if (!len || j + len >= calls.size()) break;
-      const Call& answer = calls[j + len];
-      if (!send(answer.node) || comm(answer.node) != c || value(answer, Param::peer, m) != from) break;
-      steps.push_back({j, j + len, from});
-      j += len + 1;
+      if (!len) break;
+      const size_t e = sends_to(m, j + len, c, from);
+      if (e == j + len) break;
+      steps.push_back({j, j + len, e, from});
+      j = e;
     }
     return steps.size() > seeded.size() ? j : i;
   }
@@ -294,56 +308,74 @@ class Finder {
   mutable std::map<uint32_t, std::vector<uint32_t>> ranks_;  // ranks_of() memo
 };
 
-// Worker w's farm: its seed's receive (if the master sent it one unasked),
-// then `asks` (request to the master, receive of the answer) pairs; the
-// first at or after its cursor.
+// Worker w's farm: its seed's receives (if the master sent it one unasked),
+// then `asks` (request to the master, receive of the answer) pairs, each in
+// one or more messages; the first at or after its cursor.
 bool Finder::worker_run(const Farm& f, uint32_t w, bool seeded, uint64_t asks, size_t& begin, size_t& end) {
   if (!walk(w)) return false;
   const std::vector<Call>& calls = calls_[w];
-  auto request = [&](size_t j) {
+  auto to_master = [&](size_t j) {
     return j < calls.size() && send(calls[j].node) && comm(calls[j].node) == f.comm &&
-           value(calls[j], Param::peer, w) == f.master &&
-           (f.ask_tag < 0 || value(calls[j], Param::tag, w) == f.ask_tag);
+           value(calls[j], Param::peer, w) == f.master;
   };
+  auto request = [&](size_t j) { return to_master(j) && (f.ask_tag < 0 || value(calls[j], Param::tag, w) == f.ask_tag); };
   auto answer = [&](size_t j) {
     return j < calls.size() && recv(calls[j].node) && comm(calls[j].node) == f.comm &&
            value(calls[j], Param::peer, w) == f.master;
   };
+  auto answer_end = [&](size_t j) {
+    while (answer(j)) ++j;
+    return j;
+  };
   size_t j = cursor_[w];
   while (j < calls.size() && !(seeded ? answer(j) : request(j))) ++j;
   begin = j;
-  if (seeded && !answer(j++)) return false;
-  for (uint64_t k = 0; k < asks; ++k, j += 2)
-    if (!request(j) || !answer(j + 1)) return false;
+  if (seeded) {
+    if (!answer(j)) return false;
+    j = answer_end(j);
+  }
+  for (uint64_t k = 0; k < asks; ++k) {
+    if (!request(j)) return false;
+    while (to_master(j)) ++j;
+    if (!answer(j)) return false;
+    j = answer_end(j);
+  }
   end = j;
   return end > begin && !request(j);  // no more requests than the master took
 }
 
-// A worker's figures: its entry computation, its wait between request and
-// answer, each task's computation (before the request after its answer),
-// the sizes of its requests and its receives' tag.
+// A worker's figures: its entry computation, its computation between the
+// start of a request and the end of the answer, each task's computation
+// (before the request after its answer), the sizes of its requests and its
+// receives' tag.
 bool Finder::worker_figures(Farm& f, uint32_t w, size_t begin, size_t end, std::vector<double>& task_ns) {
   const std::vector<Call>& calls = calls_[w];
   f.entry_units[w] = calls[begin].gap_ns * rate_[w];
   double wait = 0;
-  size_t waits = 0;
-  bool answered = false, first_request = true;
-  for (size_t j = begin; j < end; ++j) {
-    if (send(calls[j].node)) {  // a request
-      uint64_t& most = first_request ? f.first_ask_bytes : f.ask_bytes;
-      most = std::max(most, bytes(calls[j], w));
-      if (f.request_tag < 0) f.request_tag = value(calls[j], Param::tag, w);
-      if (answered) task_ns.push_back(calls[j].gap_ns);
-      first_request = false;
+  size_t requests = 0;
+  bool answered = false;
+  for (size_t j = begin; j < end;) {
+    const bool asking = send(calls[j].node);
+    const size_t from = j;
+    uint64_t bytes_sent = 0;
+    for (; j < end && send(calls[j].node) == asking; ++j) {
+      if (asking) bytes_sent += bytes(calls[j], w);
+      if (j > from || (!asking && j > begin)) wait += calls[j].gap_ns;
+    }
+    if (asking) {
+      uint64_t& most = requests == 0 ? f.first_ask_bytes : f.ask_bytes;
+      most = std::max(most, bytes_sent);
+      if (f.request_tag < 0) f.request_tag = value(calls[from], Param::tag, w);
+      if (answered) task_ns.push_back(calls[from].gap_ns);
+      ++requests;
       continue;
     }
-    const int64_t tag = value(calls[j], Param::tag, w);
+    const int64_t tag = value(calls[from], Param::tag, w);
     if (f.worker_recv_tag == kNone) f.worker_recv_tag = tag;
     if (tag != f.worker_recv_tag) return false;
-    if (j > begin) wait += calls[j].gap_ns, ++waits;
     answered = true;
   }
-  f.worker_wait_units[w] = waits ? wait / static_cast<double>(waits) * rate_[w] : 0;
+  f.worker_wait_units[w] = requests ? wait / static_cast<double>(requests) * rate_[w] : 0;
   return true;
 }
 
@@ -452,8 +484,10 @@ bool Finder::master_figures(Farm& f, size_t begin, const std::vector<MasterStep>
     if (first) want = tag;
     first = false;
     if (f.worker_recv_tag >= 0 && tag != f.worker_recv_tag) return false;
+    uint64_t answer_bytes = 0;
+    for (size_t k = s.answer; k < s.answer_end; ++k) answer_bytes += bytes(mc[k], m);
     uint64_t& most = stop ? f.stop_bytes : f.task_bytes;
-    most = std::max(most, bytes(mc[s.answer], m));
+    most = std::max(most, answer_bytes);
     if (!stop) {
       const std::vector<double>& own = task_ns[w];
       const uint64_t k = given[w]++;
@@ -462,9 +496,9 @@ bool Finder::master_figures(Farm& f, size_t begin, const std::vector<MasterStep>
       f.task_units.push_back(own[k] * rate_[w]);
     }
     const size_t from = s.request == SIZE_MAX ? s.answer : s.request;
-    for (size_t k = from; k <= s.answer; ++k) {
+    for (size_t k = from; k < s.answer_end; ++k) {
       const double gap = k > begin ? mc[k].gap_ns : 0;
-      (k == s.answer ? answer_ns : recv_ns) += gap;
+      (k >= s.answer ? answer_ns : recv_ns) += gap;
       const FoldedNode& node = p_.nodes[mc[k].node];
       f.traced_ns += gap + (m < node.dur.size() ? node.dur[m].mean : 0);
     }

@@ -2,7 +2,7 @@
  * sizes drawn from a skewed random distribution (a fixed seed: the same
  * tasks every run; which worker gets which changes from run to run).
  *
- *   farm2 [TASKS=150] [WORK=20000] [MODE=seeded|probe]
+ *   farm2 [TASKS=150] [WORK=20000] [MODE=seeded|probe|chunks]
  *
  * seeded (the matrix-vector farm of the MPI textbooks): the master
  *   broadcasts the parameters, sends each worker its first task unasked
@@ -14,13 +14,16 @@
  *   MPI_Probe(MPI_ANY_SOURCE) and takes it with MPI_Recv from that rank;
  *   tasks and the stop (task -1) come with one tag, which the workers
  *   receive with. A final MPI_Allreduce on the duplicate.
+ * chunks: each answer in two messages, a header (the task and its data's
+ *   length) and the task's data (a length that varies with the task); a
+ *   stop is a header alone.
  *
  * Each call is logged (applog.h); sources and tags are the ones matched. */
 #include <string.h>
 
 #include "applog.h"
 
-enum { kTagWork = 7 };
+enum { kTagWork = 7, kTagHeader = 8, kTagData = 9, kTagAsk = 10 };
 
 static double compute(long n, double seed) {
   double x = seed;
@@ -119,18 +122,56 @@ static void probed(int rank, int size, int tasks, long work) {
   LOG("MPI_Comm_free comm=farm");
 }
 
+static void chunks(int rank, int size, int tasks, long work) {
+  static double data[512];
+  if (rank == 0) {
+    int next = 0, stopped = 0;
+    while (stopped < size - 1) {
+      double result;
+      MPI_Status st;
+      MPI_Recv(&result, 1, MPI_DOUBLE, MPI_ANY_SOURCE, kTagAsk, MPI_COMM_WORLD, &st);
+      LOG("MPI_Recv peer=%d tag=%d count=1 any_source", st.MPI_SOURCE, kTagAsk);
+      int header[2] = {next < tasks ? next : -1, next < tasks ? 64 + (next * 37) % 448 : 0};
+      MPI_Send(header, 2, MPI_INT, st.MPI_SOURCE, kTagHeader, MPI_COMM_WORLD);
+      LOG("MPI_Send peer=%d tag=%d count=2", st.MPI_SOURCE, kTagHeader);
+      if (header[0] < 0) {
+        ++stopped;
+        continue;
+      }
+      MPI_Send(data, header[1], MPI_DOUBLE, st.MPI_SOURCE, kTagData, MPI_COMM_WORLD);
+      LOG("MPI_Send peer=%d tag=%d count=%d", st.MPI_SOURCE, kTagData, header[1]);
+      ++next;
+    }
+  } else {
+    double result = 0;
+    for (;;) {
+      int header[2];
+      MPI_Send(&result, 1, MPI_DOUBLE, 0, kTagAsk, MPI_COMM_WORLD);
+      LOG("MPI_Send peer=0 tag=%d count=1", kTagAsk);
+      MPI_Recv(header, 2, MPI_INT, 0, kTagHeader, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      LOG("MPI_Recv peer=0 tag=%d count=2", kTagHeader);
+      if (header[0] < 0) break;
+      MPI_Recv(data, header[1], MPI_DOUBLE, 0, kTagData, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      LOG("MPI_Recv peer=0 tag=%d count=%d", kTagData, header[1]);
+      result = compute(task_size(header[0], work), header[0] + data[0]);
+    }
+  }
+}
+
 int main(int argc, char** argv) {
   int rank, size;
   int tasks = argc > 1 ? atoi(argv[1]) : 150;
   long work = argc > 2 ? atol(argv[2]) : 20000;
   const char* mode = argc > 3 ? argv[3] : "seeded";
-  if (tasks < 1 || work < 0 || (strcmp(mode, "seeded") != 0 && strcmp(mode, "probe") != 0)) {
-    fprintf(stderr, "usage: farm2 [TASKS] [WORK] [seeded|probe]\n");
+  if (tasks < 1 || work < 0 ||
+      (strcmp(mode, "seeded") != 0 && strcmp(mode, "probe") != 0 && strcmp(mode, "chunks") != 0)) {
+    fprintf(stderr, "usage: farm2 [TASKS] [WORK] [seeded|probe|chunks]\n");
     return 2;
   }
   app_start(&argc, &argv, &rank, &size);
   if (strcmp(mode, "seeded") == 0) seeded(rank, size, tasks, work);
-  else probed(rank, size, tasks, work);
+  else if (strcmp(mode, "probe") == 0) probed(rank, size, tasks, work);
+  else chunks(rank, size, tasks, work);
   if (rank == 0) printf("farm2 %s: %d tasks done\n", mode, tasks);
   LOG("MPI_Finalize");
   MPI_Finalize();
