@@ -18,7 +18,7 @@ namespace {
 
 // Calls of all ranks the finder walks at most (the application's calls, not
 // the folded program's): beyond, farms are not looked for.
-constexpr uint64_t kMaxWalked = 20'000'000;
+constexpr uint64_t kMaxWalked = 4'000'000;
 // Tasks a farm may have (the skeleton holds a table of them).
 constexpr size_t kMaxTasks = 1'000'000;
 // Kept tasks per worker at least, where there are that many: the master
@@ -137,8 +137,8 @@ class Finder {
 
   std::vector<Farm> run() {
     std::vector<Farm> out;
-    for (uint32_t m = 0; m < m_.world_size; ++m) {
-      if (!receives_any(m) || !walk(m)) continue;
+    for (uint32_t m : ranks_receiving_any()) {
+      if (!walk(m)) continue;
       const std::vector<Call>& calls = calls_[m];
       std::vector<MasterStep> steps;
       for (size_t i = 0; i < calls.size();) {
@@ -166,13 +166,15 @@ class Finder {
     return f == kFunc_MPI_Send || f == kFunc_MPI_Ssend || f == kFunc_MPI_Rsend;
   }
 
-  bool receives_any(uint32_t r) const {
-    for (size_t n = 0; n < p_.nodes.size(); ++n)
-      if (!p_.nodes[n].is_loop() && (any_source_recv(static_cast<uint32_t>(n)) || probe_any(static_cast<uint32_t>(n)))) {
-        const auto& ranks = event(static_cast<uint32_t>(n)).ranks;
-        if (std::binary_search(ranks.begin(), ranks.end(), r)) return true;
-      }
-    return false;
+  // The ranks that receive from MPI_ANY_SOURCE (or probe so): the masters there may be.
+  std::set<uint32_t> ranks_receiving_any() const {
+    std::set<uint32_t> out;
+    for (size_t n = 0; n < p_.nodes.size(); ++n) {
+      const uint32_t id = static_cast<uint32_t>(n);
+      if (!p_.nodes[n].is_loop() && (any_source_recv(id) || probe_any(id)))
+        out.insert(event(id).ranks.begin(), event(id).ranks.end());
+    }
+    return out;
   }
 
   bool walk(uint32_t r) {
