@@ -262,7 +262,8 @@ int run_trace(const TraceOptions& opt) {
     }
   }
   if (!opt.quiet)
-    std::fprintf(stderr, "skelgen: %d runs traced into %s/run-1 ... run-%d; skelgen merge %s takes each call's median\n",
+    std::fprintf(stderr,
+                 "skelgen: %d runs traced into %s/run-1 ... run-%d; skelgen merge %s takes each call's median\n",
                  opt.runs, dir.c_str(), opt.runs, dir.c_str());
   return 0;
 }

@@ -451,7 +451,8 @@ double run_seconds(const Loaded& l, const std::vector<Identity>& ids) {
       const RankEvent& e = rd.events[i];
       const uint32_t f = ids[e.identity].func;
       if (i > 0) sum += std::max<int64_t>(0, e.gap);
-      if (f != kFunc_MPI_Init && f != kFunc_MPI_Init_thread && f != kFunc_MPI_Finalize) sum += std::max<int64_t>(0, e.dur);
+      if (f != kFunc_MPI_Init && f != kFunc_MPI_Init_thread && f != kFunc_MPI_Finalize)
+        sum += std::max<int64_t>(0, e.dur);
     }
     slowest = std::max(slowest, static_cast<double>(sum) * 1e-9);
   }
@@ -462,7 +463,9 @@ template <typename T>
 double median_of(std::vector<T> v) {
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
-  return n == 0 ? 0 : n % 2 ? static_cast<double>(v[n / 2]) : 0.5 * (static_cast<double>(v[n / 2 - 1]) + static_cast<double>(v[n / 2]));
+  if (n == 0) return 0;
+  return n % 2 ? static_cast<double>(v[n / 2])
+               : 0.5 * (static_cast<double>(v[n / 2 - 1]) + static_cast<double>(v[n / 2]));
 }
 
 // Where run b's structure differs from run a's ("" where it does not): the
@@ -480,7 +483,8 @@ std::string differs(const Loaded& a, const Loaded& b, const std::vector<Identity
     for (size_t s = 0; s < sa.size(); ++s) {
       const RankData& x = *sa[s];
       const RankData& y = *sb[s];
-      const std::string where = "rank " + std::to_string(r) + (s ? ", thread " + std::to_string(a.threads[s - 1].number) : "");
+      const std::string where =
+          "rank " + std::to_string(r) + (s ? ", thread " + std::to_string(a.threads[s - 1].number) : "");
       if (x.cpu_work != y.cpu_work) return where + ": traced with another gap clock";
       if (x.events.size() != y.events.size())
         return where + ": " + std::to_string(y.events.size()) + " calls against " + std::to_string(x.events.size());
@@ -531,11 +535,14 @@ std::string describe(const RunsReport& r) {
   if (!r.medians) return s + "they differ in structure (run " + std::to_string(r.used + 1) + " against run " +
                          std::to_string(r.mismatch_run + 1) + ": " + r.mismatch + "): merged run " +
                          std::to_string(r.used + 1) + " alone, the run of median traced time";
-  std::snprintf(buf, sizeof buf, "per-position medians; %.1f %% of the calls (%.1f %% of the time) vary by more than %.0f %%",
+  std::snprintf(buf, sizeof buf,
+                "per-position medians; %.1f %% of the calls (%.1f %% of the time) vary by more than %.0f %%",
                 r.positions ? 100.0 * static_cast<double>(r.varying) / static_cast<double>(r.positions) : 0.0,
                 100 * r.varying_time_share, 100 * kRunsVary);
   s += buf;
-  if (r.other_matches) s += "; " + std::to_string(r.other_matches) + " calls matched other messages in other runs (run " + std::to_string(r.used + 1) + "'s kept)";
+  if (r.other_matches)
+    s += "; " + std::to_string(r.other_matches) + " calls matched other messages in other runs (run " +
+         std::to_string(r.used + 1) + "'s kept)";
   return s;
 }
 
@@ -564,7 +571,8 @@ Loaded load_runs(const std::vector<std::string>& dirs, const Options& opt) {
     } else {
       read_run(tds[k], opt, in, runs[k]);
     }
-    rep.total_s.push_back(run_seconds(runs[k], (tds[k].world_size() == tds[0].world_size() ? runs[0] : runs[k]).tables.identities));
+    const Loaded& tables_of_k = tds[k].world_size() == tds[0].world_size() ? runs[0] : runs[k];
+    rep.total_s.push_back(run_seconds(runs[k], tables_of_k.tables.identities));
   }
   rep.median_s = median_of(rep.total_s);
   rep.spread = rep.median_s > 0 ? (*std::max_element(rep.total_s.begin(), rep.total_s.end()) -
