@@ -468,6 +468,18 @@ double median_of(std::vector<T> v) {
                : 0.5 * (static_cast<double>(v[n / 2 - 1]) + static_cast<double>(v[n / 2]));
 }
 
+// Per request id of a stream (file order): the position of the call that made it.
+std::unordered_map<int64_t, int64_t> creators(const RankData& rd) {
+  std::unordered_map<int64_t, int64_t> at;
+  for (size_t i = 0; i < rd.events.size(); ++i)
+    if (rd.events[i].created_request != kNone) at[rd.events[i].created_request] = static_cast<int64_t>(i);
+  return at;
+}
+int64_t made_at(const std::unordered_map<int64_t, int64_t>& at, int64_t id) {
+  auto it = at.find(id);
+  return it == at.end() ? -1 : it->second;
+}
+
 // Where run b's structure differs from run a's ("" where it does not): the
 // same threads, the same calls on every rank in the same order with the same
 // parameters and lists. Where a receive from MPI_ANY_SOURCE took another
@@ -486,6 +498,7 @@ std::string differs(const Loaded& a, const Loaded& b, const std::vector<Identity
       const std::string where =
           "rank " + std::to_string(r) + (s ? ", thread " + std::to_string(a.threads[s - 1].number) : "");
       if (x.cpu_work != y.cpu_work) return where + ": traced with another gap clock";
+      const std::unordered_map<int64_t, int64_t> cx = creators(x), cy = creators(y);
       if (x.events.size() != y.events.size())
         return where + ": " + std::to_string(y.events.size()) + " calls against " + std::to_string(x.events.size());
       for (size_t i = 0; i < x.events.size(); ++i) {
@@ -506,6 +519,10 @@ std::string differs(const Loaded& a, const Loaded& b, const std::vector<Identity
         if ((ex.lists < 0) != (ey.lists < 0)) return call + ": other lists";
         if (ex.lists >= 0) {
           auto lx = x.lists[static_cast<size_t>(ex.lists)], ly = y.lists[static_cast<size_t>(ey.lists)];
+          // the requests a call completes, as the positions of the calls that made them (the tracer's
+          // request ids follow the order of creation over the rank's threads, which differs between runs)
+          for (int64_t& q : lx[size_t(ListField::reqrefs)]) q = made_at(cx, q);
+          for (int64_t& q : ly[size_t(ListField::reqrefs)]) q = made_at(cy, q);
           for (ListField f : {ListField::reqrefs, ListField::req_sources}) {  // which requests completed, from whom
             other_match |= lx[size_t(f)] != ly[size_t(f)];
             lx[size_t(f)].clear();
