@@ -16,8 +16,14 @@ void setup_merge(CLI::App& app, MergeOptions& opt) {
       "Merge the per-rank traces of one run into one program trace: calls that match across ranks become one\n"
       "event with each rank's parameters (described as constants, rank-relative peers, linear rules or tables),\n"
       "order differences between ranks are normalised first, and each rank keeps its own times.\n"
+      "Several runs of one program (skelgen trace --runs N -o DIR: give DIR; or several trace directories) are\n"
+      "merged as one whose times are the medians over the runs, call by call (docs/merge.md, \"Several runs\").\n"
       "Example: skelgen merge ring.trace -o ring.skm --verify");
-  app.add_option("trace", opt.input, "Trace directory (rank-*.skt files of one run)")->required();
+  app.add_option("trace", opt.inputs,
+                 "Trace directory (rank-*.skt files of one run, or run-1 ... run-N of several); or several trace\n"
+                 "directories, runs of one program")
+      ->required()
+      ->expected(1, 1000);
   app.add_option("-o,--output", opt.output, "Merged trace file (default: TRACE.skm)");
   app.add_option("-m,--lookahead", opt.lookahead, "Calls looked at ahead in each rank where ranks differ")
       ->check(CLI::Range(1, 100000));
@@ -61,11 +67,33 @@ static nlohmann::json threads_json(const skt::MergedTrace& m) {
   return j;
 }
 
+// Several runs (docs/merge.md, "Several runs"): how they disagreed; null for one.
+static nlohmann::json runs_json(const skt::merge::RunsReport& r) {
+  if (r.dirs.size() < 2) return nullptr;
+  return {{"dirs", r.dirs},
+          {"total_s", r.total_s},
+          {"median_s", r.median_s},
+          {"spread", r.spread},
+          {"medians", r.medians},
+          {"used", r.dirs[r.used]},
+          {"mismatch", r.medians ? nlohmann::json(nullptr) : nlohmann::json(r.mismatch)},
+          {"mismatch_run", r.medians ? nlohmann::json(nullptr) : nlohmann::json(r.dirs[r.mismatch_run])},
+          {"positions", r.positions},
+          {"varying", r.varying},
+          {"varying_threshold", skt::merge::kRunsVary},
+          {"varying_time_share", r.varying_time_share},
+          {"other_matches", r.other_matches}};
+}
+
 int run_merge(const MergeOptions& opt) {
   using clock = std::chrono::steady_clock;
   auto t0 = clock::now();
-  std::string input = opt.input;
-  while (input.size() > 1 && input.back() == '/') input.pop_back();
+  std::vector<std::string> inputs = opt.inputs;
+  for (std::string& in : inputs)
+    while (in.size() > 1 && in.back() == '/') in.pop_back();
+  const std::string input = inputs[0];
+  if (inputs.size() > 1 && opt.output.empty())
+    throw std::runtime_error("several trace directories: say where their merged trace goes (-o FILE)");
   std::string out = opt.output.empty() ? input + ".skm" : opt.output;
   skt::merge::Options mo;
   mo.lookahead = opt.lookahead;
@@ -73,7 +101,10 @@ int run_merge(const MergeOptions& opt) {
   if (!opt.quiet) mo.progress = [](const std::string& s) { std::fprintf(stderr, "skelgen merge: %s\n", s.c_str()); };
   if (opt.align_work >= 0) mo.align_work = mo.auto_align_work = static_cast<size_t>(opt.align_work);
   skt::gen::set_merge_order(mo, opt.order);  // after the progress: the judge reports through it
-  skt::merge::Loaded loaded = skt::merge::load(input, mo);
+  skt::merge::Loaded loaded = inputs.size() > 1 ? skt::merge::load_runs(inputs, mo) : skt::merge::load(input, mo);
+  const skt::merge::RunsReport& runs = loaded.runs;
+  if (opt.quiet && runs.dirs.size() > 1 && !runs.medians)  // said through the progress otherwise
+    std::fprintf(stderr, "skelgen merge: %s\n", skt::merge::describe(runs).c_str());
   std::vector<std::string> spawned = skt::TraceDir::spawned_worlds(input);
   if (!spawned.empty() && !opt.quiet)
     std::fprintf(stderr,
@@ -108,7 +139,10 @@ int run_merge(const MergeOptions& opt) {
   struct stat sb {};
   stat(out.c_str(), &sb);
   if (!opt.quiet && !opt.json) {
-    std::printf("merged:  %s -> %s\n", input.c_str(), out.c_str());
+    std::string from = input;
+    for (size_t k = 1; k < inputs.size(); ++k) from += ", " + inputs[k];
+    std::printf("merged:  %s -> %s\n", from.c_str(), out.c_str());
+    if (runs.dirs.size() > 1) std::printf("runs:    %s\n", skt::merge::describe(runs).c_str());
     std::printf("ranks:   %u, %llu calls in all, %llu..%llu per rank\n", m.world_size,
                 static_cast<unsigned long long>(total), static_cast<unsigned long long>(lo),
                 static_cast<unsigned long long>(hi));
@@ -161,6 +195,7 @@ int run_merge(const MergeOptions& opt) {
                         {"total_s", secs(t0, t3)},
                         {"bytes", static_cast<long long>(sb.st_size)},
                         {"threads", threads_json(m)},
+                        {"runs", runs_json(runs)},
                         {"verified", opt.verify}};
     std::printf("%s\n", j.dump().c_str());
   }

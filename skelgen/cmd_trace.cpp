@@ -101,6 +101,11 @@ void setup_trace(CLI::App& app, TraceOptions& opt) {
   app.add_option("--mpi", opt.mpi, "MPI library the application uses")->check(CLI::IsMember({"mpich", "openmpi"}));
   app.add_option("--stack-depth", opt.stack_depth, "Frames per call site (1 = caller only; >1 uses libunwind)")
       ->check(CLI::Range(1, 16));
+  app.add_option("--runs", opt.runs,
+                 "Run the application N times, each traced into DIR/run-1 ... DIR/run-N; skelgen merge DIR (and\n"
+                 "generate DIR) then takes each call's times as the median over the runs, so that one disturbed\n"
+                 "run does not become the prediction, and says how much the runs disagreed (docs/tracer.md)")
+      ->check(CLI::Range(1, 100));
   app.add_flag("--force", opt.force, "Replace a trace already in the output directory");
   app.add_flag("-q,--quiet", opt.quiet, "Do not print the summary");
   app.add_option("command", opt.command, "Launcher and application: -- LAUNCHER [ARGS] APP [ARGS]")
@@ -191,17 +196,11 @@ int run_with_tracer(const std::vector<std::string>& command, const TracerLaunch&
   return skt::proc::wait_passing_stops(pid, false, 0, basename_of(argv[0]));
 }
 
-int run_trace(const TraceOptions& opt) {
-  TracerLaunch tracer = resolve_tracer(opt.command, opt.mpi);
-  std::string dir = opt.out_dir.empty() ? "skeltrace" : opt.out_dir;
-  if (!rank_files(dir).empty()) {
-    if (!opt.force)
-      throw std::runtime_error(dir + " already holds a trace; use --force to replace it or -o for another directory");
-    // Removed, never written through: the tracer creates new files (O_EXCL).
-    for (const std::string& f : rank_files(dir)) unlink((dir + "/" + f).c_str());
-    std::error_code ignored;
-    for (const std::string& w : skt::TraceDir::spawned_worlds(dir)) std::filesystem::remove_all(dir + "/" + w, ignored);
-  }
+namespace {
+
+// One traced run of the command into dir (made, empty): the application's
+// exit status, or kExitTraceIncomplete / 1 where its trace is incomplete or missing.
+int trace_once(const TraceOptions& opt, const TracerLaunch& tracer, std::string dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw std::runtime_error("cannot create " + dir + ": " + ec.message());
@@ -235,6 +234,38 @@ int run_trace(const TraceOptions& opt) {
   close(saved);
   if (rc == 0 && !complete) return kExitTraceIncomplete;
   return rc;
+}
+
+}  // namespace
+
+int run_trace(const TraceOptions& opt) {
+  TracerLaunch tracer = resolve_tracer(opt.command, opt.mpi);
+  std::string dir = opt.out_dir.empty() ? "skeltrace" : opt.out_dir;
+  const std::vector<std::string> old_runs = skt::TraceDir::run_dirs(dir);
+  if (!rank_files(dir).empty() || !old_runs.empty()) {
+    if (!opt.force)
+      throw std::runtime_error(dir + " already holds a trace; use --force to replace it or -o for another directory");
+    // Removed, never written through: the tracer creates new files (O_EXCL).
+    for (const std::string& f : rank_files(dir)) unlink((dir + "/" + f).c_str());
+    std::error_code ignored;
+    for (const std::string& w : skt::TraceDir::spawned_worlds(dir)) std::filesystem::remove_all(dir + "/" + w, ignored);
+    for (const std::string& r : old_runs) std::filesystem::remove_all(r, ignored);
+  }
+  if (opt.runs == 0) return trace_once(opt, tracer, dir);
+  for (int k = 1; k <= opt.runs; ++k) {
+    if (!opt.quiet) std::fprintf(stderr, "skelgen: run %d/%d\n", k, opt.runs);
+    const int rc = trace_once(opt, tracer, dir + "/" + skt::TraceDir::run_dir_name(static_cast<uint32_t>(k)));
+    if (rc != 0) {
+      std::fprintf(stderr, "skelgen: error: run %d of %d failed; the runs before it are in %s\n", k, opt.runs,
+                   dir.c_str());
+      return rc;
+    }
+  }
+  if (!opt.quiet)
+    std::fprintf(stderr,
+                 "skelgen: %d runs traced into %s/run-1 ... run-%d; skelgen merge %s takes each call's median\n",
+                 opt.runs, dir.c_str(), opt.runs, dir.c_str());
+  return 0;
 }
 
 }  // namespace skelgen

@@ -16,6 +16,7 @@ struct TraceOptions {
   std::string out_dir;
   std::string mpi;  // "", "mpich" or "openmpi"
   int stack_depth = 1;
+  int runs = 0;  // --runs N: N runs into out_dir/run-1 ... run-N (0: one run into out_dir itself)
   bool force = false;
   bool quiet = false;
   std::vector<std::string> command;
@@ -41,7 +42,8 @@ void setup_dump(CLI::App& app, DumpOptions& opt);
 int run_dump(const DumpOptions& opt);
 
 struct MergeOptions {
-  std::string input, output;
+  std::vector<std::string> inputs;  // one trace directory, or several runs of one program
+  std::string output;
   uint32_t lookahead = 64;
   std::string order = "auto";  // skt::merge::Order by name (--align: "align")
   int64_t align_work = -1;     // --align-work (-1: the Options' own bounds)

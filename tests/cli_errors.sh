@@ -79,6 +79,9 @@ expect_error "--threads: Value 65 not in range 0 to 64" "$skelgen" compress --th
 expect_error "--threads: Value two not in range 0 to 64" "$skelgen" compress --threads two "$work/x.skm"
 # merge / compress / dump of merged files: missing inputs, unwritable outputs, ranks out of range
 expect_error "cannot open trace directory" "$skelgen" merge "$work/nothing-here"
+# several runs: where their merged trace goes must be said; each must be a trace directory
+expect_error "several trace directories: say where their merged trace goes (-o FILE)" "$skelgen" merge "$work/a" "$work/b"
+expect_error "cannot open trace directory" "$skelgen" merge "$work/nothing-here" "$work/nothing-either" -o "$work/x.skm"
 mkdir -p "$work/mixed-runs"
 cp "$corpus/text.skt" "$work/mixed-runs/rank-00000.skt"
 expect_error "rank-00000.skt: not a skelgen trace file (bad magic number)" "$skelgen" merge "$work/mixed-runs"

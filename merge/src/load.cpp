@@ -1,5 +1,7 @@
 // Loading the rank files into interned, normalised per-rank sequences.
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -323,34 +325,42 @@ void copy_header(MergedRank& mr, const TraceHeader& h) {
   mr.cpu_gap_floor_ns = h.cpu_gap_floor_ns;
 }
 
-}  // namespace
 
-Loaded load(const std::string& dir, const Options& opt) {
-  TraceDir td(dir);
-  Loaded out;
+// A new Loaded for a world of P ranks: its symbols 0 and 1 (MPI_COMM_WORLD,
+// MPI_COMM_SELF) made.
+void start_tables(Loaded& out, uint32_t P, const Options& opt, const std::string& source) {
   MergedTrace& t = out.tables;
-  t.world_size = td.world_size();
+  t.world_size = P;
   t.lookahead = opt.lookahead;
-  t.source = dir;
-  t.ranks.resize(t.world_size);
-  out.ranks.resize(t.world_size);
-  // Symbols 0 and 1: MPI_COMM_WORLD and MPI_COMM_SELF.
+  t.source = source;
+  t.ranks.resize(P);
+  out.ranks.resize(P);
   for (int k = 0; k < 2; ++k) {
     CommSymbol c;
     if (k == 0) {  // MPI_COMM_WORLD: one group, held by every rank
       c.groups.emplace_back();
-      for (uint32_t q = 0; q < t.world_size; ++q) c.groups[0].push_back(q);
-      c.group_of.assign(t.world_size, 0);
+      for (uint32_t q = 0; q < P; ++q) c.groups[0].push_back(q);
+      c.group_of.assign(P, 0);
     } else {  // MPI_COMM_SELF: each rank its own
-      for (uint32_t r = 0; r < t.world_size; ++r) {
+      for (uint32_t r = 0; r < P; ++r) {
         c.groups.push_back({static_cast<int64_t>(r)});
         c.group_of.push_back(static_cast<int32_t>(r));
       }
     }
     t.comms.push_back(c);
   }
-  Interner in(t);
-  for (uint32_t r = 0; r < t.world_size; ++r) {
+}
+
+// Reads the rank files of one run into out (its ranks' headers and calls, in
+// file order, not yet normalised), interning into in's tables: those of out
+// itself, or of the first run when several are read.
+void read_run(const TraceDir& td, const Options& opt, Interner& in, Loaded& out) {
+  MergedTrace& t = out.tables;
+  const uint32_t P = in.t.world_size;
+  t.world_size = P;
+  t.ranks.resize(P);
+  out.ranks.resize(P);
+  for (uint32_t r = 0; r < P; ++r) {
     auto f = td.open_rank(r);
     const TraceHeader& h = f->header();
     if (r == 0) t.run_id = h.run_id;
@@ -371,12 +381,12 @@ Loaded load(const std::string& dir, const Options& opt) {
       if (ev.kernel_rate != kNone && ev.kernel_rate > 0) mr.kernel_units_per_s = static_cast<double>(ev.kernel_rate);
       ThreadSink& sink = sinks[ev.thread];
       if (!sink.data) {
-        LoadedThread& lt = thread_stream(out, ev.thread, t.world_size);
+        LoadedThread& lt = thread_stream(out, ev.thread, P);
         sink.data = &lt.ranks[r];
         sink.data->cpu_work = rd.cpu_work;
         sink.last_end = main_calls.end_before(ev.t_start_ns);  // its first call's gap starts there
       }
-      add_event(in, maps, *f, ev, r, t.world_size, rd.cpu_work, sink);
+      add_event(in, maps, *f, ev, r, P, rd.cpu_work, sink);
       if (ev.thread == 0) {
         main_calls.starts.push_back(ev.t_start_ns);
         main_calls.ends.push_back(ev.t_start_ns + ev.duration_ns);
@@ -393,18 +403,281 @@ Loaded load(const std::string& dir, const Options& opt) {
                        std::to_string(read) + " events); use --allow-partial to merge what it holds");
     for (auto& [number, sink] : sinks) {
       if (number == 0) continue;
-      LoadedThread& lt = thread_stream(out, number, t.world_size);
+      LoadedThread& lt = thread_stream(out, number, P);
       lt.fork_seq[r] = main_calls.ended_by(sink.first_start);
       lt.join_seq[r] = main_calls.started_from(sink.last_end);
       main_calls.waited_for(rd, sink.last_end);
-      finish_rank(*sink.data, t.identities);
     }
-    finish_rank(rd, t.identities);
   }
   std::sort(out.threads.begin(), out.threads.end(),
             [](const LoadedThread& a, const LoadedThread& b) { return a.number < b.number; });
-  for (CommSymbol& c : t.comms) c.index_members();
+}
+
+// Normalises every rank's streams and indexes the communicators' members.
+void finish(Loaded& out) {
+  for (LoadedThread& lt : out.threads)
+    for (RankData& rd : lt.ranks) finish_rank(rd, out.tables.identities);
+  for (RankData& rd : out.ranks) finish_rank(rd, out.tables.identities);
+  for (CommSymbol& c : out.tables.comms) c.index_members();
+}
+
+Loaded load_one(const std::string& dir, const Options& opt) {
+  TraceDir td(dir);
+  Loaded out;
+  start_tables(out, td.world_size(), opt, dir);
+  Interner in(out.tables);
+  read_run(td, opt, in, out);
+  finish(out);
   return out;
+}
+
+// ---------------------------------------------------------------- several runs
+
+// A stream of one rank in one run: the first thread's calls or another thread's.
+std::vector<const RankData*> streams_of(const Loaded& l, uint32_t r) {
+  std::vector<const RankData*> s{&l.ranks[r]};
+  for (const LoadedThread& t : l.threads) s.push_back(&t.ranks[r]);
+  return s;
+}
+
+// The slowest rank's time in a run as read, from MPI_Init's return to
+// MPI_Finalize's start (as skelgen generate's "traced:"): its first thread's
+// gaps and calls in between.
+double run_seconds(const Loaded& l, const std::vector<Identity>& ids) {
+  double slowest = 0;
+  for (const RankData& rd : l.ranks) {
+    int64_t sum = 0;
+    for (size_t i = 0; i < rd.events.size(); ++i) {
+      const RankEvent& e = rd.events[i];
+      const uint32_t f = ids[e.identity].func;
+      if (i > 0) sum += std::max<int64_t>(0, e.gap);
+      if (f != kFunc_MPI_Init && f != kFunc_MPI_Init_thread && f != kFunc_MPI_Finalize)
+        sum += std::max<int64_t>(0, e.dur);
+    }
+    slowest = std::max(slowest, static_cast<double>(sum) * 1e-9);
+  }
+  return slowest;
+}
+
+template <typename T>
+double median_of(std::vector<T> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  if (n == 0) return 0;
+  return n % 2 ? static_cast<double>(v[n / 2])
+               : 0.5 * (static_cast<double>(v[n / 2 - 1]) + static_cast<double>(v[n / 2]));
+}
+
+// Per request id of a stream (file order): the position of the call that made it.
+std::unordered_map<int64_t, int64_t> creators(const RankData& rd) {
+  std::unordered_map<int64_t, int64_t> at;
+  for (size_t i = 0; i < rd.events.size(); ++i)
+    if (rd.events[i].created_request != kNone) at[rd.events[i].created_request] = static_cast<int64_t>(i);
+  return at;
+}
+int64_t made_at(const std::unordered_map<int64_t, int64_t>& at, int64_t id) {
+  auto it = at.find(id);
+  return it == at.end() ? -1 : it->second;
+}
+
+// Where run b's structure differs from run a's ("" where it does not): the
+// same threads, the same calls on every rank in the same order with the same
+// parameters and lists. Where a receive from MPI_ANY_SOURCE took another
+// source, or a completion call completed other requests (Waitany, Testsome:
+// which message came first), the runs still agree; such calls are counted in
+// `matched`.
+std::string differs(const Loaded& a, const Loaded& b, const std::vector<Identity>& ids, size_t& matched) {
+  if (a.threads.size() != b.threads.size()) return "threads";
+  for (size_t k = 0; k < a.threads.size(); ++k)
+    if (a.threads[k].number != b.threads[k].number) return "thread numbers";
+  for (uint32_t r = 0; r < a.ranks.size(); ++r) {
+    const auto sa = streams_of(a, r), sb = streams_of(b, r);
+    for (size_t s = 0; s < sa.size(); ++s) {
+      const RankData& x = *sa[s];
+      const RankData& y = *sb[s];
+      const std::string where =
+          "rank " + std::to_string(r) + (s ? ", thread " + std::to_string(a.threads[s - 1].number) : "");
+      if (x.cpu_work != y.cpu_work) return where + ": traced with another gap clock";
+      const std::unordered_map<int64_t, int64_t> cx = creators(x), cy = creators(y);
+      if (x.events.size() != y.events.size())
+        return where + ": " + std::to_string(y.events.size()) + " calls against " + std::to_string(x.events.size());
+      for (size_t i = 0; i < x.events.size(); ++i) {
+        const RankEvent& ex = x.events[i];
+        const RankEvent& ey = y.events[i];
+        const std::string call = where + ", call " + std::to_string(i + 1);
+        if (ex.identity != ey.identity) return call + ": another function, call site or communicator";
+        const bool any_source = ids[ex.identity].peer_class == PeerClass::kAnySource;
+        bool other_match = false;
+        ParamTuple px = x.params[ex.params], py = y.params[ey.params];
+        if (any_source) {  // the matched source (and what it sent)
+          other_match |= px != py;
+          for (Param p : {Param::peer, Param::peer2, Param::tag, Param::tag2, Param::count, Param::count2,
+                          Param::bytes, Param::bytes2})
+            px[size_t(p)] = py[size_t(p)] = 0;
+        }
+        if (px != py) return call + ": other parameters";
+        if ((ex.lists < 0) != (ey.lists < 0)) return call + ": other lists";
+        if (ex.lists >= 0) {
+          auto lx = x.lists[static_cast<size_t>(ex.lists)], ly = y.lists[static_cast<size_t>(ey.lists)];
+          // the requests a call completes, as the positions of the calls that made them (the tracer's
+          // request ids follow the order of creation over the rank's threads, which differs between runs)
+          for (int64_t& q : lx[size_t(ListField::reqrefs)]) q = made_at(cx, q);
+          for (int64_t& q : ly[size_t(ListField::reqrefs)]) q = made_at(cy, q);
+          for (ListField f : {ListField::reqrefs, ListField::req_sources}) {  // which requests completed, from whom
+            other_match |= lx[size_t(f)] != ly[size_t(f)];
+            lx[size_t(f)].clear();
+            ly[size_t(f)].clear();
+          }
+          if (lx != ly) return call + ": other lists";
+        }
+        matched += other_match;
+      }
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string describe(const RunsReport& r) {
+  if (r.dirs.size() < 2) return "";
+  char buf[160];
+  std::string s = std::to_string(r.dirs.size()) + " runs traced ";
+  for (size_t k = 0; k < r.total_s.size(); ++k) {
+    std::snprintf(buf, sizeof buf, "%s%.3f", k ? ", " : "", r.total_s[k]);
+    s += buf;
+  }
+  std::snprintf(buf, sizeof buf, " s (median %.3f s, spread %.1f %%); ", r.median_s, 100 * r.spread);
+  s += buf;
+  if (!r.medians) return s + "they differ in structure (run " + std::to_string(r.used + 1) + " against run " +
+                         std::to_string(r.mismatch_run + 1) + ": " + r.mismatch + "): merged run " +
+                         std::to_string(r.used + 1) + " alone, the run of median traced time";
+  std::snprintf(buf, sizeof buf,
+                "per-position medians; %.1f %% of the calls (%.1f %% of the time) vary by more than %.0f %%",
+                r.positions ? 100.0 * static_cast<double>(r.varying) / static_cast<double>(r.positions) : 0.0,
+                100 * r.varying_time_share, 100 * kRunsVary);
+  s += buf;
+  if (r.other_matches)
+    s += "; " + std::to_string(r.other_matches) + " calls matched other messages in other runs (run " +
+         std::to_string(r.used + 1) + "'s kept)";
+  return s;
+}
+
+Loaded load_runs(const std::vector<std::string>& dirs, const Options& opt) {
+  if (dirs.empty()) throw TraceError("no trace directories to merge");
+  if (dirs.size() == 1) return load_one(dirs[0], opt);
+  RunsReport rep;
+  rep.dirs = dirs;
+  std::vector<TraceDir> tds;
+  for (const std::string& d : dirs) tds.emplace_back(d);
+  // Every run read into one set of tables, so that their calls' identities compare as numbers.
+  std::vector<Loaded> runs(dirs.size());
+  start_tables(runs[0], tds[0].world_size(), opt, dirs[0]);
+  Interner in(runs[0].tables);
+  bool same_world = true;
+  for (size_t k = 0; k < dirs.size(); ++k) {
+    if (tds[k].world_size() != tds[0].world_size()) {
+      same_world = false;
+      rep.mismatch_run = k;
+      rep.mismatch = std::to_string(tds[k].world_size()) + " ranks against " + std::to_string(tds[0].world_size());
+      // its own tables: read alone, for its time
+      runs[k] = Loaded();
+      start_tables(runs[k], tds[k].world_size(), opt, dirs[k]);
+      Interner own(runs[k].tables);
+      read_run(tds[k], opt, own, runs[k]);
+    } else {
+      read_run(tds[k], opt, in, runs[k]);
+    }
+    const Loaded& tables_of_k = tds[k].world_size() == tds[0].world_size() ? runs[0] : runs[k];
+    rep.total_s.push_back(run_seconds(runs[k], tables_of_k.tables.identities));
+  }
+  rep.median_s = median_of(rep.total_s);
+  rep.spread = rep.median_s > 0 ? (*std::max_element(rep.total_s.begin(), rep.total_s.end()) -
+                                   *std::min_element(rep.total_s.begin(), rep.total_s.end())) / rep.median_s
+                                : 0;
+  // the run of median time (the lower of the two middle ones for an even count)
+  std::vector<size_t> by_time(dirs.size());
+  for (size_t k = 0; k < by_time.size(); ++k) by_time[k] = k;
+  std::stable_sort(by_time.begin(), by_time.end(), [&](size_t a, size_t b) { return rep.total_s[a] < rep.total_s[b]; });
+  rep.used = by_time[(by_time.size() - 1) / 2];
+  for (size_t k = 0; same_world && k < dirs.size(); ++k) {
+    if (k == rep.used) continue;
+    rep.mismatch = differs(runs[rep.used], runs[k], runs[0].tables.identities, rep.other_matches);
+    if (!rep.mismatch.empty()) rep.mismatch_run = k;
+    if (!rep.mismatch.empty()) break;
+  }
+  if (!same_world || !rep.mismatch.empty()) {
+    rep.medians = false;
+    rep.other_matches = 0;
+    Loaded out = load_one(dirs[rep.used], opt);
+    out.runs = rep;
+    if (opt.progress) opt.progress(describe(rep));
+    return out;
+  }
+  // Per position (rank, stream, call in file order): the median of each
+  // time over the runs; the structure and parameters are the median run's.
+  MergedTrace t = runs[0].tables;  // the shared tables (before a move of run 0); the used run's rank headers
+  Loaded out = std::move(runs[rep.used]);
+  {
+    t.ranks = out.tables.ranks;
+    t.run_id = out.tables.run_id;
+    t.source = dirs[rep.used];
+    out.tables = std::move(t);
+  }
+  double all = 0, varying = 0;
+  std::vector<int64_t> gaps(dirs.size()), durs(dirs.size()), works(dirs.size());
+  std::vector<double> v(dirs.size());
+  for (uint32_t r = 0; r < out.ranks.size(); ++r) {
+    std::vector<RankData*> mine{&out.ranks[r]};
+    for (LoadedThread& t : out.threads) mine.push_back(&t.ranks[r]);
+    for (size_t s = 0; s < mine.size(); ++s) {
+      RankData& rd = *mine[s];
+      for (size_t i = 0; i < rd.events.size(); ++i) {
+        for (size_t k = 0; k < dirs.size(); ++k) {
+          const RankEvent& e = k == rep.used ? rd.events[i] : streams_of(runs[k], r)[s]->events[i];
+          gaps[k] = e.gap;
+          durs[k] = e.dur;
+          works[k] = e.work;
+          v[k] = static_cast<double>(std::max<int64_t>(0, e.gap) + std::max<int64_t>(0, e.dur));
+        }
+        RankEvent& e = rd.events[i];
+        e.gap = std::llround(median_of(gaps));
+        e.dur = std::llround(median_of(durs));
+        if (e.work != kNone) e.work = std::llround(median_of(works));
+        const double m = median_of(v);
+        const double range = *std::max_element(v.begin(), v.end()) - *std::min_element(v.begin(), v.end());
+        ++rep.positions;
+        all += m;
+        if (range > kRunsVary * m) {
+          ++rep.varying;
+          varying += m;
+        }
+      }
+    }
+    // the kernel's speed and the tracer's floors: each the median over the runs
+    std::vector<double> rate, floor, cpu_floor;
+    for (size_t k = 0; k < dirs.size(); ++k) {
+      const MergedRank& h = k == rep.used ? out.tables.ranks[r] : runs[k].tables.ranks[r];
+      rate.push_back(h.kernel_units_per_s);
+      floor.push_back(h.gap_floor_ns);
+      cpu_floor.push_back(h.cpu_gap_floor_ns);
+    }
+    MergedRank& h = out.tables.ranks[r];
+    h.kernel_units_per_s = median_of(rate);
+    h.gap_floor_ns = median_of(floor);
+    h.cpu_gap_floor_ns = median_of(cpu_floor);
+  }
+  rep.varying_time_share = all > 0 ? varying / all : 0;
+  finish(out);
+  out.runs = rep;
+  if (opt.progress) opt.progress(describe(rep));
+  return out;
+}
+
+Loaded load(const std::string& dir, const Options& opt) {
+  const std::vector<std::string> runs = TraceDir::run_dirs(dir);
+  if (!runs.empty()) return load_runs(runs, opt);
+  return load_one(dir, opt);
 }
 
 }  // namespace skt::merge

@@ -61,4 +61,13 @@ static double busy(int n) {
   for (int i = 1; i <= n; ++i) s += 1.0 / ((double)i * i);
   return s;
 }
+/* A disturbed run (tests/run_runs_test.sh): APP_DISTURB="RANK:ITER:N" makes
+ * rank RANK compute busy(N) more in iteration ITER, as when another process
+ * takes its core for a while. Returns what busy() returned (0 elsewhere). */
+static double app_disturb(int rank, int it) {
+  const char* d = getenv("APP_DISTURB");
+  int r, i, n;
+  if (!d || sscanf(d, "%d:%d:%d", &r, &i, &n) != 3 || r != rank || i != it) return 0;
+  return busy(n);
+}
 #endif

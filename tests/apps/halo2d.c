@@ -1,6 +1,8 @@
 /* 2-D halo exchange on a Cartesian grid: Irecv/Isend to the four
  * neighbours (MPI_PROC_NULL at the non-periodic edges), Waitall, a row
- * communicator from Cart_sub with an Allreduce on it. */
+ * communicator from Cart_sub with an Allreduce on it. usage: halo2d [ITERS]
+ * (default 6); APP_DISTURB (applog.h) makes one rank compute longer in one
+ * iteration. */
 #include "applog.h"
 
 int main(int argc, char** argv) {
@@ -45,7 +47,7 @@ int main(int argc, char** argv) {
      * the trace's gap before the Waitall must hold it (checked as compute=),
      * and its cpu_gap the CPU time (cpu=) when the tracer measured that. */
     double c0 = MPI_Wtime(), u0 = app_cpu_s();
-    norm += busy(1000000 * (1 + it % 3));
+    norm += busy(1000000 * (1 + it % 3)) + app_disturb(rank, it);
     double compute = MPI_Wtime() - c0, cpu = app_cpu_s() - u0;
     MPI_Waitall(8, req, MPI_STATUSES_IGNORE);
     LOG("MPI_Waitall completed=%s,%s,%s,%s,%s,%s,%s,%s compute=%.9f cpu=%.9f", lab[0], lab[1], lab[2], lab[3], lab[4],

@@ -742,3 +742,41 @@ TEST(GenerateThreads, CallsThatPairWithAnotherThreadsAreRefusedSayingSo) {
         << e.what();
   }
 }
+
+// The generator's "expected" time (Skeleton::kept_s, skelgen generate's
+// expected: line) takes every cut loop's left-out iterations out of the traced
+// time, the threads' too: a loop of n iterations of known time cut to n / K
+// leaves (1 - 1 / K) of its time out, against the time the ranks' own calls say.
+TEST(GenerateExpected, EveryCutLoopIsTakenOutOfTheExpectedTime) {
+  const int64_t gap = 100000, dur = 100;
+  skt::FoldedProgram p = folded_from(2, [&](uint32_t r) {
+    std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0)};
+    for (int i = 0; i < 100; ++i) {
+      skt::testing::Syn a = call(skt::kFunc_MPI_Barrier, 1), b = call(skt::kFunc_MPI_Barrier, 2);
+      a.gap = b.gap = gap;
+      a.dur = b.dur = dur;
+      v.insert(v.end(), {a, b});
+    }
+    v.push_back(call(skt::kFunc_MPI_Finalize, 3));
+    return v;
+  });
+  skt::gen::GenerateOptions opt;
+  opt.scale = 10;
+  const skt::gen::Skeleton sk = skt::gen::generate(p, opt);
+  ASSERT_EQ(sk.cut.size(), 1u) << p.to_string() << "\n" << (sk.notes.empty() ? "" : sk.notes[0]);
+  ASSERT_EQ(sk.cut[0].iterations, 10u);
+  const double loop_s = 100 * 2 * (gap + dur) * 1e-9;  // the loop's time on each rank, from the calls made
+  EXPECT_NEAR(sk.traced_s, loop_s, 0.01 * loop_s);
+  EXPECT_NEAR(sk.kept_s, sk.traced_s - 0.9 * loop_s, 0.01 * loop_s) << "traced " << sk.traced_s;
+
+  // each thread's 40 exchanges cut to 4: the threads ran side by side, so the skeleton's expected time is
+  // the first thread's and one thread's. Its 80 calls alternate with the other thread's on the rank's one
+  // time line, each 20 us after the call before: a thread's call comes 20 + 0.1 + 20 us after its own last
+  // (docs/merge.md, "Threads"), and lasts 0.1 us.
+  skt::FoldedProgram t = folded_from(2, [](uint32_t r) { return threaded_ring(r, false); });
+  const skt::gen::Skeleton st = skt::gen::generate(t, opt);
+  ASSERT_EQ(st.cut.size(), 2u);
+  const double thread_loop_s = 80 * (20000 + 100 + 20000 + 100) * 1e-9;
+  EXPECT_NEAR(st.traced_s, thread_loop_s, 0.02 * thread_loop_s);
+  EXPECT_NEAR(st.kept_s, st.traced_s - 0.9 * thread_loop_s, 0.05 * thread_loop_s) << "traced " << st.traced_s;
+}

@@ -1,10 +1,12 @@
 #include <dirent.h>
+#include <sys/stat.h>
 #define ZSTD_STATIC_LINKING_ONLY  // ZSTD_getFrameHeader
 #include <zstd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <set>
 
@@ -463,6 +465,29 @@ std::vector<std::string> TraceDir::spawned_worlds(const std::string& dir) {
     closedir(d);
   }
   return {names.begin(), names.end()};
+}
+
+std::string TraceDir::run_dir_name(uint32_t run) { return "run-" + std::to_string(run); }
+
+std::vector<std::string> TraceDir::run_dirs(const std::string& dir) {
+  std::map<uint64_t, std::string> runs;
+  bool rank_files = false;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      std::string n = e->d_name;
+      rank_files |= n.size() > 9 && n.compare(0, 5, "rank-") == 0 && n.compare(n.size() - 4, 4, ".skt") == 0;
+      if (n.size() < 5 || n.size() > 12 || n.compare(0, 4, "run-") != 0 ||
+          n.find_first_not_of("0123456789", 4) != std::string::npos)
+        continue;
+      struct stat sb {};
+      if (stat((dir + "/" + n).c_str(), &sb) == 0 && S_ISDIR(sb.st_mode)) runs[std::stoull(n.substr(4))] = dir + "/" + n;
+    }
+    closedir(d);
+  }
+  std::vector<std::string> out;
+  if (rank_files) return out;
+  for (auto& [k, path] : runs) out.push_back(path);
+  return out;
 }
 
 TraceDir::TraceDir(const std::string& dir) : dir_(dir) {

@@ -88,15 +88,52 @@ struct LoadedThread {
   std::vector<int64_t> fork_seq, join_seq;
 };
 
+// Several traced runs of one program (load_runs): how much they disagreed,
+// and what was merged.
+inline constexpr double kRunsVary = 0.10;  // a call "varies" where its runs' times span more than this of their median
+struct RunsReport {
+  std::vector<std::string> dirs;  // the runs' trace directories, in the order given
+  std::vector<double> total_s;    // per run: the slowest rank's traced time (its gaps and calls), s
+  double median_s = 0;            // of total_s
+  double spread = 0;              // (max - min) / median of total_s
+  bool medians = true;            // the runs agree in structure: every time is the median over the runs
+  size_t used = 0;                // the run (index in dirs) of median time: its structure and parameters
+                                  // (and, where !medians, its times) are what was merged
+  size_t mismatch_run = 0;        // !medians: a run that differs from `used`
+  std::string mismatch;           // !medians: how ("rank 1: 1203 calls against 1201")
+  size_t positions = 0;           // calls of every rank (every thread), each a position
+  size_t varying = 0;             // positions whose gap + duration span more than kRunsVary of their median
+  double varying_time_share = 0;  // those positions' share of the median time
+  size_t other_matches = 0;       // calls that matched other messages in some run (MPI_ANY_SOURCE, Waitany)
+};
+// One line: "3 runs traced 0.512, 0.520, 0.803 s (median 0.520 s, spread 56.0 %); per-position medians; ...",
+// or where the runs differ, which run was merged alone and why. Empty for one run.
+std::string describe(const RunsReport& r);
+
 struct Loaded {
   MergedTrace tables;  // everything but events and times
   std::vector<RankData> ranks;        // the first thread's calls (every call when there is one thread)
   std::vector<LoadedThread> threads;  // the other threads' calls, by number
+  RunsReport runs;                    // several runs (load_runs): how they compare; dirs empty for one
 };
 
 // Throws TraceError for unreadable, missing, mixed or (without
-// allow_partial) truncated rank files, naming the file.
+// allow_partial) truncated rank files, naming the file. A directory that
+// holds run-1 ... run-N (skelgen trace --runs N) and no rank files is
+// loaded as load_runs() of those.
 Loaded load(const std::string& dir, const Options& opt);
+
+// Several traced runs of one program (each a trace directory), loaded as
+// one: where every run makes the same calls on every rank, in the same
+// order, with the same parameters (a receive from MPI_ANY_SOURCE may take
+// another source, a Waitany complete another request: the median run's
+// are kept), each gap, call duration and CPU time is the median over the
+// runs at its position (rank, thread, call), as are each rank's kernel
+// speed and gap floors; so one disturbed run does not become the
+// prediction. Where they differ, the run of median traced time is loaded
+// alone (RunsReport::medians false). Reports through opt.progress and in
+// Loaded::runs. One directory: load() of it.
+Loaded load_runs(const std::vector<std::string>& dirs, const Options& opt);
 
 // Reorders each communication step into one canonical order: the Irecvs,
 // then the sends, then the other receives, then the Waits on the step's

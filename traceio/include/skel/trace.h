@@ -204,6 +204,12 @@ class TraceDir {
   static std::string spawned_dir_name(uint64_t run_id);
   // The spawned worlds' subdirectories of a trace directory, sorted.
   static std::vector<std::string> spawned_worlds(const std::string& dir);
+  // The runs of `skelgen trace --runs N -o DIR`: DIR/run-1 ... DIR/run-N,
+  // each a trace directory of its own. The subdirectories "run-<number>" of
+  // dir, by number, as paths (dir/run-1, ...); empty when dir holds rank
+  // files itself (one run) or no such subdirectory.
+  static std::string run_dir_name(uint32_t run);  // "run-1"
+  static std::vector<std::string> run_dirs(const std::string& dir);
 
  private:
   std::string dir_;
