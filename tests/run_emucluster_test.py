@@ -27,13 +27,15 @@ PROBE = r'''
 import json, os, sys, time
 rank = next(os.environ[v] for v in ("OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK") if v in os.environ)
 cg = [l.rstrip("\n").split(":", 2)[2] for l in open("/proc/self/cgroup") if "cpu" in l.split(":")[1].split(",")]
+mount = next(l.split()[1] for l in open("/proc/self/mounts") if l.split()[2] == "cgroup" and "cpu" in l.split()[3].split(","))
+knobs = {k: int(open(os.path.join(mount, cg[0].lstrip("/"), "cpu." + k)).read()) for k in ("cfs_quota_us", "cfs_period_us", "shares")}
 spin = float(sys.argv[2])
 t0, c0 = time.monotonic(), time.process_time()
 while time.monotonic() - t0 < spin:
     pass
 share = (time.process_time() - c0) / (time.monotonic() - t0)
 with open(os.path.join(sys.argv[1], "rank-%s.json" % rank), "w") as f:
-    json.dump({"rank": int(rank), "cgroup": cg[0], "cpus": sorted(os.sched_getaffinity(0)), "share": share}, f)
+    json.dump({"rank": int(rank), "cgroup": cg[0], "cpus": sorted(os.sched_getaffinity(0)), "share": share, "knobs": knobs}, f)
 '''
 
 failures = []
@@ -92,6 +94,13 @@ def test_config(emu, work):
     r = run([emu, "show", good, "--placement", "two"])
     rows = [l.split() for l in r.stdout.splitlines() if re.match(r"^\d", l)]
     check([row[4] for row in rows] == ["10000", "4000"], "2 ranks on 2 CPUs: a 100 % rank gets a whole CPU")
+    auto = write(os.path.join(work, "auto.ini"), GOOD.replace("period_us = 10000", "period_us = auto"))
+    r = run([emu, "show", auto, "--placement", "tilted"])
+    rows = [l.split() for l in r.stdout.splitlines() if re.match(r"^\d", l)]
+    # period auto: each rank's quota at the kernel's 1000 us minimum, period = 1000 / share
+    check([(row[4], row[5]) for row in rows] == [("1000", "5000"), ("1000", "2858"), ("1000", "2000"),
+                                                 ("1000", "2000")],
+          f"period auto: quota 1000 us, period 1000 us / share (got {[(row[4], row[5]) for row in rows]})")
 
     bad = {
         "unknown key": ("[node a]\nspeed = 50\nfast = 1\n[placement p]\nranks = a\n", 3, "unknown key 'fast'"),
@@ -107,6 +116,8 @@ def test_config(emu, work):
         "bad period": ("[cluster]\nperiod_us = 50\n[node a]\nspeed = 50\n[placement p]\nranks = a\n", 2,
                        "period_us must be"),
         "not key=value": ("[node a]\nspeed 50\n", 2, "expected 'key = value'"),
+        "bad weight": ("[cluster]\nweight = 1\n[node a]\nspeed = 50\n[placement p]\nranks = a\n", 2,
+                       "weight must be"),
         "empty placement": ("[node a]\nspeed = 50\n[placement p]\n", 3, "has no ranks"),
     }
     for what, (text, line, reason) in bad.items():
@@ -120,6 +131,10 @@ def test_config(emu, work):
     r = run([emu, "check", os.path.join(work, "missing.ini")])
     check(r.returncode == 2 and "cannot read" in r.stderr, "refuses a missing cluster file")
     # more rank quota than a CPU has
+    tiny = write(os.path.join(work, "tiny.ini"),
+                 "[cluster]\nperiod_us = 1000\n[node a]\nspeed = 10\n[placement p]\nranks = a a a a\n")
+    r = run([emu, "show", tiny])
+    check(r.returncode == 1 and "below the kernel's minimum" in r.stderr, "refuses a quota below 1000 us")
     over = write(os.path.join(work, "over.ini"),
                  "[cluster]\ncpus = 0\nrank_share = 1\n[node a]\nspeed = 100\n[placement p]\nranks = a a\n")
     r = run([emu, "show", over])
@@ -190,6 +205,8 @@ def test_run(emu, work, mpich):
         check(re.fullmatch(rf"/?(.*/)?skelgen-emu-\d+-{nodes[r_]}/rank-{r_}", d["cgroup"]) is not None,
               f"rank {r_} ran in its node's cgroup ({nodes[r_]}/rank-{r_}; got {d['cgroup']})")
         check(d["cpus"] == [cpus[r_]], f"rank {r_} was pinned to CPU {cpus[r_]} (got {d['cpus']})")
+        want = {"cfs_quota_us": [5000, 5000, 2000, 2000][r_], "cfs_period_us": 10000, "shares": 1024}
+        check(d["knobs"] == want, f"rank {r_}'s cgroup has quota, period and weight {want} (got {d['knobs']})")
     if len(ranks) == 4:
         fast = min(ranks[0]["share"], ranks[1]["share"])
         slow = max(ranks[2]["share"], ranks[3]["share"])
