@@ -61,6 +61,7 @@ GOOD = """# a small emulated cluster
 [cluster]
 cpus = 0-1
 period_us = 10000
+weight = 16384
 [node fast]
 speed = 100
 [node mid]
@@ -205,13 +206,15 @@ def test_run(emu, work, mpich):
         check(re.fullmatch(rf"/?(.*/)?skelgen-emu-\d+-{nodes[r_]}/rank-{r_}", d["cgroup"]) is not None,
               f"rank {r_} ran in its node's cgroup ({nodes[r_]}/rank-{r_}; got {d['cgroup']})")
         check(d["cpus"] == [cpus[r_]], f"rank {r_} was pinned to CPU {cpus[r_]} (got {d['cpus']})")
-        want = {"cfs_quota_us": [5000, 5000, 2000, 2000][r_], "cfs_period_us": 10000, "shares": 1024}
+        want = {"cfs_quota_us": [5000, 5000, 2000, 2000][r_], "cfs_period_us": 10000, "shares": 16384}
         check(d["knobs"] == want, f"rank {r_}'s cgroup has quota, period and weight {want} (got {d['knobs']})")
     if len(ranks) == 4:
         fast = min(ranks[0]["share"], ranks[1]["share"])
         slow = max(ranks[2]["share"], ranks[3]["share"])
         # quotas 0.5 and 0.2 CPU. Without them, ranks sharing a CPU get equal shares (ratio 1). Wide margins:
-        # the machine may be busy (a fast rank then gets less than its quota), a slow one never gets more.
+        # the machine may be busy (a fast rank then gets less than its quota; the weight of 16384 keeps the
+        # ranks ahead of plain processes: at 1024, under a load of 8, the fast ranks got 0.26), a slow one
+        # never gets more.
         check(slow <= 0.2 * 1.15, f"a 40 % rank got at most its quota of 0.2 CPU (+15 %): {slow:.3f}")
         check(fast / max(slow, 1e-9) >= 1.6,
               f"a 100 % rank got >= 1.6 times the CPU of a 40 % rank (quotas: 2.5 times): {fast / max(slow, 1e-9):.2f}")
