@@ -43,6 +43,36 @@ std::string need(const std::string& prog, const std::string& package) {
   return full;
 }
 
+// Whether a word of a launcher template names an MPI launcher (by its name).
+bool names_mpi_launcher(const std::string& word) {
+  std::string b = proc::basename_of(word);
+  for (const char* p : {"mpirun", "mpiexec", "orterun", "prterun"})
+    if (b.rfind(p, 0) == 0) return true;
+  return false;
+}
+
+// The word of a launcher command that names its MPI (see launcher_flavor).
+std::string launcher_word(const std::vector<std::string>& words) {
+  if (words.empty() || !proc::flavor_of_launcher(words[0]).empty()) return words.empty() ? "" : words[0];
+  for (size_t i = 1; i < words.size(); ++i)
+    if (names_mpi_launcher(words[i])) return words[i];
+  return words[0];
+}
+
+}  // namespace
+
+std::string launcher_flavor(const std::vector<std::string>& words) {
+  if (words.empty()) return "";
+  std::string f = proc::flavor_of_launcher(words[0]);
+  if (!f.empty()) return f;
+  // a wrapper before the launcher (tools/emucluster run CLUSTER mpirun.openmpi ... --)
+  for (size_t i = 1; i < words.size(); ++i)
+    if (names_mpi_launcher(words[i])) return proc::flavor_of_launcher(words[i]);
+  return "";
+}
+
+namespace {
+
 std::vector<std::string> local_command(const Target& t, int np, const std::string& exe, const std::string& built_with) {
   if (built_with == "simgrid")
     throw std::runtime_error(exe + " is built for SimGrid (smpicc); build it for a real MPI (skelgen build --mpi "
@@ -66,9 +96,9 @@ std::vector<std::string> local_command(const Target& t, int np, const std::strin
       proc::split_words(substitute(tmpl, {{"np", std::to_string(np)}, {"hostfile", t.hostfile}, {"exe", exe}}));
   if (argv.empty()) throw std::runtime_error("empty launcher");
   if (proc::which(argv[0]).empty()) throw std::runtime_error("launcher not found: " + argv[0]);
-  std::string lflavor = proc::flavor_of_launcher(argv[0]);
+  std::string lflavor = launcher_flavor(argv);
   if (!lflavor.empty() && (built_with == "mpich" || built_with == "openmpi") && lflavor != built_with)
-    throw std::runtime_error(exe + " is built with " + built_with + " but " + argv[0] + " launches " + lflavor +
+    throw std::runtime_error(exe + " is built with " + built_with + " but " + launcher_word(argv) + " launches " + lflavor +
                              " programs; use that MPI's launcher or rebuild (skelgen build --mpi " + lflavor + ")");
   if (!exe_placed) argv.push_back(exe);
   return argv;
@@ -212,8 +242,7 @@ TargetKind implied_kind(const Target& t) {
 std::string mpi_for(const Target& t, const std::string& fallback) {
   if (t.kind == TargetKind::kSimgrid) return "simgrid";
   if (t.kind == TargetKind::kLocal && !t.launcher.empty()) {
-    std::vector<std::string> w = proc::split_words(t.launcher);
-    std::string f = w.empty() ? "" : proc::flavor_of_launcher(w[0]);
+    std::string f = launcher_flavor(proc::split_words(t.launcher));
     if (!f.empty()) return f;
   }
   return fallback == "openmpi" ? "openmpi" : "mpich";

@@ -190,3 +190,19 @@ TEST(Predict, ResultLineAndSkeletonMeta) {
   EXPECT_THROW(sp::read_skeleton_info(write_temp("x.c", "int main(){}")), std::runtime_error);
   EXPECT_THROW(sp::read_skeleton_info(write_temp("x.c", "\"SKELGEN_META ranks=two\"")), std::runtime_error);
 }
+
+TEST(Predict, LauncherFlavorLooksPastAWrapper) {
+  namespace sp = skt::predict;
+  EXPECT_EQ(sp::launcher_flavor({"mpiexec.mpich", "-n", "2"}), "mpich");
+  EXPECT_EQ(sp::launcher_flavor({"mpirun.openmpi", "-n", "4"}), "openmpi");
+  // tools/emucluster before the launcher: the launcher's MPI, not the wrapper's (none)
+  EXPECT_EQ(sp::launcher_flavor({"/x/tools/emucluster", "run", "c.ini", "-p", "a", "mpirun.openmpi",
+                                 "--oversubscribe", "-n", "4", "--"}),
+            "openmpi");
+  EXPECT_EQ(sp::launcher_flavor({"emucluster", "run", "c.ini", "mpiexec.mpich", "-n", "2", "--"}), "mpich");
+  EXPECT_EQ(sp::launcher_flavor({"./my-launcher", "-n", "2"}), "");
+  EXPECT_EQ(sp::launcher_flavor({}), "");
+  sp::Target t;
+  t.launcher = "tools/emucluster run c.ini -p a mpirun.openmpi --oversubscribe -n {np} --";
+  EXPECT_EQ(sp::mpi_for(t, "mpich"), "openmpi");
+}

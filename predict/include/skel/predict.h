@@ -56,6 +56,12 @@ struct Target {
 // platform, slurm with a partition, constraint or srun arguments, else local.
 TargetKind implied_kind(const Target& t);
 
+// The MPI ("mpich", "openmpi" or "") a launcher command runs: its first
+// word's, or where that is a wrapper (tools/emucluster run CLUSTER
+// mpirun.openmpi ... --), the first later word named like an MPI launcher
+// (mpirun*, mpiexec*, orterun*, prterun*).
+std::string launcher_flavor(const std::vector<std::string>& words);
+
 // The MPI a target needs the skeleton built with ("simgrid" for SimGrid; for
 // the others the launcher's MPI, or `fallback` when the launcher does not say).
 std::string mpi_for(const Target& t, const std::string& fallback);
