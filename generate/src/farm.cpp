@@ -442,6 +442,7 @@ bool Finder::farm_of(uint32_t m, size_t begin, size_t end, const std::vector<Mas
     f.workers.push_back(w);
     if (seeded.count(w)) f.seeded.push_back(w);
   }
+  for (const auto& [w, run] : runs) cursor_[w] = run.second;  // the next farm of these ranks starts after
   f.first = SIZE_MAX;
   for (const auto& [r, run] : runs) {
     f.first = std::min<size_t>(f.first, calls_[r][run.first].top);
@@ -460,7 +461,6 @@ bool Finder::farm_of(uint32_t m, size_t begin, size_t end, const std::vector<Mas
   while (w0_request + 1 < runs[w0].second && !send(calls_[w0][w0_request].node)) ++w0_request;
   f.symbols = {mc[req + (probe_any(mc[req].node) ? 1 : 0)].node, mc[asked.answer].node,
                calls_[w0][w0_request].node, calls_[w0][runs[w0].second - 1].node};
-  for (const auto& [w, run] : runs) cursor_[w] = run.second;
   keep_tasks(f);
   return true;
 }
