@@ -390,6 +390,7 @@ bool Finder::worker_figures(Farm& f, uint32_t w, size_t begin, size_t end, std::
 bool Finder::classify(Farm& f, const std::map<uint32_t, std::pair<size_t, size_t>>& runs) const {
   enum Class : uint8_t { kNone = 0, kFarm = 1, kBefore = 2, kAfter = 4 };
   std::vector<uint8_t> cls(f.end - f.first, kNone);
+  std::vector<size_t> before, after;  // indices into p.top
   for (const auto& [r, run] : runs) {
     const std::vector<Call>& calls = calls_[r];
     for (size_t j = 0; j < calls.size(); ++j) {
@@ -403,18 +404,18 @@ bool Finder::classify(Farm& f, const std::map<uint32_t, std::pair<size_t, size_t
     if (cls[i] == kFarm)  // the emitter skips the farm's items: nobody else may have calls there
       for (uint32_t r : ranks_of(p_.top[f.first + i]))
         if (!f.takes_part(r)) return false;
-    if (cls[i] == kBefore) f.before.push_back(f.first + i);
-    if (cls[i] == kAfter) f.after.push_back(f.first + i);
+    if (cls[i] == kBefore) before.push_back(f.first + i);
+    if (cls[i] == kAfter) after.push_back(f.first + i);
   }
   // each rank's calls stay in order: none of its `after` items before one of its `before` items
   std::vector<int64_t> last_before(m_.world_size, -1);
-  for (size_t i : f.before)
+  for (size_t i : before)
     for (uint32_t r : ranks_of(p_.top[i])) last_before[r] = static_cast<int64_t>(i);
-  for (size_t i : f.after)
+  for (size_t i : after)
     for (uint32_t r : ranks_of(p_.top[i]))
       if (static_cast<int64_t>(i) < last_before[r]) return false;
-  for (size_t i : f.before) f.before_nodes.push_back(p_.top[i]);
-  for (size_t i : f.after) f.after_nodes.push_back(p_.top[i]);
+  for (size_t i : before) f.before_nodes.push_back(p_.top[i]);
+  for (size_t i : after) f.after_nodes.push_back(p_.top[i]);
   return true;
 }
 

@@ -39,10 +39,9 @@ namespace skt::gen {
 struct Farm {
   size_t first = 0, end = 0;     // p.top[first, end): the farm, on every rank
   // Items in that range that hold other calls, which the merge put among
-  // the farm's (indices into p.top, ascending): those before the ranks'
-  // part in the farm (run before it), those after (run after it).
-  std::vector<size_t> before, after;
-  std::vector<uint32_t> before_nodes, after_nodes;  // the same as node ids
+  // the farm's (node ids of top-level items, in order): those before the
+  // ranks' part in the farm (run before it), those after (run after it).
+  std::vector<uint32_t> before_nodes, after_nodes;
   uint32_t master = 0;           // world rank
   int64_t comm = 0;              // communicator symbol
   std::vector<uint32_t> workers; // world ranks, ascending
