@@ -83,8 +83,9 @@ struct State {
   std::string time_file;
   int64_t time_start_ns = 0;  // when MPI_Init returned
   // Kernel samples during the run (SKELTRACE_CALIBRATE_EVERY_MS): every
-  // sample_every_ns of wall time, after a call, sample_units of kernel timed
-  // on the gap clock; MPI_Finalize records their median with MPI_Init's rate.
+  // sample_every_ns of wall time (thread CPU gap clock: of each thread's CPU
+  // time), after a call, sample_units of kernel timed on the gap clock;
+  // MPI_Finalize records their median with MPI_Init's rate.
   int64_t sample_every_ns = 0, last_sample_ns = 0;
   unsigned long long sample_units = 0;
   double init_rate = 0;
@@ -98,9 +99,16 @@ State& st() {
 
 thread_local int t_depth = 0;
 // GapClock::kThreadCpu: the calling thread's CPU clock when it entered the
-// current MPI call, and when the tracer was done with its previous one.
+// current MPI call, and when the tracer was done with its previous one;
+// whether the entry's was read (else the gap was short: see cpu_at()).
 thread_local int64_t t_cpu_entry = 0;
 thread_local int64_t t_cpu_last = 0;
+thread_local bool t_cpu_entry_read = false;
+// The last read of the thread's CPU clock, and the wall clock just after it.
+thread_local int64_t t_cpu_read = 0, t_wall_at_cpu_read = INT64_MIN / 2;
+// The CPU time of the thread's next kernel sample (SKELTRACE_CALIBRATE_EVERY_MS,
+// taken every so much of its CPU time with the thread CPU gap clock).
+thread_local int64_t t_cpu_next_sample = 0;
 // The wall clock when the calling thread entered the current MPI call (0:
 // not noted): the tracer's work before the call's own clock read (requests
 // looked up, sizes asked) is cut out of the gap like its work after one.
@@ -109,6 +117,29 @@ thread_local int64_t t_wall_entry = 0;
 thread_local uintptr_t t_received_lo = 0, t_received_hi = 0;
 
 constexpr auto thread_cpu_ns = clock_ns<CLOCK_THREAD_CPUTIME_ID>;
+
+// The thread CPU clock is a system call (about 370 ns here, against 20 ns
+// for the wall clock through the vDSO); two per MPI call made the traced
+// loop of 64 ranks on 2 cores 1.3x slower than with wall-clock gaps. So it
+// is read only when kCpuReadAfterNs of wall time has passed since its last
+// read: over a shorter span the thread cannot have been off the CPU for
+// longer than the span, and its CPU time is taken as the wall time that
+// passed (a rank that loses its core for a time slice, milliseconds on a
+// shared node, is always read). A gap whose end was not read is shorter
+// than that and was not interrupted: its event carries no cpu_gap (trace
+// format 2.2: its CPU time is its wall gap).
+constexpr int64_t kCpuReadAfterNs = 10000;
+
+// The calling thread's CPU time at wall time `wall` (now): read, and noted
+// with the wall clock after the read, or taken as that of the last read plus
+// the wall time since. `read` says which.
+int64_t cpu_at(int64_t& wall, bool& read) {
+  read = wall - t_wall_at_cpu_read >= kCpuReadAfterNs;
+  if (!read) return t_cpu_read + (wall - t_wall_at_cpu_read);
+  t_cpu_read = thread_cpu_ns();
+  wall = t_wall_at_cpu_read = clock_ns<CLOCK_MONOTONIC>();
+  return t_cpu_read;
+}
 
 template <typename H>
 uint64_t handle_bits(H h) {
@@ -381,9 +412,11 @@ bool choose_cpu_gaps(int rank, bool threads) {
 
 // The tracer's own fixed cost in every gap (TraceHeader::gap_floor_ns): a
 // gap runs from the last clock read after one call (record(): the wall
-// clock, then with cpu_gaps the CPU clock) to the first of the next wrapper
-// (enter(): the CPU clock with cpu_gaps, then the wall clock), and a program that calls
-// MPI back to back (an Irecv and its Isend) still shows that much. next_entry
+// clock) to the first of the next wrapper (enter(): the wall clock), and a
+// program that calls MPI back to back (an Irecv and its Isend) still shows
+// that much. With cpu_gaps the CPU clock's floor (cpu_gap_floor_ns) is that
+// of a gap read at both ends (cpu_at(): after the call, and at the entry,
+// the CPU clock, then the wall clock). next_entry
 // stands for the way into the next wrapper; not inlined, as the application's
 // call is not. The shortest of many spans, so a lower bound (the real way in,
 // through the PLT and enter(), is a few ns longer): what the generator takes
@@ -403,12 +436,12 @@ void measure_gap_floors(bool cpu_gaps, double& wall_ns, double& cpu_ns) {
   int64_t wall = INT64_MAX, cpu = INT64_MAX;
   for (int i = 0; i < 2000; ++i) {
     if (i % 200 == 0) sched_yield();
-    int64_t cpu_last = 0, cpu_entry = 0;
     int64_t last = now_ns();
-    if (cpu_gaps) cpu_last = thread_cpu_ns();
-    int64_t entry = next_entry(cpu_gaps, &cpu_entry);
-    wall = std::min(wall, entry - last);
-    if (cpu_gaps) cpu = std::min(cpu, cpu_entry - cpu_last);
+    wall = std::min(wall, next_entry(false, nullptr) - last);
+    if (!cpu_gaps) continue;
+    int64_t cpu_entry = 0, cpu_last = thread_cpu_ns();
+    next_entry(true, &cpu_entry);
+    cpu = std::min(cpu, cpu_entry - cpu_last);
   }
   wall_ns = static_cast<double>(std::max<int64_t>(wall, 0));
   cpu_ns = cpu_gaps ? static_cast<double>(std::max<int64_t>(cpu, 0)) : 0.0;
@@ -472,8 +505,9 @@ bool enter() {
 }
 
 void mark_entry() {
-  if (st().cpu_gaps) t_cpu_entry = thread_cpu_ns();
-  t_wall_entry = now_ns();
+  int64_t wall = now_ns();
+  if (st().cpu_gaps) t_cpu_entry = cpu_at(wall, t_cpu_entry_read);  // a read moves `wall` past it
+  t_wall_entry = wall;
 }
 
 int64_t entry_ns() { return t_wall_entry; }
@@ -610,6 +644,24 @@ bool span_of(const void* buf, int count, MPI_Datatype dtype, uintptr_t& lo, uint
   hi = lo + static_cast<uintptr_t>(extent) * static_cast<uintptr_t>(count);
   return true;
 }
+// A kernel sample after the call that ends at wall time t1, when one is
+// due: every sample_every_ns of wall time, or with the thread CPU gap clock
+// of the thread's CPU time (ranks sharing cores; by the wall clock each
+// sample would take 0.5 ms of a core every 50 ms however little of it the
+// rank got: 64 ranks on 2 cores ran 2.5x slower traced than untraced).
+void take_kernel_sample(State& s, int64_t t1) {
+  if (s.sample_every_ns <= 0) return;
+  if (s.cpu_gaps) {
+    if (t_cpu_next_sample == 0) t_cpu_next_sample = t_cpu_entry + s.sample_every_ns;  // a new thread
+    if (t_cpu_entry < t_cpu_next_sample) return;
+    s.samples.push_back(sample_rate(s.sample_units, thread_cpu_ns));
+    t_cpu_next_sample = t_cpu_entry + s.sample_every_ns;
+    return;
+  }
+  if (t1 - s.last_sample_ns < s.sample_every_ns) return;
+  s.samples.push_back(sample_rate(s.sample_units, now_ns));
+  s.last_sample_ns = now_ns();
+}
 }  // namespace
 
 void note_received(const void* buf, int count, MPI_Datatype dtype) {
@@ -681,7 +733,12 @@ void record(Rec& r) {
   if (r.key != kNone) w.put_int(Field::kKey, r.key);
   if (new_cid != kNone) w.put_int(Field::kNewComm, new_cid);
   if (committed != kNone) w.put_int(Field::kDtype, committed);
-  if (s.cpu_gaps) w.put_int(Field::kCpuGap, t_cpu_entry > t_cpu_last ? t_cpu_entry - t_cpu_last : 0);
+  // Not read at the entry: the gap's CPU time is its wall time (the gap runs
+  // from the last read or after it), and the field is left out; except at
+  // MPI_THREAD_MULTIPLE, where the gap also holds the tracer's work after the
+  // call before (the time line does not move) and the CPU time does not.
+  if (s.cpu_gaps && (t_cpu_entry_read || s.multiple))
+    w.put_int(Field::kCpuGap, t_cpu_entry > t_cpu_last ? t_cpu_entry - t_cpu_last : 0);
   if (s.threads && thread_number() != 0) w.put_int(Field::kThread, thread_number());
   if (r.kernel_rate != kNone) w.put_int(Field::kKernelRate, r.kernel_rate);
   if (r.kernel_samples != kNone) w.put_int(Field::kKernelSamples, r.kernel_samples);
@@ -697,14 +754,15 @@ void record(Rec& r) {
   w.end_event(rel(r.t0), rel(r.t1));
   if (r.frees_comm && cid >= static_cast<int64_t>(kFirstUserComm)) s.comm_ids.erase(handle_bits(r.comm));
   if (w.failed()) warn_once(w.error());
-  if (s.sample_every_ns > 0 && r.t1 - s.last_sample_ns >= s.sample_every_ns) {
-    s.samples.push_back(sample_rate(s.sample_units, s.cpu_gaps ? thread_cpu_ns : now_ns));
-    s.last_sample_ns = now_ns();
-  }
+  take_kernel_sample(s, r.t1);
   // The tracer's own time after the call (ids, encoding, a chunk flush, a
   // kernel sample) is not application computation: move the time origin past it.
-  if (!s.multiple) s.origin_ns += now_ns() - r.t1;
-  if (s.cpu_gaps) t_cpu_last = thread_cpu_ns();
+  // A read of the CPU clock here is cut out too (it can take a time slice:
+  // 2.3 ms once, 4 Open MPI ranks on 2 cores); the gap starts after it.
+  int64_t done = now_ns();
+  bool read = false;
+  if (s.cpu_gaps) t_cpu_last = cpu_at(done, read);
+  if (!s.multiple) s.origin_ns += done - r.t1;
 }
 
 void start(int64_t t0, int64_t t1, uint32_t func, const void* ret, int provided, bool fortran) {
@@ -839,7 +897,9 @@ void start(int64_t t0, int64_t t1, uint32_t func, const void* ret, int provided,
   s.pid = getpid();
   std::atexit(flush_at_exit);
   pthread_atfork(nullptr, nullptr, stop_in_child);
-  t_cpu_entry = t_cpu_last = thread_cpu_ns();
+  t_cpu_entry = t_cpu_last = t_cpu_read = thread_cpu_ns();
+  t_wall_at_cpu_read = now_ns();
+  t_cpu_next_sample = t_cpu_read + s.sample_every_ns;
   Rec r(func, ret);
   r.t0 = t0;
   r.t1 = t1;

@@ -40,14 +40,15 @@ def course(skelgen, trace, parts):
         e = json.loads(line)
         if "rank" in e and "gap" in e:
             gaps.setdefault(e["rank"], []).append(e["gap"])
-            cpu.setdefault(e["rank"], []).append(e.get("cpu_gap") or 0.0)
+            cpu.setdefault(e["rank"], []).append(e.get("cpu_gap"))  # None: not read (format 2.2)
             sites.setdefault(e["rank"], []).append(e.get("callsite"))
     for r, cs in sites.items():  # the main loop: first to last call of the most frequent call site
         top = max(set(cs), key=lambda c: (cs.count(c), -cs.index(c)))
         first, last = cs.index(top), len(cs) - 1 - cs[::-1].index(top)
         gaps[r], cpu[r] = gaps[r][first + 1:last + 1], cpu[r][first + 1:last + 1]
-    if all(sum(v) > 0 for v in cpu.values()):  # a CPU-clock trace: the work, not the wall time
-        gaps = cpu
+    if any(c is not None for v in cpu.values() for c in v):  # a CPU-clock trace: the work, not the wall time
+        # a gap without cpu_gap was short and not interrupted: its CPU time is its wall time
+        gaps = {r: [g if c is None else c for g, c in zip(gaps[r], cpu[r])] for r in gaps}
     res = {}
     for r, g in gaps.items():
         s = [0.0] * parts

@@ -24,7 +24,7 @@ gives must agree with the traced event:
                    logged afterwards): one such gap of the rank must be
                    under these seconds (the tracer's work is not in it)
 --gap-clock wall|thread_cpu: the gap clock every rank's header must name
-(thread_cpu: every event carries cpu_gap).
+(thread_cpu: events whose gap is 10 us or longer carry cpu_gap).
 Every rank that reached MPI_Finalize must record there the kernel's rate over
 the run (kernel_rate) and how many samples it took during the run: at least
 one once a call ended SKELTRACE_CALIBRATE_EVERY_MS (50) after MPI_Init, at
@@ -188,6 +188,23 @@ def check_gap_floors(evs, info):
     return errs
 
 
+def check_cpu_gaps_present(evs, gap_clock):
+    """Gap clock wall: no event carries cpu_gap. thread_cpu (trace format
+    2.2): the tracer reads the CPU clock at a gap's end only once 10 us of
+    wall time passed since its last read, so an event without cpu_gap has a
+    gap under 10 us (its CPU time is its wall time), and one whose gap is
+    longer carries it."""
+    with_cpu = sum("cpu_gap" in e for e in evs)
+    if gap_clock != "thread_cpu":
+        return [f"{with_cpu} of {len(evs)} events carry cpu_gap with gap clock {gap_clock}"] if with_cpu else []
+    long_without = [e for e in evs if "cpu_gap" not in e and e["gap"] >= 10e-6]
+    if long_without:
+        e = long_without[0]
+        return [f"{len(long_without)} events without cpu_gap have gaps of 10 us or more "
+                f"(the first: {e['func']} seq {e.get('seq')}, gap {e['gap'] * 1e6:.1f} us)"]
+    return []
+
+
 def check_gaps_under(log, evs):
     """gap_under=S: the program computed nothing before this call (it
     logged the calls before it afterwards), so the gap holds only the
@@ -200,7 +217,7 @@ def check_gaps_under(log, evs):
     if not marked:
         return []
     key = "gap" if not SHARED_CORES else "cpu_gap"
-    gaps = [(ev[key], bound) for bound, ev in marked if key in ev]
+    gaps = [(ev.get(key, ev["gap"]), bound) for bound, ev in marked]  # no cpu_gap: the wall gap is its CPU time
     if gaps and not any(g < bound for g, bound in gaps):
         return [f"no {key} under its bound where nothing was computed: "
                 + ", ".join(f"{g * 1e6:.1f} us (bound {b * 1e6:.0f} us)" for g, b in gaps)]
@@ -227,7 +244,20 @@ def check_kernel_samples(evs, info):
     # trace time leaves out the tracer's own time, so a call that ended `every`
     # after MPI_Init in trace time did so in real time too
     last_end = max((e["t_start"] + e["duration"] for e in evs if e["func"] != "MPI_Finalize"), default=0)
-    if every > 0 and last_end - init_end >= every and samples < 1:
+    if every > 0 and info.get("gap_clock") == "thread_cpu":
+        # samples follow each thread's CPU time: one is due once a thread
+        # computed that long in the gaps before a call (its first call's
+        # gap aside: a thread's first sample is due `every` after it)
+        cpu, first = {}, set()
+        for e in evs:
+            th = e.get("thread", 0)
+            if th in first and e["func"] != "MPI_Finalize":
+                cpu[th] = cpu.get(th, 0.0) + e.get("cpu_gap", e["gap"])
+            first.add(th)
+        most = max(cpu.values(), default=0.0)
+        if most >= every * 1.01 and samples < 1:
+            errs.append(f"no kernel sample in a run whose calls computed {most:.3f} s of CPU time after MPI_Init")
+    elif every > 0 and last_end - init_end >= every and samples < 1:
         errs.append(f"no kernel sample in a run whose calls went on {last_end - init_end:.3f} s after MPI_Init")
     # at most one after each call before MPI_Finalize
     if samples > len(evs) - 1:
@@ -310,9 +340,7 @@ def main():
             got = infos.get(rank, {}).get("gap_clock")
             if got != gap_clock:
                 errs.append(f"gap clock {got}, expected {gap_clock}")
-            with_cpu = sum("cpu_gap" in e for e in evs)
-            if with_cpu != (len(evs) if gap_clock == "thread_cpu" else 0):
-                errs.append(f"{with_cpu} of {len(evs)} events carry cpu_gap with gap clock {got}")
+            errs += check_cpu_gaps_present(evs, gap_clock)
         errs += check_kernel_samples(evs, infos.get(rank, {}))
         errs += check_gap_floors(evs, infos.get(rank, {}))
         if threads:

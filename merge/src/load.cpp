@@ -215,6 +215,16 @@ struct MainCalls {
   }
 };
 
+// A thread CPU trace leaves a gap's cpu_gap out where the tracer did not
+// read the CPU clock at its end (format 2.2: the gap was short and not
+// interrupted, its CPU time is its wall time). Such a gap counts as if read
+// at both ends, with the CPU clock's floor in it where its wall time holds
+// the wall clock's: the generator, taking the CPU floor off every gap's CPU
+// time, then keeps its wall time less the wall floor.
+int64_t unread_cpu_gap_extra(const TraceHeader& h) {
+  return std::max<int64_t>(0, std::llround(h.cpu_gap_floor_ns - h.gap_floor_ns));
+}
+
 void add_event(Interner& in, RankMaps& maps, const TraceFile& f, const Event& ev, uint32_t r, uint32_t world_size,
                bool cpu_work, ThreadSink& sink) {
   RankData& rd = *sink.data;
@@ -228,7 +238,7 @@ void add_event(Interner& in, RankMaps& maps, const TraceFile& f, const Event& ev
   if (sink.last_end >= 0) re.gap = std::max<int64_t>(0, ev.t_start_ns - sink.last_end);
   if (sink.first_start < 0) sink.first_start = ev.t_start_ns;
   sink.last_end = ev.t_start_ns + ev.duration_ns;
-  if (cpu_work) re.work = ev.cpu_gap_ns == kNone ? re.gap : ev.cpu_gap_ns;
+  if (cpu_work) re.work = ev.cpu_gap_ns != kNone ? ev.cpu_gap_ns : re.gap + unread_cpu_gap_extra(f.header());
   re.dur = ev.duration_ns;
   Identity id;
   id.func = ev.func;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <random>
+#include <set>
 
 #include "skel/codec.h"
 #include "skel/compress.h"
@@ -1049,6 +1050,34 @@ TEST(Merge, GapFloorsComeDownToTheRanksShortestGap) {
   EXPECT_EQ(res.merged.ranks[0].cpu_gap_floor_ns, 205.0);
   EXPECT_EQ(res.merged.ranks[1].gap_floor_ns, 15.0);
   EXPECT_EQ(res.merged.ranks[1].cpu_gap_floor_ns, 150.0);
+}
+
+// A thread CPU trace leaves cpu_gap out where the tracer did not read the
+// CPU clock at the gap's end (trace format 2.2): the gap was short and not
+// interrupted, its CPU time is its wall time. The merge counts it as read at
+// both ends: the wall gap plus the header's CPU floor less its wall floor
+// (205 - 21 ns in the fixture), so that the generator, taking the CPU floor
+// off, keeps the wall gap less the wall floor. Read gaps stay as read.
+TEST(Merge, AGapWithoutCpuTimeCountsAsItsWallTime) {
+  auto program = [](uint32_t r) {
+    Syn init = simple(kFunc_MPI_Init, 0);
+    init.work = 0;
+    Syn a = send(1, 1 - r), b = recv(2, 1 - r), c = send(3, 1 - r);
+    a.gap = 4000;  // not read
+    b.gap = 90000, b.work = 30000;  // read: the rank lost its core for 60 us
+    c.gap = 7000;  // not read
+    return std::vector<Syn>{init, a, b, c, simple(kFunc_MPI_Finalize, 4)};
+  };
+  Result res = run(2, program);
+  for (uint32_t r = 0; r < 2; ++r) {
+    const MergedRank& mr = res.merged.ranks[r];
+    ASSERT_EQ(mr.works.size(), mr.gaps.size());
+    std::multiset<int64_t> works(mr.works.begin(), mr.works.end());
+    EXPECT_EQ(works.count(4000 + 184), 1u) << "rank " << r;
+    EXPECT_EQ(works.count(30000), 1u) << "rank " << r;
+    EXPECT_EQ(works.count(7000 + 184), 1u) << "rank " << r;
+    EXPECT_EQ(mr.cpu_gap_floor_ns, 205.0) << "no gap under the floors: they stay";
+  }
 }
 
 // The tracer's fixed cost in every gap (trace header 1.4) is kept per rank

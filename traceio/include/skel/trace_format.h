@@ -25,7 +25,7 @@ inline constexpr char kFileMagic[8] = {'S', 'K', 'E', 'L', 'T', 'R', 'C', '\0'};
 //      checksum (corruption is detected, not read as data); 1.x is refused.
 // 2.1: kThread (MPI_THREAD_SERIALIZED and MULTIPLE ranks: the calling thread's number).
 inline constexpr uint16_t kVersionMajor = 2;
-inline constexpr uint16_t kVersionMinor = 1;
+inline constexpr uint16_t kVersionMinor = 2;
 inline constexpr uint32_t kFixedHeaderBytes = 16;
 
 // Clock the event times come from.
