@@ -63,6 +63,7 @@ json event_json(uint32_t rank, const Event& e, const skt::TraceFile& f) {
   j["duration"] = static_cast<double>(e.duration_ns) * 1e-9;
   j["gap"] = static_cast<double>(e.gap_ns) * 1e-9;
   if (e.cpu_gap_ns != kNone) j["cpu_gap"] = static_cast<double>(e.cpu_gap_ns) * 1e-9;
+  if (e.blocked_ns > 0) j["blocked"] = static_cast<double>(e.blocked_ns) * 1e-9;
   if (e.kernel_rate != kNone) j["kernel_rate"] = e.kernel_rate;
   if (e.thread != 0) j["thread"] = e.thread;
   if (e.kernel_samples != kNone) j["kernel_samples"] = e.kernel_samples;
@@ -150,6 +151,11 @@ std::string event_text(uint32_t rank, const Event& e, const skt::TraceFile& f) {
     char cpu[48];
     std::snprintf(cpu, sizeof cpu, " cpu_gap=%.9f", static_cast<double>(e.cpu_gap_ns) * 1e-9);
     s += cpu;
+  }
+  if (e.blocked_ns > 0) {
+    char blocked[48];
+    std::snprintf(blocked, sizeof blocked, " blocked=%.9f", static_cast<double>(e.blocked_ns) * 1e-9);
+    s += blocked;
   }
   s += " @" + f.callsite_name(e.callsite);
   return s;
@@ -279,6 +285,14 @@ void dump_merged_events(const skt::MergedTrace& m, const DumpOptions& opt) {
         works.push_back(has ? json(static_cast<double>(m.ranks[r].works[pos[r]]) * 1e-9) : json(nullptr));
       }
       if (any_work) j["cpu_gap"] = works;
+      json blocked = json::array();
+      bool any_blocked = false;
+      for (uint32_t r : e.ranks) {
+        const int64_t b = m.ranks[r].blocked.empty() ? 0 : m.ranks[r].blocked[pos[r]];
+        any_blocked |= b > 0;
+        blocked.push_back(static_cast<double>(b) * 1e-9);
+      }
+      if (any_blocked) j["blocked"] = blocked;
       std::puts(j.dump().c_str());
     } else if (show) {
       std::puts((std::to_string(idx) + " " + event_words(m, e)).c_str());
@@ -366,6 +380,7 @@ int dump_folded(const std::string& path, const DumpOptions& opt) {
       const skt::FoldedNode& n = p.nodes[i];
       json j{{"type", "node"}, {"node", i}, {"instances", n.instances}, {"gap", stats_json(n.gap)}};
       if (!n.work.empty()) j["cpu_gap"] = stats_json(n.work);
+      if (!n.blocked.empty()) j["blocked"] = stats_json(n.blocked);
       if (!n.profile.empty()) {  // per rank: null, or the factor of its mean gap in each part of the instances
         json per = json::array();
         for (const auto& f : n.profile) per.push_back(f.empty() ? json(nullptr) : json(f));

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A dynamic master-worker farm's skeleton hands out the tasks as the application does.
 
-usage: check_farm.py SKELGEN FLAVOR NP WORK TASKS APP [APP ARGS...]
+usage: check_farm.py [--time] SKELGEN FLAVOR NP WORK TASKS APP [APP ARGS...]
 
 The farm test programs (tests/apps/farm.c, farm2.c) take TASKS as their first
 argument; rank 0 is the master, every other rank a worker. Checked against
@@ -17,6 +17,12 @@ what the program does, not against our own outputs:
      and so must the skeleton (its
      SKELGEN_FARM_REPORT line): a skeleton that replayed one run's shares
      would not. Open MPI with 4 ranks or more only (MPICH runs 2 ranks here).
+  4. with --time (a farm whose workers sleep in their tasks: its gaps hold
+     little CPU time, and on ranks sharing cores the tracer measures CPU
+     time): the K = 1 skeleton's own time and the K = 10 one's prediction
+     are within 0.7-1.5 times the application's untraced time (median of 3
+     each). A skeleton that computed the CPU time and did not sleep ran
+     0.004 s for a 0.36 s application.
 """
 import math
 import os
@@ -87,12 +93,35 @@ def app_tasks(log_dir, np):
     return tasks
 
 
+def check_times(skelgen, flavor, np, app, skels):
+    """Check 4: the skeletons take as long as the application, sleeps included."""
+    out = run([skelgen, "time", "-r", "3", "--"] + launcher(flavor, np) + app)
+    m = re.search(r"SKELGEN_APP runs=\d+ min_s=\S+ median_s=(\S+)", out)
+    if not m:
+        raise SystemExit("FAIL: no SKELGEN_APP line:\n" + out)
+    app_s = float(m.group(1))
+    for K, key in ((1, "measured_s"), (10, "predicted_s")):
+        got = []
+        for _ in range(3):
+            res = run(launcher(flavor, np) + [skels[K]], timeout=120)
+            r = re.search(key + r"=(\S+)", res)
+            if not r:
+                raise SystemExit(f"FAIL: K = {K}: no {key} in:\n{res}")
+            got.append(float(r.group(1)))
+        s = sorted(got)[1]
+        print(f"K = {K}: skeleton {key} {s:.4f} s (runs {got}), application {app_s:.4f} s: {s / app_s:.2f}x")
+        if not 0.7 <= s / app_s <= 1.5:
+            raise SystemExit(f"FAIL: K = {K}: the skeleton's {key} is {s / app_s:.2f} times the application's time")
+
+
 def main():
-    if len(sys.argv) < 7:
+    timed = len(sys.argv) > 1 and sys.argv[1] == "--time"
+    argv = [sys.argv[0]] + sys.argv[2:] if timed else sys.argv
+    if len(argv) < 7:
         print(__doc__)
         return 2
-    skelgen, flavor, np, work, tasks = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], int(sys.argv[5])
-    app = sys.argv[6:]
+    skelgen, flavor, np, work, tasks = argv[1], argv[2], int(argv[3]), argv[4], int(argv[5])
+    app = argv[6:]
     os.makedirs(work, exist_ok=True)
     trace = os.path.join(work, "trace")
     run([skelgen, "trace", "-q", "--force", "-o", trace, "--"] + launcher(flavor, np) + app)
@@ -130,6 +159,8 @@ def main():
     if got != answers:
         raise SystemExit(f"FAIL: the workers received {got} answers, the master sent {answers}")
     print(f"K = 1 traced: {answers} answers = {tasks} tasks + {workers} stops, every worker answered per request")
+    if timed:
+        check_times(skelgen, flavor, np, app, skels)
 
     # 3. work follows the messages
     if flavor != "openmpi" or np < 4:

@@ -133,9 +133,11 @@ def compare_event(log, ev, comms, reqs, info=None):
                 errs.append(f"members of the new communicator: trace {got} log {want}")
         elif k == "compute":
             want, gap = float(v), ev["gap"]
-            # the gap holds the timed computation plus the program's logging:
-            # allow 10% + 5 ms over (sharing cores, being descheduled: no bound)
-            high = float("inf") if SHARED_CORES else want * 1.1 + 0.005
+            # the gap holds the timed computation plus the program's logging
+            # and any sleep it logged (slept=): allow 10% + 5 ms over (sharing
+            # cores, being descheduled: no bound)
+            slept = float(kv["slept"].split(",")[0]) if "slept" in kv else 0.0
+            high = float("inf") if SHARED_CORES else (want + slept) * 1.1 + 0.005
             if not (want * 0.999 - 1e-6 <= gap <= high):
                 errs.append(f"gap before the call: trace {gap:.6f} s, program timed {want:.6f} s of computation")
         elif k == "cpu":
@@ -145,6 +147,9 @@ def compare_event(log, ev, comms, reqs, info=None):
                 if not (want * 0.999 - 1e-6 <= got <= min(ev["gap"] + 1e-6, want * 1.1 + 0.002)):
                     errs.append(f"cpu_gap before the call: trace {got:.6f} s (gap {ev['gap']:.6f} s), "
                                 f"program's CPU clock {want:.6f} s")
+        elif k == "slept":
+            wall, asked_us = v.split(",")
+            errs += check_slept(float(wall), float(asked_us) * 1e-6, ev)
         elif k in ("forwards", "thread"):
             pass  # above; by_thread
         elif k == "gap_under":
@@ -186,6 +191,25 @@ def check_gap_floors(evs, info):
     if info.get("gap_clock") == "thread_cpu" and not (cpu_floor is not None and 0 <= cpu_floor < 50000):
         errs.append(f"cpu_gap_floor_ns {cpu_floor}")
     return errs
+
+
+def check_slept(wall, asked, ev):
+    """slept=S,N: the program asked to sleep N us in the gap before this call
+    and S seconds of wall time passed from its call to nanosleep to its
+    return (a wait for a core after waking included, when ranks share
+    cores). With the thread CPU gap clock the event's blocked time must be
+    at least the sleep asked for (less 5 %: timer rounding) and at most S
+    plus 20 % and 2 ms (the program's logging); its CPU gap must not hold
+    the sleep. With wall-clock gaps the gap holds S."""
+    if "cpu_gap" not in ev:
+        return [f"gap {ev['gap']:.6f} s under the {wall:.6f} s the program slept"] if ev["gap"] < wall else []
+    got = ev.get("blocked", 0.0)
+    if not 0.95 * asked - 1e-4 <= got <= 1.2 * wall + 0.002:
+        return [f"blocked {got:.6f} s where the program slept {asked:.6f} s ({wall:.6f} s of wall time; "
+                f"gap {ev['gap']:.6f} s, cpu_gap {ev['cpu_gap']:.6f} s)"]
+    if ev["cpu_gap"] > ev["gap"] - 0.95 * asked + 1e-4:
+        return [f"cpu_gap {ev['cpu_gap']:.6f} s holds the {asked:.6f} s the program slept (gap {ev['gap']:.6f} s)"]
+    return []
 
 
 def check_cpu_gaps_present(evs, gap_clock):

@@ -369,6 +369,7 @@ struct Builder {
   std::vector<size_t> cursor;                    // per rank: next time index
   double band = 0;
   std::vector<std::vector<Acc>> work;             // per node, per world rank (ranks with works only)
+  std::vector<std::vector<Acc>> blocked;          // per node, per world rank (if any rank was blocked)
   // per node with a cycle: its period, over [0] the loop's iteration k, [1]
   // the instance i (0: none), and its own gaps per rank and phase (k or i mod period)
   using Periods = std::array<uint64_t, 2>;
@@ -387,9 +388,12 @@ struct Builder {
     size_t N = out.nodes.size(), P = m.world_size;
     bool any_work = false;
     for (const MergedRank& r : m.ranks) any_work |= !r.works.empty();
+    bool any_blocked = false;
+    for (const MergedRank& r : m.ranks) any_blocked |= !r.blocked.empty();
     gap.assign(N, std::vector<Acc>(P));
     dur.assign(N, {});
     work.assign(N, {});
+    blocked.assign(any_blocked ? N : 0, std::vector<Acc>(P));
     counts.assign(N, std::vector<std::vector<CountAcc>>(kNumRuleParams));
     for (size_t i = 0; i < N; ++i) {
       const FoldedNode& n = out.nodes[i];
@@ -545,6 +549,7 @@ struct Builder {
         }
         gap[target][r].add(static_cast<double>(m.ranks[r].gaps[c]));
         if (!m.ranks[r].works.empty()) work[target][r].add(static_cast<double>(m.ranks[r].works[c]));
+        if (!blocked.empty()) blocked[target][r].add(m.ranks[r].blocked.empty() ? 0.0 : static_cast<double>(m.ranks[r].blocked[c]));
         if (!course[target].empty()) {
           const MergedRank& mr = m.ranks[r];
           uint64_t instance = lane.instances[target] - 1;  // counted on entry, above
@@ -924,6 +929,10 @@ std::set<int64_t> attempt(const MergedTrace& m, const std::vector<ListDesc>& bac
     if (any_work) {
       n.work.resize(P);
       for (size_t r = 0; r < P; ++r) n.work[r] = b.work[i][r].stat();
+    }
+    if (!b.blocked.empty()) {
+      n.blocked.resize(P);
+      for (size_t r = 0; r < P; ++r) n.blocked[r] = b.blocked[i][r].stat();
     }
     if (!b.course[i].empty()) n.profile = profile_of(b.course[i], rank_ns);
     if (n.is_loop()) continue;

@@ -42,6 +42,7 @@ struct Call {
   double gap_ns = 0;      // the computation before it
   uint64_t instance = 0;  // the node's instance number
   uint64_t iter = 0;      // the innermost loop's iteration
+  double sleep_ns = 0;    // the time the rank slept (was blocked) before it, the node's mean
 };
 
 // Rank r's calls, as the skeleton uncut would make them, with the
@@ -96,16 +97,20 @@ class RankWalk {
     return g;
   }
 
+  double sleep(const FoldedNode& node) const {
+    return r_ < node.blocked.size() && node.blocked[r_].n > 0 ? node.blocked[r_].mean : 0;
+  }
+
   // skipped: the computation before n was run by the loop around it (its first iteration).
   bool item(uint32_t n, bool skipped, uint64_t iter) {
     if (!takes_part(n)) return true;
     const FoldedNode& node = p_.nodes[n];
     const uint64_t instance = seen_[n]++;
-    if (!skipped) pending_ += gap(n, instance, iter);
+    if (!skipped) pending_ += gap(n, instance, iter), pending_sleep_ += sleep(node);
     if (!node.is_loop()) {
       if ((*budget_)-- == 0) return false;
-      out_->push_back({n, top_, pending_, instance, iter});
-      pending_ = 0;
+      out_->push_back({n, top_, pending_, instance, iter, pending_sleep_});
+      pending_ = pending_sleep_ = 0;
       return true;
     }
     for (uint64_t k = 0; k < node.count; ++k) {
@@ -126,7 +131,7 @@ class RankWalk {
   std::vector<Call>* out_ = nullptr;
   uint64_t* budget_ = nullptr;
   uint32_t top_ = 0;
-  double pending_ = 0;
+  double pending_ = 0, pending_sleep_ = 0;
 };
 
 class Finder {
@@ -307,6 +312,7 @@ class Finder {
   std::vector<int8_t> walked_;  // 1: calls_ holds the rank's calls, -1: too long
   uint64_t budget_ = kMaxWalked;
   std::map<uint32_t, size_t> cursor_;  // per worker: where its next farm is looked for
+  std::map<uint32_t, std::vector<double>> task_sleep_;  // per worker: the time it slept in each task, ns
   mutable std::map<uint32_t, std::vector<uint32_t>> ranks_;  // ranks_of() memo
 };
 
@@ -368,7 +374,7 @@ bool Finder::worker_figures(Farm& f, uint32_t w, size_t begin, size_t end, std::
       uint64_t& most = requests == 0 ? f.first_ask_bytes : f.ask_bytes;
       most = std::max(most, bytes_sent);
       if (f.request_tag < 0) f.request_tag = value(calls[from], Param::tag, w);
-      if (answered) task_ns.push_back(calls[from].gap_ns);
+      if (answered) task_ns.push_back(calls[from].gap_ns), task_sleep_[w].push_back(calls[from].sleep_ns);
       ++requests;
       continue;
     }
@@ -453,6 +459,7 @@ bool Finder::farm_of(uint32_t m, size_t begin, size_t end, const std::vector<Mas
   f.entry_units.assign(m_.world_size, 0);
   f.worker_wait_units.assign(m_.world_size, 0);
   std::map<uint32_t, std::vector<double>> task_ns;  // per worker, its tasks in order
+  task_sleep_.clear();
   for (uint32_t w : f.workers)
     if (!worker_figures(f, w, runs[w].first, runs[w].second, task_ns[w])) return false;
   if (!master_figures(f, begin, steps, task_ns)) return false;
@@ -497,6 +504,7 @@ bool Finder::master_figures(Farm& f, size_t begin, const std::vector<MasterStep>
       if (k >= own.size()) return false;
       f.task_ns.push_back(own[k]);
       f.task_units.push_back(own[k] * rate_[w]);
+      f.task_sleep_s.push_back(k < task_sleep_[w].size() ? task_sleep_[w][k] * 1e-9 : 0);
     }
     const size_t from = s.request == SIZE_MAX ? s.answer : s.request;
     for (size_t k = from; k < s.answer_end; ++k) {

@@ -54,6 +54,7 @@ struct Farm {
   uint64_t task_bytes = 0, stop_bytes = 0;
   std::vector<double> task_ns;   // per task, in hand-out order: its computation in the application
   std::vector<double> task_units;  // the same in kernel units (at the rate of the rank that computed it)
+  std::vector<double> task_sleep_s;  // per task: the seconds its worker slept in it (blocked time), after computing
   std::vector<uint64_t> kept;    // the tasks the skeleton hands out (indices into task_ns), ascending
   // Computation, kernel units, per world rank (0 elsewhere): before the
   // rank's first call of the farm; the master's before each receive after

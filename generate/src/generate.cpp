@@ -171,6 +171,7 @@ class Emitter {
   std::string guard(uint32_t n) const;
   std::string guard_of_ranks(const std::string& name, const std::vector<uint32_t>& ranks) const;
   std::string work(uint32_t n, const std::vector<uint32_t>& ranks);
+  std::string sleep(uint32_t n, const std::vector<uint32_t>& ranks);
   double computation_ns(const FoldedNode& node, uint32_t r) const;
   std::string profile(uint32_t n);
   std::string phases(uint32_t n);
@@ -594,6 +595,20 @@ std::string Emitter::work(uint32_t n, const std::vector<uint32_t>& ranks) {
   }
   if (!any) return "";
   return per_rank(n, "work", ranks, vals, "double") + profile(n) + phases(n);
+}
+
+// Seconds node n's gap was blocked (asleep: FoldedNode::blocked), per rank; "" where none.
+std::string Emitter::sleep(uint32_t n, const std::vector<uint32_t>& ranks) {
+  const FoldedNode& node = p_.nodes[n];
+  if (node.blocked.empty()) return "";
+  std::vector<std::string> vals;
+  bool any = false;
+  for (uint32_t r : ranks) {
+    const double s = r < node.blocked.size() && node.blocked[r].n > 0 ? node.blocked[r].mean * 1e-9 : 0;
+    any |= s > 0;
+    vals.push_back(num(s));
+  }
+  return any ? per_rank(n, "sleep", ranks, vals, "double") : "";
 }
 
 // The factor of node n's computation at this phase where it differs by the
@@ -1059,17 +1074,21 @@ std::vector<Emitter::Firsts> Emitter::firsts(const std::vector<uint32_t>& items)
 // loop's first iteration on the ranks whose computation there the loop ran.
 std::string Emitter::compute(uint32_t n, const std::string& w, const std::vector<uint32_t>& ranks,
                              const std::string& loop_var, const Firsts* first) {
-  if (w.empty()) return "";
+  const std::string s = sleep(n, ranks);
+  if (w.empty() && s.empty()) return "";
+  // the computation, then the time the application slept (the gap's end)
+  std::string what = w.empty() ? "skel_sleep(" + s + ");" : "skel_compute(" + w + ");";
+  if (!w.empty() && !s.empty()) what = "{ skel_compute(" + w + "); skel_sleep(" + s + "); }";
   size_t firsts = 0;
   if (first && !loop_var.empty())
     for (uint32_t r : ranks) firsts += (*first)[r] ? 1 : 0;
-  if (firsts == 0) return "skel_compute(" + w + ");";
-  if (firsts == ranks.size()) return "if (" + loop_var + " > 0) skel_compute(" + w + ");";
+  if (firsts == 0) return what;
+  if (firsts == ranks.size()) return "if (" + loop_var + " > 0) " + what;
   std::string name = "n" + std::to_string(n) + "_first";
   tables_ << "static const unsigned char " << name << "[SKEL_WORLD_SIZE] = {";
   for (uint32_t r = 0; r < P_; ++r) tables_ << (r % 32 == 0 ? "\n  " : " ") << int((*first)[r]) << (r + 1 < P_ ? "," : "");
   tables_ << "\n};\n";
-  return "if (" + loop_var + " > 0 || !" + name + "[skel_rank]) skel_compute(" + w + ");";
+  return "if (" + loop_var + " > 0 || !" + name + "[skel_rank]) " + what;
 }
 
 // skel_enter(k): the watchdog's record of the call about to be made (the
@@ -1115,6 +1134,7 @@ void Emitter::emit_farm(size_t k) {
   for (size_t i = 0; i < f.kept.size(); ++i) tables_ << (i % 16 == 0 ? "\n  " : " ") << f.kept[i] << (i + 1 < f.kept.size() ? "," : "");
   tables_ << "\n};\n";
   doubles(id + "_task", f.task_units);
+  doubles(id + "_sleep", f.task_sleep_s);
   doubles(id + "_entry", f.entry_units);
   doubles(id + "_wait", f.worker_wait_units);
   const std::vector<size_t> calls{record_call(f.symbols[0], "farm " + std::to_string(k) + ": the master's MPI_Recv from MPI_ANY_SOURCE (" + where(f.symbols[0]) + ")"),
@@ -1127,7 +1147,7 @@ void Emitter::emit_farm(size_t k) {
      << id << "_worker, " << f.seeded.size() << ", " << id << "_seed, " << id << "_seeded, " << tag(f.ask_tag) << ", "
      << f.request_tag << ", " << f.task_tag << ", " << f.stop_tag << ", " << tag(f.worker_recv_tag)
      << ", " << f.first_ask_bytes << ", " << f.ask_bytes << ", " << f.task_bytes << ", " << f.stop_bytes << ", "
-     << f.task_ns.size() << ", " << f.kept.size() << ", " << id << "_kept, " << id << "_task, "
+     << f.task_ns.size() << ", " << f.kept.size() << ", " << id << "_kept, " << id << "_task, " << id << "_sleep, "
      << num(f.master_recv_units) << ", " << num(f.master_answer_units) << ", " << id << "_entry, " << id << "_wait, "
      << calls[0] << ", " << calls[1] << ", " << calls[2] << ", " << calls[3] << "};\n";
   farm_tables_ += st.str();

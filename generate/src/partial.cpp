@@ -22,6 +22,7 @@ MergedTrace prefix_of(const MergedTrace& m, size_t n) {
     t.ranks[r].gaps = m.ranks[r].gaps;
     t.ranks[r].durations = m.ranks[r].durations;
     t.ranks[r].works = m.ranks[r].works;
+    t.ranks[r].blocked = m.ranks[r].blocked;
   }
   keep_merged_prefix(t, n);
   return t;
@@ -60,6 +61,7 @@ void keep_merged_prefix(MergedTrace& m, size_t n) {
     rk.gaps.resize(std::min(seen[r], rk.gaps.size()));
     rk.durations.resize(std::min(seen[r], rk.durations.size()));
     if (!rk.works.empty()) rk.works.resize(std::min(seen[r], rk.works.size()));
+    if (!rk.blocked.empty()) rk.blocked.resize(std::min(seen[r], rk.blocked.size()));
     rk.events = seen[r];
   }
 }

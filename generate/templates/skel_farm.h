@@ -7,11 +7,13 @@
  * The master first sends the workers it seeded in the trace a task
  * unasked, then answers each request with the next kept task (its number in
  * the first 8 bytes) or, when none is left, a stop (-1); a worker computes
- * the task's traced work and asks again, sending the seconds it spent on
- * it. The application's other tasks are left out (every K-th is kept); the
+ * the task's traced work, sleeps the time the application's worker slept
+ * in it (blocked time, if any), and asks again, sending the seconds it
+ * spent computing. The application's other tasks are left out (every K-th is kept); the
  * master predicts their time by replaying the whole farm's hand-out, and
  * the kept one's, with what it measured here: each worker's seconds per
  * kernel unit, its round trip (request to answer, less the task), the
+ * tasks' sleeps as traced, the
  * master's time per answer, and when each worker first asked. The
  * difference is the left-out tasks' time (skel_farm_extra, added to every
  * rank's prediction). Messages are as long as traced, at least 8 bytes.
@@ -36,6 +38,7 @@ struct skel_farm {
   long kept;                                /* in the skeleton */
   const long* kept_task;                    /* [kept]: the application's task numbers, ascending */
   const double* task_units;                 /* [tasks]: each task's kernel units */
+  const double* task_sleep;                 /* [tasks]: the seconds its worker slept in it */
   double master_recv_units, master_answer_units; /* the master's computation per request */
   const double* entry_units;                /* [world]: computation before the farm */
   const double* wait_units;                 /* [world]: a worker's between request and answer */
@@ -88,7 +91,7 @@ static double skel_farm_replay(const struct skel_farm* f, int kept, long n, cons
     if (next < n) {
       long task = kept ? f->kept_task[next] : next;
       ++next;
-      at[0] = master + trip[k] + speed[k] * f->task_units[task];
+      at[0] = master + trip[k] + speed[k] * f->task_units[task] + f->task_sleep[task];
     } else { /* stopped: out of the heap */
       --live;
       at[0] = at[live], who[0] = who[live];
@@ -104,7 +107,7 @@ static double skel_farm_replayed[2];
 /* The left-out tasks' time: the whole farm replayed less the kept one. */
 static double skel_farm_left_out(const struct skel_farm* f, const struct skel_farm_worker_stat* st, double g)
 {
-  int W = f->workers, w, known = 0;
+  int W = f->workers, w, known = 0, known_speed = 0;
   double *speed, *trip, *first, *at, mean_speed = 0, mean_trip = 0, whole, kept;
   int* who;
   if (f->kept >= f->tasks) return 0;
@@ -114,16 +117,16 @@ static double skel_farm_left_out(const struct skel_farm* f, const struct skel_fa
   for (w = 0; w < W; ++w) {
     const struct skel_farm_worker_stat* s = &st[f->worker[w]];
     first[w] = s->first_at;
-    if (s->done > 0 && s->units > 0) {
-      speed[w] = s->busy_s / s->units, trip[w] = s->trip_s / (double)s->done;
-      mean_speed += speed[w], mean_trip += trip[w], ++known;
-    } else {
-      speed[w] = -1;
-    }
+    speed[w] = trip[w] = -1;
+    if (s->done > 0) trip[w] = s->trip_s / (double)s->done, mean_trip += trip[w], ++known;
+    if (s->units > 0) speed[w] = s->busy_s / s->units, mean_speed += speed[w], ++known_speed;
   }
-  if (known > 0) mean_speed /= known, mean_trip /= known;
-  for (w = 0; w < W; ++w) /* a worker that did no kept task: as the others */
-    if (speed[w] < 0) speed[w] = mean_speed, trip[w] = mean_trip;
+  if (known > 0) mean_trip /= known;
+  if (known_speed > 0) mean_speed /= known_speed;
+  for (w = 0; w < W; ++w) { /* a worker that did no kept task: as the others */
+    if (speed[w] < 0) speed[w] = mean_speed;
+    if (trip[w] < 0) trip[w] = mean_trip;
+  }
   whole = skel_farm_replay(f, 0, f->tasks, speed, trip, first, g, at, who);
   kept = skel_farm_replay(f, 1, f->kept, speed, trip, first, g, at, who);
   skel_farm_replayed[0] = whole, skel_farm_replayed[1] = kept;
@@ -181,7 +184,7 @@ static void skel_farm_master(const struct skel_farm* f, MPI_Comm comm)
     if (s->current >= 0) { /* the worker's last task done: what it took there */
       memcpy(&spent, skel_rbuf, sizeof spent);
       s->busy_s += spent, s->units += f->task_units[s->current], ++s->done;
-      s->trip_s += (now - s->sent_at) - spent;
+      s->trip_s += (now - s->sent_at) - spent - f->task_sleep[s->current];
     } else if (s->first_at < 0) {
       s->first_at = now - t0;
     }
@@ -227,6 +230,7 @@ static void skel_farm_worker(const struct skel_farm* f, MPI_Comm comm)
     t = MPI_Wtime();
     skel_compute(f->task_units[task]);
     spent = MPI_Wtime() - t;
+    skel_sleep(f->task_sleep[task]);
   }
 }
 

@@ -221,6 +221,27 @@ static inline void skel_compute(double units)
 #endif
 }
 
+/* A time the application's thread was blocked in a gap (asleep, waiting for
+ * I/O: trace field `blocked`), slept, not computed: a faster machine does
+ * not shorten it, and the rank leaves its core to others as the application
+ * did. SimGrid: a delay of that many seconds. */
+static inline void skel_sleep(double seconds)
+{
+  __atomic_store_n(&skel_in_calls[skel_tid], -1, __ATOMIC_RELAXED);
+  if (seconds <= 0) return;
+#ifdef SMPI_H
+  smpi_execute(seconds);
+#else
+  {
+    struct timespec left;
+    left.tv_sec = (time_t)seconds;
+    left.tv_nsec = (long)((seconds - (double)left.tv_sec) * 1e9);
+    while (nanosleep(&left, &left) != 0 && errno == EINTR) {
+    }
+  }
+#endif
+}
+
 /* A computation that drifts through the run (a profile: parts equal parts of
  * the node's instances in the application, each with its factor of the mean
  * gap): the part the application was in at its instance i of n. */

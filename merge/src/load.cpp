@@ -240,6 +240,8 @@ void add_event(Interner& in, RankMaps& maps, const TraceFile& f, const Event& ev
   sink.last_end = ev.t_start_ns + ev.duration_ns;
   if (cpu_work) re.work = ev.cpu_gap_ns != kNone ? ev.cpu_gap_ns : re.gap + unread_cpu_gap_extra(f.header());
   re.dur = ev.duration_ns;
+  re.blocked = ev.blocked_ns;
+  rd.any_blocked |= re.blocked > 0;
   Identity id;
   id.func = ev.func;
   id.callsite = global_callsite(in, maps, f, ev.callsite);
@@ -635,7 +637,7 @@ Loaded load_runs(const std::vector<std::string>& dirs, const Options& opt) {
     out.tables = std::move(t);
   }
   double all = 0, varying = 0;
-  std::vector<int64_t> gaps(dirs.size()), durs(dirs.size()), works(dirs.size());
+  std::vector<int64_t> gaps(dirs.size()), durs(dirs.size()), works(dirs.size()), blocked(dirs.size());
   std::vector<double> v(dirs.size());
   for (uint32_t r = 0; r < out.ranks.size(); ++r) {
     std::vector<RankData*> mine{&out.ranks[r]};
@@ -648,12 +650,15 @@ Loaded load_runs(const std::vector<std::string>& dirs, const Options& opt) {
           gaps[k] = e.gap;
           durs[k] = e.dur;
           works[k] = e.work;
+          blocked[k] = e.blocked;
           v[k] = static_cast<double>(std::max<int64_t>(0, e.gap) + std::max<int64_t>(0, e.dur));
         }
         RankEvent& e = rd.events[i];
         e.gap = std::llround(median_of(gaps));
         e.dur = std::llround(median_of(durs));
         if (e.work != kNone) e.work = std::llround(median_of(works));
+        e.blocked = std::llround(median_of(blocked));
+        rd.any_blocked |= e.blocked > 0;
         const double m = median_of(v);
         const double range = *std::max_element(v.begin(), v.end()) - *std::min_element(v.begin(), v.end());
         ++rep.positions;

@@ -211,6 +211,7 @@ class EventBuilder {
       mr.gaps.reserve(rd.events.size());
       mr.durations.reserve(rd.events.size());
       if (rd.cpu_work) mr.works.reserve(rd.events.size());
+      if (rd.any_blocked) mr.blocked.reserve(rd.events.size());
       total_ += rd.events.size();
     }
   }
@@ -328,6 +329,7 @@ class EventBuilder {
       mr.gaps.push_back(re.gap);
       mr.durations.push_back(re.dur);
       if (in_.ranks[r].cpu_work) mr.works.push_back(re.work);
+      if (in_.ranks[r].any_blocked) mr.blocked.push_back(re.blocked);
       merged_index_[r][cur_[r]] = idx;
       ++cur_[r];
     }
@@ -514,7 +516,8 @@ std::vector<std::string> verify_stream(const MergedTrace& m, const Loaded& in, s
                  std::to_string(m.value(e, static_cast<Param>(p), r)) + " instead of " +
                  std::to_string(want_params[p]));
       if (m.ranks[r].gaps[i] != want.gap || m.ranks[r].durations[i] != want.dur ||
-          (in.ranks[r].cpu_work && (m.ranks[r].works.size() <= i || m.ranks[r].works[i] != want.work)))
+          (in.ranks[r].cpu_work && (m.ranks[r].works.size() <= i || m.ranks[r].works[i] != want.work)) ||
+          (in.ranks[r].any_blocked && (m.ranks[r].blocked.size() <= i || m.ranks[r].blocked[i] != want.blocked)))
         report(where + ": times differ");
       for (size_t f = 0; f < kNumListFields; ++f) {
         static const std::vector<int64_t> none;

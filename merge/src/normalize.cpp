@@ -41,7 +41,7 @@ void normalize(RankData& rank, const std::vector<Identity>& identities, int64_t 
   };
   std::vector<Unit> units;
   std::vector<RankEvent> out;
-  std::vector<int64_t> gaps, works;
+  std::vector<int64_t> gaps, works, blocked;
   std::unordered_map<int64_t, size_t> irecv_at;   // request id -> index of its Irecv in the run
   std::unordered_map<size_t, size_t> wait_for;    // Irecv index -> index of the Wait completing it
   std::unordered_map<uint32_t, size_t> seen;      // call sites of the step so far
@@ -151,13 +151,16 @@ void normalize(RankData& rank, const std::vector<Identity>& identities, int64_t 
       for (const Unit& u : units) out.push_back(ev[u.at]);
       // Computation gaps belong to positions, not to calls.
       gaps.clear();
-      for (size_t q = i; q < j; ++q) gaps.push_back(ev[q].gap), works.push_back(ev[q].work);
+      for (size_t q = i; q < j; ++q)
+        gaps.push_back(ev[q].gap), works.push_back(ev[q].work), blocked.push_back(ev[q].blocked);
       for (size_t q = i; q < j; ++q) {
         ev[q] = out[q - i];
         ev[q].gap = gaps[q - i];
         ev[q].work = works[q - i];
+        ev[q].blocked = blocked[q - i];
       }
       works.clear();
+      blocked.clear();
     }
     i = j;
   }

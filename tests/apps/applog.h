@@ -70,4 +70,16 @@ static double app_disturb(int rank, int it) {
   if (!d || sscanf(d, "%d:%d:%d", &r, &i, &n) != 3 || r != rank || i != it) return 0;
   return busy(n);
 }
+/* APP_SLEEP_US=N: sleep N microseconds (as a program waiting on a device or
+ * a file does); returns the seconds of wall time slept (0: not asked). */
+static double app_sleep(void) {
+  const char* s = getenv("APP_SLEEP_US");
+  long us = s ? atol(s) : 0;
+  if (us <= 0 || us >= 1000000) return 0;
+  double t0 = MPI_Wtime();
+  struct timespec left = {0, us * 1000L};
+  while (nanosleep(&left, &left) != 0) {
+  }
+  return MPI_Wtime() - t0;
+}
 #endif

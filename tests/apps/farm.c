@@ -2,12 +2,16 @@
  * to whichever worker asks (MPI_Recv from MPI_ANY_SOURCE, the answer sent
  * to the status's source), then a stop message to each worker. A task's
  * size is WORK (uniform) or, with SKEW > 1, grows linearly from WORK to
- * SKEW x WORK over the tasks; a worker computes its task, then asks again
- * with its result. Each rank's share of the tasks differs from run to run.
+ * SKEW x WORK over the tasks; a worker computes its task, then sleeps SLEEP
+ * microseconds (a task that waits, as on a device or a file: 0 by default),
+ * then asks again with its result. Each rank's share of the tasks differs
+ * from run to run.
  *
- *   farm [TASKS=200] [WORK=20000] [SKEW=1]
+ *   farm [TASKS=200] [WORK=20000] [SKEW=1] [SLEEP=0]
  *
  * Each call is logged (applog.h); sources are the ones matched. */
+#include <time.h>
+
 #include "applog.h"
 
 enum { kTagAsk = 1, kTagTask = 2, kTagStop = 3 };
@@ -27,8 +31,9 @@ int main(int argc, char** argv) {
   int tasks = argc > 1 ? atoi(argv[1]) : 200;
   long work = argc > 2 ? atol(argv[2]) : 20000;
   double skew = argc > 3 ? atof(argv[3]) : 1.0;
-  if (tasks < 1 || work < 0 || skew < 1) {
-    fprintf(stderr, "usage: farm [TASKS] [WORK] [SKEW >= 1]\n");
+  long sleep_us = argc > 4 ? atol(argv[4]) : 0;
+  if (tasks < 1 || work < 0 || skew < 1 || sleep_us < 0 || sleep_us >= 1000000) {
+    fprintf(stderr, "usage: farm [TASKS] [WORK] [SKEW >= 1] [SLEEP us < 10^6]\n");
     return 2;
   }
   app_start(&argc, &argv, &rank, &size);
@@ -62,6 +67,11 @@ int main(int argc, char** argv) {
       LOG("MPI_Recv peer=0 tag=-1 count=1 any_tag");
       if (st.MPI_TAG == kTagStop) break;
       result = compute(task_size(task, tasks, work, skew), task);
+      if (sleep_us > 0) {
+        struct timespec left = {0, sleep_us * 1000L};
+        while (nanosleep(&left, &left) != 0) {
+        }
+      }
     }
   }
   double sum;

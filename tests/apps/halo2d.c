@@ -2,7 +2,9 @@
  * neighbours (MPI_PROC_NULL at the non-periodic edges), Waitall, a row
  * communicator from Cart_sub with an Allreduce on it. usage: halo2d [ITERS]
  * (default 6); APP_DISTURB (applog.h) makes one rank compute longer in one
- * iteration. */
+ * iteration; APP_SLEEP_US=N makes every rank sleep N microseconds before
+ * that computation (logged as slept=S,N: S seconds of wall time, from the
+ * call to its return, waits for a core after waking included). */
 #include "applog.h"
 
 int main(int argc, char** argv) {
@@ -46,12 +48,17 @@ int main(int argc, char** argv) {
     /* The computation between the last Isend and the Waitall, timed here:
      * the trace's gap before the Waitall must hold it (checked as compute=),
      * and its cpu_gap the CPU time (cpu=) when the tracer measured that. */
+    double slept = app_sleep();
     double c0 = MPI_Wtime(), u0 = app_cpu_s();
     norm += busy(1000000 * (1 + it % 3)) + app_disturb(rank, it);
     double compute = MPI_Wtime() - c0, cpu = app_cpu_s() - u0;
     MPI_Waitall(8, req, MPI_STATUSES_IGNORE);
-    LOG("MPI_Waitall completed=%s,%s,%s,%s,%s,%s,%s,%s compute=%.9f cpu=%.9f", lab[0], lab[1], lab[2], lab[3], lab[4],
-        lab[5], lab[6], lab[7], compute, cpu);
+    if (slept > 0)
+      LOG("MPI_Waitall completed=%s,%s,%s,%s,%s,%s,%s,%s compute=%.9f cpu=%.9f slept=%.9f,%s", lab[0], lab[1], lab[2],
+          lab[3], lab[4], lab[5], lab[6], lab[7], compute, cpu, slept, getenv("APP_SLEEP_US"));
+    else
+      LOG("MPI_Waitall completed=%s,%s,%s,%s,%s,%s,%s,%s compute=%.9f cpu=%.9f", lab[0], lab[1], lab[2], lab[3], lab[4],
+          lab[5], lab[6], lab[7], compute, cpu);
     for (int d = 0; d < 4; ++d)
       if (nb[d] != MPI_PROC_NULL) field[d] += halo[d][0];
     double local = field[0], rowsum;

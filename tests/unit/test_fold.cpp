@@ -509,6 +509,44 @@ TEST(Compress, CpuTimesOfTheGapsGoWhereTheirWallGapsGo) {
   EXPECT_DOUBLE_EQ(allreduce->gap[1].mean, 8000);
 }
 
+// The time a rank slept in a gap (trace field blocked) goes where its gap
+// goes, through the merged and folded files; a rank that never slept has
+// none. Every other barrier's gap on rank 0 held a 2 ms sleep.
+TEST(Compress, BlockedTimeGoesWhereItsGapGoesAndTheSkeletonSleepsIt) {
+  const uint32_t P = 2;
+  auto program = [&](uint32_t r) {
+    std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0, 0, 5000)};
+    for (int it = 0; it < 20; ++it) {
+      v.push_back(call(skt::kFunc_MPI_Barrier, 1, 2500000, 300));
+      v.back().work = 500000;
+      if (r == 0 && it % 2 == 0) v.back().blocked = 2000000;
+    }
+    v.push_back(call(skt::kFunc_MPI_Finalize, 2, 10, 100));
+    v.back().work = 10;
+    v.front().work = 0;
+    return v;
+  };
+  std::string dir = skt::testing::temp_dir("fold-blocked");
+  skt::MergedTrace m = merged_from(P, program);
+  skt::write_merged(dir + "/m.skm", m);
+  m = skt::read_merged(dir + "/m.skm");
+  ASSERT_EQ(m.ranks[0].blocked.size(), m.ranks[0].gaps.size());
+  EXPECT_TRUE(m.ranks[1].blocked.empty()) << "rank 1 never slept";
+  int64_t slept = 0;
+  for (int64_t b : m.ranks[0].blocked) slept += b;
+  EXPECT_EQ(slept, 10 * 2000000);
+  skt::write_folded(dir + "/p.skf", compress(m, {}));
+  skt::FoldedProgram p = skt::read_folded(dir + "/p.skf");
+  EXPECT_EQ(p.to_string(), "S0 ( S1 )^20 S2");
+  double got = 0;
+  for (const auto& n : p.nodes) {
+    ASSERT_EQ(n.blocked.size(), P);
+    got += n.blocked[0].mean * static_cast<double>(n.blocked[0].n);
+    EXPECT_EQ(n.blocked[1].mean, 0.0) << "rank 1 never slept";
+  }
+  EXPECT_NEAR(got, 10 * 2000000.0, 1e-6);
+}
+
 TEST(Compress, EachRanksFirstCallInALoopGivesItsEntryGapToTheLoop) {
   // A pipeline (NPB LU at 2 ranks): rank 0 sends, rank 1 receives, 40 times.
   // Both compute 1 ms before the sweep and 10 us per message. Rank 1's first

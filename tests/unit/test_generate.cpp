@@ -95,6 +95,39 @@ TEST(Generate, ARankThatFinalizesBeforeTheOthersStopsThere) {
   EXPECT_FALSE(sk.cut.empty()) << "the polling loop after it is cut, and times itself with MPI_Wtime";
 }
 
+// The time a rank slept in its gaps (trace field blocked) is slept, not
+// computed: rank 0 slept 1 ms before every barrier, rank 1 never; both
+// computed 0.5 ms of CPU time. (The loop holds its first iteration's gap:
+// two tables, the loop's and the barrier's.)
+TEST(Generate, TheSkeletonSleepsWhereTheApplicationSlept) {
+  skt::FoldedProgram p = folded_from(2, [&](uint32_t r) {
+    std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0)};
+    v.back().work = 0;
+    for (int i = 0; i < 20; ++i) {
+      v.push_back(call(skt::kFunc_MPI_Barrier, 1));
+      v.back().gap = 2500000, v.back().work = 500000;
+      if (r == 0) v.back().blocked = 1000000;
+    }
+    v.push_back(call(skt::kFunc_MPI_Finalize, 2));
+    v.back().work = 1000;
+    return v;
+  });
+  skt::gen::GenerateOptions opt;
+  opt.scale = 1;
+  skt::gen::Skeleton sk = skt::gen::generate(p, opt);
+  const std::string& c = sk.code;
+  int tables = 0;
+  for (size_t table = c.find("_sleep[SKEL_WORLD_SIZE] = {"); table != std::string::npos;
+       table = c.find("_sleep[SKEL_WORLD_SIZE] = {", table + 1), ++tables) {
+    size_t row = c.find('{', table) + 1;
+    EXPECT_EQ(c.substr(row, c.find('}', row) - row), "\n  0.001, 0\n") << "seconds per barrier, per rank:\n" << c;
+  }
+  EXPECT_EQ(tables, 2) << c;
+  EXPECT_NE(c.find("{ skel_compute("), std::string::npos) << "computes, then sleeps:\n" << c;
+  EXPECT_NE(c.find("); skel_sleep(n"), std::string::npos) << c;
+  EXPECT_NE(c.find("50000"), std::string::npos) << "0.5 ms of CPU time at 1e8 units/s:\n" << c;
+}
+
 TEST(Generate, ComputationIsTheGapsCpuTimeWhereTheTraceMeasuredIt) {
   // Each rank computes 1 ms (wall) before every barrier, of which rank 0 had
   // the CPU for 0.25 ms (it shared a core); rank 1 measured wall time only.

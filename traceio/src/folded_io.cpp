@@ -213,6 +213,14 @@ std::string encode_folded_body(const std::string& path, const FoldedProgram& p) 
     for (const FoldedNode& n : p.nodes) put_stats(o, n.work);
     body.section(FoldedSection::kWork, o);
   }
+  bool any_blocked = false;
+  for (const FoldedNode& n : p.nodes) any_blocked |= !n.blocked.empty();
+  if (any_blocked) {
+    Out o;
+    o.u(p.nodes.size());
+    for (const FoldedNode& n : p.nodes) put_stats(o, n.blocked);
+    body.section(FoldedSection::kBlocked, o);
+  }
   size_t profiled = 0;
   for (const FoldedNode& n : p.nodes) profiled += n.profile.empty() ? 0 : 1;
   if (profiled) {
@@ -347,6 +355,10 @@ FoldedProgram decode_folded_body(const uint8_t* data, size_t size, const std::st
       case FoldedSection::kWork:
         if (!have_nodes || in.count("work nodes") != p.nodes.size()) in.bad("work nodes");
         for (FoldedNode& n : p.nodes) n.work = get_stats(in);
+        break;
+      case FoldedSection::kBlocked:
+        if (!have_nodes || in.count("blocked nodes") != p.nodes.size()) in.bad("blocked nodes");
+        for (FoldedNode& n : p.nodes) n.blocked = get_stats(in);
         break;
       case FoldedSection::kProfile: {
         if (!have_nodes) in.bad("profile before the nodes");

@@ -380,6 +380,17 @@ std::string encode_merged_body(const MergedTrace& m, bool with_times) {
       }
       body.section(MergedSection::kWork, w);
     }
+    bool any_blocked = false;
+    for (const MergedRank& r : m.ranks) any_blocked |= !r.blocked.empty();
+    if (any_blocked) {
+      Out w;
+      w.u(m.ranks.size());
+      for (const MergedRank& r : m.ranks) {
+        w.u(r.blocked.size());
+        for (int64_t v : r.blocked) w.s(v);
+      }
+      body.section(MergedSection::kBlocked, w);
+    }
   }
   for (const MergedTrace& t : m.threads)
     sections::put_thread(body, MergedSection::kThread, t.thread, t.fork_after, t.join_before,
@@ -659,6 +670,17 @@ MergedTrace decode_body(const uint8_t* data, size_t size, const std::string& pat
         }
         break;
       }
+      case MergedSection::kBlocked: {
+        if (in.count("blocked columns") != m.ranks.size()) in.bad("blocked columns");
+        for (MergedRank& r : m.ranks) {
+          r.blocked.resize(in.count("blocked"));
+          for (int64_t& v : r.blocked) {
+            v = in.s();
+            if (v < 0) in.bad("blocked time");
+          }
+        }
+        break;
+      }
       case MergedSection::kThread:
         if (nested) in.bad("a thread's stream inside a thread's stream");
         m.threads.push_back(decode_thread(in, d, len, path, with_times));
@@ -675,7 +697,8 @@ MergedTrace decode_body(const uint8_t* data, size_t size, const std::string& pat
   for (const MergedEvent& e : m.events)
     for (uint32_t r : e.ranks) ++seen[r];
   for (uint32_t r = 0; r < m.world_size; ++r)
-    if (seen[r] != m.ranks[r].gaps.size() || (!m.ranks[r].works.empty() && m.ranks[r].works.size() != seen[r]))
+    if (seen[r] != m.ranks[r].gaps.size() || (!m.ranks[r].works.empty() && m.ranks[r].works.size() != seen[r]) ||
+        (!m.ranks[r].blocked.empty() && m.ranks[r].blocked.size() != seen[r]))
       throw TraceError(path + ": corrupt merged trace (rank " + std::to_string(r) + " takes part in " +
                        std::to_string(seen[r]) + " events but has " + std::to_string(m.ranks[r].gaps.size()) +
                        " times)");

@@ -269,6 +269,10 @@ bool read_fields(codec::Cursor& c, Event& ev, std::string& name, int64_t& id, in
         case Field::kBytes: ev.bytes = v; break;
         case Field::kBytes2: ev.bytes2 = v; break;
         case Field::kCpuGap: ev.cpu_gap_ns = v; break;
+        case Field::kBlocked:
+          if (v < 0) return false;
+          ev.blocked_ns = v;
+          break;
         case Field::kKernelRate: ev.kernel_rate = v; break;
         case Field::kKernelSamples: ev.kernel_samples = v; break;
         case Field::kThread:

@@ -65,12 +65,14 @@ struct RankEvent {
   int32_t lists = -1;                // index into RankData::lists, -1 = none
   int64_t gap = 0, dur = 0;
   int64_t work = kNone;              // thread CPU ns of the gap (GapClock::kThreadCpu traces)
+  int64_t blocked = 0;               // ns of the gap the thread was blocked (trace field kBlocked)
   int64_t created_request = kNone;   // the rank's id of the request this call creates
 };
 
 struct RankData {
   std::vector<RankEvent> events;     // normalised order
   bool cpu_work = false;             // traced with GapClock::kThreadCpu: events carry work
+  bool any_blocked = false;          // some event has blocked time
   std::vector<ParamTuple> params;    // the rank's distinct parameter tuples (calls repeat theirs)
   std::vector<std::array<std::vector<int64_t>, kNumListFields>> lists;
   // reqrefs of an event's lists: after load(), the index (in `events`) of the

@@ -69,6 +69,7 @@ struct FoldedNode {
   std::vector<RankStat> gap;    // per world rank: computation before the node
   std::vector<RankStat> dur;    // per world rank: call duration (event nodes)
   std::vector<RankStat> work;   // per world rank: thread CPU time of the gap (n = 0: not measured, use gap)
+  std::vector<RankStat> blocked;  // per world rank: time of the gap it was blocked (asleep; empty: never)
   std::vector<CountRule> rules; // count-like parameters that vary between instances
   // The course of the computation through the run (folded 1.6): per world
   // rank, empty where the gap keeps its mean, else the mean of the gap's

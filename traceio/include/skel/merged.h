@@ -141,6 +141,9 @@ struct MergedRank : MergedRankInfo {
   // ns of the rank's thread CPU time over each gap, as gaps; empty unless the
   // rank was traced with GapClock::kThreadCpu (its kernel rate is then per CPU second)
   std::vector<int64_t> works;
+  // ns of each gap the rank was blocked (asleep, waiting for I/O; trace
+  // field kBlocked), as gaps; empty where the rank never was
+  std::vector<int64_t> blocked;
 };
 
 struct MergedTrace {

@@ -69,6 +69,9 @@ struct Event {
   int64_t duration_ns = 0;
   int64_t gap_ns = 0;      // computation before this call: t_start - end of previous call
   int64_t cpu_gap_ns = kNone;  // the thread's CPU time over that gap (GapClock::kThreadCpu traces only)
+  // GapClock::kThreadCpu: how long of that gap the thread was blocked (asleep,
+  // waiting for I/O: neither computing nor waiting for a core); 0 if absent.
+  int64_t blocked_ns = 0;
   // The calling thread (MPI_THREAD_MULTIPLE ranks; 0 otherwise): 0 is the
   // thread that initialised MPI, a thread the program created holds the
   // lowest number no other running thread held when it was created.

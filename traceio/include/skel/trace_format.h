@@ -24,6 +24,8 @@ inline constexpr char kFileMagic[8] = {'S', 'K', 'E', 'L', 'T', 'R', 'C', '\0'};
 // 2.0: chunk headers carry a CRC-32 and payloads must have zstd's content
 //      checksum (corruption is detected, not read as data); 1.x is refused.
 // 2.1: kThread (MPI_THREAD_SERIALIZED and MULTIPLE ranks: the calling thread's number).
+// 2.2: kCpuGap may be absent with GapClock::kThreadCpu (the gap was short and
+//      not interrupted: its CPU time is its wall time); kBlocked.
 inline constexpr uint16_t kVersionMajor = 2;
 inline constexpr uint16_t kVersionMinor = 2;
 inline constexpr uint32_t kFixedHeaderBytes = 16;
@@ -120,6 +122,7 @@ enum class FieldType : uint32_t {
   X(kKernelRate, 25, kInt) /* MPI_Finalize: the kernel's rate over the run, units per second of the gap clock */ \
   X(kKernelSamples, 26, kInt) /* MPI_Finalize: how many samples during the run that rate includes */ \
   X(kThread, 27, kInt)     /* (2.1) MPI_THREAD_SERIALIZED, MULTIPLE: the calling thread's number (absent: 0) */ \
+  X(kBlocked, 28, kInt)    /* (2.2) GapClock::kThreadCpu: ns the thread was blocked (asleep, not waiting for a core) in the gap */ \
   X(kId, 32, kInt)         /* definitions: the id being defined */             \
   X(kFrames, 33, kIntList) /* callsite: module id, offset, module id, offset ... */ \
   X(kName, 34, kString)                                                        \
@@ -233,8 +236,8 @@ inline constexpr uint32_t kFirstUserOp = 64;
 //     sections; a changed meaning bumps the major). docs/trace-format.md.
 inline constexpr char kMergedMagic[8] = {'S', 'K', 'E', 'L', 'M', 'R', 'G', '\0'};
 inline constexpr uint16_t kMergedVersionMajor = 1;
-// 1.1: kWork; 1.2: kMoreParams (forwards); 1.3: kGapFloors; 1.4: kThread
-inline constexpr uint16_t kMergedVersionMinor = 4;
+// 1.1: kWork; 1.2: kMoreParams (forwards); 1.3: kGapFloors; 1.4: kThread; 1.5: kBlocked
+inline constexpr uint16_t kMergedVersionMinor = 5;
 enum class MergedSection : uint32_t {
   kRun = 1,         // world size, run id, look-ahead used, source directory
   kRanks = 2,       // per rank: host, MPI library, kernel calibration, executable, end state, events
@@ -250,6 +253,7 @@ enum class MergedSection : uint32_t {
   kMoreParams = 12, // (1.2) the parameters added after 1.1 (their number, then every event's descriptions)
   kGapFloors = 13,  // (1.3) per rank: the tracer's fixed cost in every gap, wall and thread CPU (trace header 1.4)
   kThread = 14,     // (1.4) one per thread other than the first: number, fork_after, join_before, its merged body
+  kBlocked = 15,    // (1.5) per rank: blocked time in each gap (trace field kBlocked), as kWork; only if any
 };
 
 // ---------------------------------------------------------------- folded programs
@@ -261,8 +265,8 @@ inline constexpr char kFoldedMagic[8] = {'S', 'K', 'E', 'L', 'F', 'L', 'D', '\0'
 inline constexpr uint16_t kFoldedVersionMajor = 1;
 // 1.1: kWork; 1.2: list field reqback; 1.3: rule kind 3 (cycle); 1.4: rule kind 4 (instance cycle),
 // peer rules, kInfo's flags (bit 0: call sites joined); 1.5: the symbols' kMoreParams (forwards);
-// 1.6: kProfile; 1.7: the symbols' kGapFloors; 1.8: kPhases; 1.9: kThread
-inline constexpr uint16_t kFoldedVersionMinor = 9;
+// 1.6: kProfile; 1.7: the symbols' kGapFloors; 1.8: kPhases; 1.9: kThread; 1.10: kBlocked
+inline constexpr uint16_t kFoldedVersionMinor = 10;
 enum class FoldedSection : uint32_t {
   kInfo = 1,     // source, merged events folded, flags (1.4; absent: 0)
   kSymbols = 2,  // an embedded merged body (no times): events = symbols
@@ -272,6 +276,7 @@ enum class FoldedSection : uint32_t {
   kProfile = 6,  // (1.6) the nodes whose computation drifts through the run: per rank, its course in parts
   kPhases = 7,   // (1.8) the nodes whose computation differs by a cycle's phase: per rank, a factor per phase
   kThread = 8,   // (1.9) one per thread other than the first: number, fork_after, join_before, its folded body
+  kBlocked = 9,  // (1.10) per node and rank: blocked time in its gap (merged kBlocked), as kWork; only if any
 };
 
 // How one parameter of a merged event is given for each participating rank r
