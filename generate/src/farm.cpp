@@ -270,7 +270,8 @@ class Finder {
   bool master_figures(Farm& f, size_t begin, const std::vector<MasterStep>& steps,
                       std::map<uint32_t, std::vector<double>>& task_ns);
   bool classify(Farm& f, const std::map<uint32_t, std::pair<size_t, size_t>>& runs) const;
-  void set_symbols_and_styles(Farm& f, const MasterStep& asked, const std::map<uint32_t, std::pair<size_t, size_t>>& runs);
+  void set_symbols_and_styles(Farm& f, const MasterStep& asked,
+                              const std::map<uint32_t, std::pair<size_t, size_t>>& runs);
   // The ranks taking part in node n (memo).
   const std::vector<uint32_t>& ranks_of(uint32_t n) const {
     auto it = ranks_.find(n);
@@ -695,7 +696,8 @@ bool Finder::master_figures(Farm& f, size_t begin, const std::vector<MasterStep>
     first = false;
     if (f.worker_recv_tag >= 0 && tag != f.worker_recv_tag) return false;
     uint64_t answer_bytes = 0;
-    for (size_t k = s.answer; k < s.answer_end; ++k) answer_bytes += op(m, k).kind == OpKind::kSend ? op(m, k).bytes : 0;
+    for (size_t k = s.answer; k < s.answer_end; ++k)
+      if (op(m, k).kind == OpKind::kSend) answer_bytes += op(m, k).bytes;
     uint64_t& most = stop ? f.stop_bytes : f.task_bytes;
     most = std::max(most, answer_bytes);
     if (!stop) {

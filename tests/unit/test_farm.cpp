@@ -24,9 +24,9 @@ constexpr int kTasks = 8;       // handed out to workers 1, 2, 1, 2, ... then a 
 
 // How the hand-made master takes requests and answers, and how its workers ask.
 struct Shape {
-  bool any_source = true;  // one MPI_Irecv from MPI_ANY_SOURCE + MPI_Wait per request; else one per worker + MPI_Waitany
-  bool isend = true;       // answers and requests with MPI_Isend + MPI_Wait; else MPI_Send
-  bool close_posted = true;  // per-worker receives: re-posted after every answer, the last ones completed after the farm
+  bool any_source = true;    // MPI_Irecv(MPI_ANY_SOURCE) + MPI_Wait per request; else one per worker + MPI_Waitany
+  bool isend = true;         // answers and requests with MPI_Isend + MPI_Wait; else MPI_Send
+  bool close_posted = true;  // per-worker receives: re-posted after every answer, the last completed after the farm
   bool poll = false;         // per-worker receives: MPI_Testany until one is there (twice in vain), not MPI_Waitany
 };
 
@@ -108,7 +108,8 @@ std::vector<Syn> worker(const Shape& sh, uint32_t r) {
 }
 
 std::vector<skt::gen::Farm> farms_of(const Shape& sh) {
-  skt::FoldedProgram p = skt::testing::folded_from(kRanks, [&](uint32_t r) { return r == 0 ? master(sh) : worker(sh, r); });
+  skt::FoldedProgram p =
+      skt::testing::folded_from(kRanks, [&](uint32_t r) { return r == 0 ? master(sh) : worker(sh, r); });
   std::set<std::string> notes;
   return skt::gen::find_farms(p, std::vector<double>(kRanks, 0.1), 1, notes);
 }
