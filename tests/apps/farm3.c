@@ -38,12 +38,7 @@ static double compute(long n, double seed) {
 
 static long task_size(int t, int tasks, long work, double skew) {
   if (skew > 0) return (long)(work * (1.0 + (skew - 1.0) * t / (tasks > 1 ? tasks - 1 : 1)));
-  unsigned long long x = 0x9E3779B97F4A7C15ull * (unsigned long long)(t + 1);
-  x ^= x >> 29;
-  x *= 0xBF58476D1CE4E5B9ull;
-  x ^= x >> 32;
-  double u = (double)(x % 1000000) / 1e6;
-  return (long)((double)work * (0.25 + 3.75 * u * u * u));
+  return app_random_task(t, work);
 }
 
 /* Request labels for the log: one per request made. */
