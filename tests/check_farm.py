@@ -3,7 +3,7 @@
 
 usage: check_farm.py [--time] SKELGEN FLAVOR NP WORK TASKS APP [APP ARGS...]
 
-The farm test programs (tests/apps/farm.c, farm2.c) take TASKS as their first
+The farm test programs (tests/apps/farm.c, farm2.c, farm3.c) take TASKS as their first
 argument; rank 0 is the master, every other rank a worker. Checked against
 what the program does, not against our own outputs:
   1. skelgen generate finds the farm: master 0, NP - 1 workers, TASKS tasks;
@@ -11,7 +11,10 @@ what the program does, not against our own outputs:
   2. both skeletons complete, and the K = 1 one traced again answers
      TASKS + NP - 1 requests on rank 0 (each worker its tasks and a stop),
      each worker receiving as many answers as it sent requests (plus a seed
-     where the program sends one unasked);
+     where the program sends one unasked); sends are MPI_Send or MPI_Isend,
+     receives MPI_Recv or MPI_Irecv, as the application made them: the
+     skeleton makes the application's kind (the program's own log names
+     them), and completes every request it makes;
   3. with one worker (rank 1) stopped 80 % of the time (tests/throttle.py),
      the application gives it fewer tasks than the others (the premise),
      and so must the skeleton (its
@@ -67,8 +70,12 @@ def farm_line(text):
     return tuple(int(x) for x in m.groups())
 
 
+SENDS = ("MPI_Send", "MPI_Isend")
+RECVS = ("MPI_Recv", "MPI_Irecv")
+
+
 def traced_calls(skelgen, trace):
-    """Per rank: Counter of (func, tag) of its sends and receives."""
+    """Per rank: Counter of its functions, with "made" (requests created) and "completed" (requests completed)."""
     import json
     out = run([skelgen, "dump", trace, "--format", "jsonl"])
     calls = {}
@@ -76,8 +83,26 @@ def traced_calls(skelgen, trace):
         ev = json.loads(line)
         if ev.get("type") == "rank_info":
             continue
-        calls.setdefault(ev["rank"], Counter())[ev["func"]] += 1
+        c = calls.setdefault(ev["rank"], Counter())
+        c[ev["func"]] += 1
+        c["made"] += ev.get("request") is not None
+        c["completed"] += len(ev.get("completed") or [])
     return calls
+
+
+NONBLOCKING = ("MPI_Isend", "MPI_Irecv", "MPI_Waitany")
+
+
+def check_kinds(app, skel, np):
+    """The skeleton's ranks make the non-blocking calls the application's did, and complete every request."""
+    for r in range(np):
+        want = {f for f in NONBLOCKING if app[r][f]}
+        got = {f for f in NONBLOCKING if skel[r][f]}
+        if want != got:
+            raise SystemExit(f"FAIL: rank {r}: the application calls {sorted(want)}, the skeleton {sorted(got)}")
+        if skel[r]["made"] != skel[r]["completed"]:
+            raise SystemExit(f"FAIL: rank {r} of the skeleton made {skel[r]['made']} requests and completed "
+                             f"{skel[r]['completed']}")
 
 
 def app_tasks(log_dir, np):
@@ -87,9 +112,9 @@ def app_tasks(log_dir, np):
     for r in range(1, np):
         with open(os.path.join(log_dir, f"rank-{r}.log")) as f:
             lines = f.read().splitlines()
-        sends = sum(1 for line in lines if line.startswith("MPI_Send "))
-        first = next(line for line in lines if line.startswith(("MPI_Send ", "MPI_Recv ")))
-        tasks[r] = sends if first.startswith("MPI_Recv ") else sends - 1
+        sends = sum(1 for line in lines if line.startswith(tuple(f + " " for f in SENDS)))
+        first = next(line for line in lines if line.startswith(tuple(f + " " for f in SENDS + RECVS)))
+        tasks[r] = sends - 1 if first.startswith(tuple(f + " " for f in SENDS)) else sends
     return tasks
 
 
@@ -147,12 +172,13 @@ def main():
     strace = os.path.join(work, "skel_trace")
     run([skelgen, "trace", "-q", "--force", "-o", strace, "--"] + launcher(flavor, np) + [skels[1]])
     calls = traced_calls(skelgen, strace)
-    answers = calls[0]["MPI_Send"]
+    check_kinds(traced_calls(skelgen, trace), calls, np)
+    answers = sum(calls[0][f] for f in SENDS)
     if answers != tasks + workers:
         raise SystemExit(f"FAIL: the skeleton's master answered {answers} times, want {tasks + workers}")
     got = 0
     for r in range(1, np):  # the skeleton sends an answer in one message, whatever the application's
-        asked, answered = calls[r]["MPI_Send"], calls[r]["MPI_Recv"]
+        asked, answered = sum(calls[r][f] for f in SENDS), sum(calls[r][f] for f in RECVS)
         if answered - asked not in (0, 1) or answered < 1:
             raise SystemExit(f"FAIL: worker {r} sent {asked} requests and received {answered} answers")
         got += answered

@@ -7,7 +7,9 @@
 # table: tasks, application time (median, min-max), each skeleton's
 # predicted time (median, min-max) and its error against the application's
 # median, the K = 10 skeleton's own time, and hangs (skeleton runs without a
-# result line). Progress on stderr.
+# result line; "refused": skelgen would not write a replay that cannot
+# complete). Progress on stderr. FARM_BENCH_ONLY, an extended regular
+# expression, keeps the programs whose name it matches (e.g. '^nb-').
 #   generate/bench/farm.sh BUILD_DIR [REPS] [WORK_DIR]
 set -euo pipefail
 build=$(cd "$1" && pwd)
@@ -16,7 +18,8 @@ work=${3:-$build/farm-bench}
 skelgen=$build/bin/skelgen
 rm -rf "$work" && mkdir -p "$work"
 ompi=(mpirun.openmpi --allow-run-as-root --oversubscribe)
-# name | flavor | launcher | program and arguments (farm TASKS WORK SKEW; farm2 TASKS WORK MODE)
+# name | flavor | launcher | program and arguments (farm TASKS WORK SKEW; farm2 TASKS WORK MODE;
+# farm3 TASKS WORK SKEW MODE, SKEW 0: random sizes)
 programs=(
   "uniform-openmpi-4|openmpi|${ompi[*]} -n 4|$build/tests/apps-openmpi/farm 300 4000000 1"
   "skewed-openmpi-4|openmpi|${ompi[*]} -n 4|$build/tests/apps-openmpi/farm 300 1500000 4"
@@ -24,6 +27,10 @@ programs=(
   "probe-random-openmpi-4|openmpi|${ompi[*]} -n 4|$build/tests/apps-openmpi/farm2 300 3000000 probe"
   "uniform-openmpi-8|openmpi|${ompi[*]} -n 8|$build/tests/apps-openmpi/farm 400 3000000 1"
   "skewed-mpich-2|mpich|mpiexec.mpich -n 2|$build/tests/apps-mpich/farm 200 2000000 4"
+  "nb-wait-uniform-openmpi-4|openmpi|${ompi[*]} -n 4|$build/tests/apps-openmpi/farm3 300 4000000 1 wait"
+  "nb-waitany-random-openmpi-4|openmpi|${ompi[*]} -n 4|$build/tests/apps-openmpi/farm3 300 3000000 0 waitany"
+  "nb-cancel-skewed-openmpi-4|openmpi|${ompi[*]} -n 4|$build/tests/apps-openmpi/farm3 300 1500000 4 cancel"
+  "nb-waitany-random-mpich-2|mpich|mpiexec.mpich -n 2|$build/tests/apps-mpich/farm3 200 2000000 0 waitany"
 )
 median() { sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
 range() { sort -g | awk 'NR==1 {lo=$1} {hi=$1} END {printf "%.3f-%.3f", lo, hi}'; }
@@ -32,6 +39,7 @@ echo "| program | tasks | application s | K = 1 predicted s | error | K = 10 pre
 echo "|---|---|---|---|---|---|---|---|---|---|---|"
 for spec in "${programs[@]}"; do
   IFS='|' read -r name flavor launch app <<< "$spec"
+  [[ -n "${FARM_BENCH_ONLY:-}" && ! "$name" =~ $FARM_BENCH_ONLY ]] && continue
   read -ra launch <<< "$launch"
   read -ra app <<< "$app"
   d=$work/$name
@@ -40,16 +48,17 @@ for spec in "${programs[@]}"; do
   "$skelgen" trace -q --force -o "$d/trace" -- "${launch[@]}" "${app[@]}" > /dev/null
   "$skelgen" generate -q "$d/trace" -K 1 -o "$d/k1.c"
   "$skelgen" generate -q "$d/trace" -K 10 -o "$d/k10.c"
-  "$skelgen" generate -q "$d/trace" -K 10 --no-farms -o "$d/replay.c"
+  skels=(k1 k10 replay)  # the replay is refused where it could not complete (a master cancelling its receives)
+  "$skelgen" generate -q "$d/trace" -K 10 --no-farms -o "$d/replay.c" 2> "$d/replay.err" || skels=(k1 k10)
   tasks=$(grep -o 'hands [0-9]* of the application.s [0-9]* tasks' "$d/k10.c" | awk '{print $2 "/" $6}' | head -1)
-  for s in k1 k10 replay; do "$skelgen" build -q "$d/$s.c" --mpi "$flavor" -o "$d/$s"; done
+  for s in "${skels[@]}"; do "$skelgen" build -q "$d/$s.c" --mpi "$flavor" -o "$d/$s"; done
   hangs=0
   : > "$d/app.txt"
   for s in k1 k10 replay; do : > "$d/$s.pred"; : > "$d/$s.meas"; done
   for ((i = 1; i <= reps; i++)); do
     echo "== $name: round $i/$reps" >&2
     "$skelgen" time -r 1 -- "${launch[@]}" "${app[@]}" 2> /dev/null | sed -n 's/.*median_s=\([0-9.]*\).*/\1/p' >> "$d/app.txt"
-    for s in k1 k10 replay; do
+    for s in "${skels[@]}"; do
       out=$(timeout 600 "${launch[@]}" "$d/$s" 2> /dev/null | grep SKELGEN_RESULT || true)
       if [ -z "$out" ]; then hangs=$((hangs + 1)); continue; fi
       sed -n 's/.*predicted_s=\([0-9.]*\).*/\1/p' <<< "$out" >> "$d/$s.pred"
@@ -59,6 +68,7 @@ for spec in "${programs[@]}"; do
   a=$(median < "$d/app.txt")
   row="| $name | $tasks | $a ($(range < "$d/app.txt"))"
   for s in k1 k10 replay; do
+    if [ ! -x "$d/$s" ]; then row+=" | refused | -"; continue; fi
     p=$(median < "$d/$s.pred")
     row+=" | $p ($(range < "$d/$s.pred")) | $(err "$p" "$a")"
     [ $s = k10 ] && row+=" | $(median < "$d/k10.meas")"

@@ -30,9 +30,38 @@ constexpr uint64_t kMinKeptPerWorker = 4;
 // the master's calls.
 struct MasterStep {
   size_t request = SIZE_MAX;  // the receive's first call (SIZE_MAX: a seed, sent unasked)
+  size_t recv_at = SIZE_MAX;  // the call that took the request: MPI_Recv, MPI_Probe, or MPI_Wait*/Test* of an MPI_Irecv
   size_t answer = 0;          // the answer's first send
   size_t answer_end = 0;      // after its last
   int64_t worker = 0;         // world rank
+};
+
+// What one call of a rank does with messages, as the farm sees it: a
+// non-blocking receive's message arrives where its completion is, a
+// non-blocking send's leaves where it was posted.
+enum class OpKind : uint8_t {
+  kOther,  // none of these
+  kSend,   // MPI_Send, MPI_Ssend, MPI_Rsend, or MPI_Isend / MPI_Issend
+  kRecv,   // MPI_Recv, or a completion (MPI_Wait*, MPI_Test*) of exactly one MPI_Irecv (and any sends)
+  kProbe,  // MPI_Probe
+  kPost,   // MPI_Irecv: the message comes with its completion
+  kDone,   // a completion of sends only, or of nothing (an MPI_Test* that found none)
+};
+
+struct Op {
+  OpKind kind = OpKind::kOther;
+  bool any_source = false;   // a receive from MPI_ANY_SOURCE: peer is the rank it matched
+  bool chosen = false;       // kRecv by MPI_Waitany/Testany/Waitsome/Testsome: one of several receives posted
+  bool nonblocking = false;  // kSend by MPI_Isend*, kRecv by a completion
+  int64_t peer = kNone, tag = kNone, comm = 0;
+  uint64_t bytes = 0;
+};
+
+// Per call of a rank: the calls that made the requests it completes (a
+// completion), flat: call j's are made_by[first[j] .. first[j + 1]).
+struct RankRequests {
+  std::vector<uint32_t> first;
+  std::vector<size_t> made_by;  // SIZE_MAX: not made by an ordinary request-creating call the walk saw
 };
 
 // One call of one rank in the application, in program order.
@@ -137,19 +166,19 @@ class RankWalk {
 class Finder {
  public:
   Finder(const FoldedProgram& p, const std::vector<double>& rate, uint32_t scale, std::set<std::string>& notes)
-      : p_(p), m_(p.symbols), rate_(rate), scale_(scale), notes_(notes), calls_(m_.world_size),
-        walked_(m_.world_size, 0) {}
+      : p_(p), m_(p.symbols), rate_(rate), scale_(scale), notes_(notes), calls_(m_.world_size), ops_(m_.world_size),
+        reqs_(m_.world_size), walked_(m_.world_size, 0) {}
 
   std::vector<Farm> run() {
     std::vector<Farm> out;
     for (uint32_t m : ranks_receiving_any()) {
       if (!walk(m)) continue;
-      const std::vector<Call>& calls = calls_[m];
       std::vector<MasterStep> steps;
-      for (size_t i = 0; i < calls.size();) {
+      for (size_t i = 0; i < calls_[m].size();) {
         Farm f;
-        const size_t end = master_run(m, i, steps);
-        if (end > i && farm_of(m, i, end, steps, f) && !overlaps(out, f)) out.push_back(std::move(f));
+        size_t end = master_run(m, i, steps);
+        if (end > i && close_run(m, i, end) && farm_of(m, i, end, steps, f) && !overlaps(out, f))
+          out.push_back(std::move(f));
         i = std::max(end, i + 1);
       }
     }
@@ -162,21 +191,25 @@ class Finder {
   const Identity& identity(uint32_t n) const { return m_.identities[event(n).identity]; }
   uint32_t func(uint32_t n) const { return identity(n).func; }
   int64_t comm(uint32_t n) const { return std::max<int64_t>(identity(n).comm, 0); }
-  bool any_source_recv(uint32_t n) const {
-    return func(n) == kFunc_MPI_Recv && identity(n).peer_class == PeerClass::kAnySource;
+  const Op& op(uint32_t r, size_t j) const { return ops_[r][j]; }
+  bool noise(uint32_t r, size_t j) const { return op(r, j).kind == OpKind::kPost || op(r, j).kind == OpKind::kDone; }
+  static bool chooses(uint32_t f) {
+    return f == kFunc_MPI_Waitany || f == kFunc_MPI_Testany || f == kFunc_MPI_Waitsome || f == kFunc_MPI_Testsome;
   }
-  bool recv(uint32_t n) const { return func(n) == kFunc_MPI_Recv && identity(n).peer_class == PeerClass::kRank; }
-  bool send(uint32_t n) const {
-    const uint32_t f = func(n);
-    return f == kFunc_MPI_Send || f == kFunc_MPI_Ssend || f == kFunc_MPI_Rsend;
+  static bool completes(uint32_t f) {
+    return chooses(f) || f == kFunc_MPI_Wait || f == kFunc_MPI_Waitall || f == kFunc_MPI_Test || f == kFunc_MPI_Testall;
   }
 
-  // The ranks that receive from MPI_ANY_SOURCE (or probe so): the masters there may be.
+  // The ranks that receive from MPI_ANY_SOURCE (or probe so), or choose
+  // among their receives (MPI_Waitany ...): the masters there may be.
   std::set<uint32_t> ranks_receiving_any() const {
     std::set<uint32_t> out;
     for (size_t n = 0; n < p_.nodes.size(); ++n) {
       const uint32_t id = static_cast<uint32_t>(n);
-      if (!p_.nodes[n].is_loop() && (any_source_recv(id) || probe_any(id)))
+      if (p_.nodes[n].is_loop()) continue;
+      const uint32_t f = func(id);
+      const bool any = identity(id).peer_class == PeerClass::kAnySource;
+      if ((any && (f == kFunc_MPI_Recv || f == kFunc_MPI_Probe || f == kFunc_MPI_Irecv)) || chooses(f))
         out.insert(event(id).ranks.begin(), event(id).ranks.end());
     }
     return out;
@@ -186,6 +219,7 @@ class Finder {
     if (walked_[r]) return walked_[r] > 0;
     if (RankWalk(p_, r).run(budget_, calls_[r])) {
       walked_[r] = 1;
+      build_ops(r);
       return true;
     }
     walked_[r] = -1;
@@ -194,6 +228,10 @@ class Finder {
                   std::to_string(kMaxWalked) + " calls");
     return false;
   }
+  void build_ops(uint32_t r);
+  void completed_by(uint32_t r, size_t j, const std::vector<size_t>& made);
+  Op op_of(uint32_t r, size_t j) const;
+  Op completion_op(uint32_t r, size_t j) const;
 
   // A parameter's value at a call (Checker::rule_value, uncut).
   int64_t value(const Call& c, Param pm, uint32_t r) const {
@@ -217,62 +255,19 @@ class Finder {
     return static_cast<uint64_t>(std::max<int64_t>(n, 0) * std::max<int64_t>(size, 0));
   }
 
-  bool probe_any(uint32_t n) const {
-    return func(n) == kFunc_MPI_Probe && identity(n).peer_class == PeerClass::kAnySource;
-  }
-  // The master's receive of a request at calls[j]: an MPI_Recv from
-  // MPI_ANY_SOURCE, or an MPI_Probe from MPI_ANY_SOURCE and an MPI_Recv from
-  // the rank it found, on communicator c with tag `tag` (-1: MPI_ANY_TAG),
-  // then any further receives from that rank (a request in several
-  // messages). Returns its calls (0: none) and the rank it took it from.
-  size_t receive_step(uint32_t m, size_t j, int64_t c, int64_t tag, int64_t& from) const {
-    const std::vector<Call>& calls = calls_[m];
-    if (j >= calls.size() || comm(calls[j].node) != c || value(calls[j], Param::tag, m) != tag) return 0;
-    from = value(calls[j], Param::peer, m);
-    if (!any_source_recv(calls[j].node) && !probe_any(calls[j].node)) return 0;
-    size_t k = j + 1;
-    while (k < calls.size() && recv(calls[k].node) && comm(calls[k].node) == c && value(calls[k], Param::peer, m) == from)
-      ++k;
-    return probe_any(calls[j].node) && k == j + 1 ? 0 : k - j;
-  }
-  // The end of the master's sends to `to` on c from calls[j] on.
+  size_t receive_step(uint32_t m, size_t j, int64_t c, int64_t tag, int64_t& from, size_t& at) const;
+  // The end of the master's sends to `to` on c from calls[j] on (with the
+  // completions of MPI_Isend among them).
   size_t sends_to(uint32_t m, size_t j, int64_t c, int64_t to) const {
-    const std::vector<Call>& calls = calls_[m];
-    while (j < calls.size() && send(calls[j].node) && comm(calls[j].node) == c && value(calls[j], Param::peer, m) == to)
-      ++j;
+    for (; j < calls_[m].size(); ++j) {
+      const Op& o = op(m, j);
+      if (o.kind == OpKind::kDone) continue;
+      if (o.kind != OpKind::kSend || o.comm != c || o.peer != to) break;
+    }
     return j;
   }
-
-  // The master's farm starting at calls[i]: sends to the first workers
-  // (seeds, at most one per rank, each in one or more messages), then
-  // (receive of a request, answer to its source) pairs. Returns the end (i:
-  // none).
-  size_t master_run(uint32_t m, size_t i, std::vector<MasterStep>& steps) const {
-    const std::vector<Call>& calls = calls_[m];
-    steps.clear();
-    const int64_t c = comm(calls[i].node);
-    size_t j = i;
-    std::set<int64_t> seeded;
-    while (j < calls.size() && send(calls[j].node) && comm(calls[j].node) == c) {
-      const int64_t to = value(calls[j], Param::peer, m);
-      if (!seeded.insert(to).second) return i;
-      const size_t e = sends_to(m, j, c, to);
-      steps.push_back({SIZE_MAX, j, e, to});
-      j = e;
-    }
-    if (j >= calls.size()) return i;
-    const int64_t tag = value(calls[j], Param::tag, m);
-    for (;;) {
-      int64_t from = kNone;
-      const size_t len = receive_step(m, j, c, tag, from);
-      if (!len) break;
-      const size_t e = sends_to(m, j + len, c, from);
-      if (e == j + len) break;
-      steps.push_back({j, j + len, e, from});
-      j = e;
-    }
-    return steps.size() > seeded.size() ? j : i;
-  }
+  size_t master_run(uint32_t m, size_t i, std::vector<MasterStep>& steps) const;
+  bool close_run(uint32_t r, size_t begin, size_t& end) const;
 
   bool farm_of(uint32_t m, size_t begin, size_t end, const std::vector<MasterStep>& steps, Farm& f);
   bool worker_run(const Farm& f, uint32_t w, bool seeded, uint64_t asks, size_t& begin, size_t& end);
@@ -280,6 +275,8 @@ class Finder {
   bool master_figures(Farm& f, size_t begin, const std::vector<MasterStep>& steps,
                       std::map<uint32_t, std::vector<double>>& task_ns);
   bool classify(Farm& f, const std::map<uint32_t, std::pair<size_t, size_t>>& runs) const;
+  void set_symbols_and_styles(Farm& f, const MasterStep& asked,
+                              const std::map<uint32_t, std::pair<size_t, size_t>>& runs);
   // The ranks taking part in node n (memo).
   const std::vector<uint32_t>& ranks_of(uint32_t n) const {
     auto it = ranks_.find(n);
@@ -309,6 +306,8 @@ class Finder {
   const uint32_t scale_;
   std::set<std::string>& notes_;
   std::vector<std::vector<Call>> calls_;
+  std::vector<std::vector<Op>> ops_;     // per rank, per call (walked ranks)
+  std::vector<RankRequests> reqs_;       // per rank (walked ranks)
   std::vector<int8_t> walked_;  // 1: calls_ holds the rank's calls, -1: too long
   uint64_t budget_ = kMaxWalked;
   std::map<uint32_t, size_t> cursor_;  // per worker: where its next farm is looked for
@@ -316,69 +315,263 @@ class Finder {
   mutable std::map<uint32_t, std::vector<uint32_t>> ranks_;  // ranks_of() memo
 };
 
+// Rank r's calls as message operations (ops_), with the requests each
+// completion completes resolved to the calls that made them (reqback).
+void Finder::build_ops(uint32_t r) {
+  const std::vector<Call>& calls = calls_[r];
+  ops_[r].assign(calls.size(), Op{});
+  reqs_[r].first.assign(1, 0);
+  reqs_[r].made_by.clear();
+  std::vector<size_t> made;  // the calls that made the rank's ordinary requests, in order
+  for (size_t j = 0; j < calls.size(); ++j) {
+    const uint32_t f = func(calls[j].node);
+    if (uses_requests(f)) completed_by(r, j, made);
+    reqs_[r].first.push_back(static_cast<uint32_t>(reqs_[r].made_by.size()));
+    ops_[r][j] = op_of(r, j);
+    if (creates_request(f) && !creates_persistent_request(f)) made.push_back(j);
+  }
+}
+
+void Finder::completed_by(uint32_t r, size_t j, const std::vector<size_t>& made) {
+  const MergedEvent& e = event(calls_[r][j].node);
+  std::vector<size_t>& out = reqs_[r].made_by;
+  if (!e.find_list(ListField::reqback)) {  // none completed (a Test* that found none), or an old file
+    if (e.find_list(ListField::reqrefs)) out.push_back(SIZE_MAX);
+    return;
+  }
+  for (int64_t b : m_.list(e, ListField::reqback, r)) {  // 2k: the rank's k-th latest ordinary request
+    const size_t k = b > 0 && b % 2 == 0 ? static_cast<size_t>(b / 2) : 0;
+    out.push_back(k > 0 && k <= made.size() ? made[made.size() - k] : SIZE_MAX);
+  }
+}
+
+Op Finder::op_of(uint32_t r, size_t j) const {
+  const Call& c = calls_[r][j];
+  const uint32_t f = func(c.node);
+  if (completes(f)) return completion_op(r, j);
+  Op o;
+  if (f == kFunc_MPI_Send || f == kFunc_MPI_Ssend || f == kFunc_MPI_Rsend) o.kind = OpKind::kSend;
+  else if (f == kFunc_MPI_Isend || f == kFunc_MPI_Issend) o.kind = OpKind::kSend, o.nonblocking = true;
+  else if (f == kFunc_MPI_Recv) o.kind = OpKind::kRecv;
+  else if (f == kFunc_MPI_Probe) o.kind = OpKind::kProbe;
+  else if (f == kFunc_MPI_Irecv) o.kind = OpKind::kPost;
+  else return o;
+  o.any_source = identity(c.node).peer_class == PeerClass::kAnySource;
+  o.comm = comm(c.node);
+  o.peer = value(c, Param::peer, r);
+  o.tag = value(c, Param::tag, r);
+  o.bytes = f == kFunc_MPI_Probe ? 0 : bytes(c, r);
+  return o;
+}
+
+// A completion: kRecv where it completes one MPI_Irecv (and perhaps sends)
+// with a known source, kDone where it completes sends only or nothing,
+// kOther where it completes anything else or what the walk did not see.
+Op Finder::completion_op(uint32_t r, size_t j) const {
+  const RankRequests& q = reqs_[r];
+  const MergedEvent& e = event(calls_[r][j].node);
+  size_t post = SIZE_MAX, nth = 0;
+  for (uint32_t k = q.first[j]; k < q.first[j + 1]; ++k) {
+    const size_t by = q.made_by[k];
+    if (by == SIZE_MAX) return Op{};
+    const OpKind made = ops_[r][by].kind;
+    if (made == OpKind::kPost && post != SIZE_MAX) return Op{};  // two receives
+    if (made == OpKind::kPost) post = by, nth = k - q.first[j];
+    else if (!(made == OpKind::kSend && ops_[r][by].nonblocking)) return Op{};
+  }
+  Op o;
+  o.kind = OpKind::kDone;
+  if (post == SIZE_MAX) return o;
+  o = ops_[r][post];
+  o.kind = OpKind::kRecv;
+  o.nonblocking = true;
+  o.chosen = chooses(func(calls_[r][j].node));
+  if (!o.any_source) return o;
+  if (!e.find_list(ListField::req_sources)) return Op{};
+  const std::vector<int64_t>& sources = m_.list(e, ListField::req_sources, r);
+  if (nth >= sources.size() || sources[nth] < 0) return Op{};
+  o.peer = sources[nth];
+  return o;
+}
+
+// The master's receive of a request from calls[j]: after any posts of
+// receives (MPI_Irecv), an MPI_Recv from MPI_ANY_SOURCE, an MPI_Probe from
+// MPI_ANY_SOURCE and an MPI_Recv from the rank it found, or the completion
+// of an MPI_Irecv from MPI_ANY_SOURCE (MPI_Wait ...) or of one among several
+// (MPI_Waitany ...), on communicator c with tag `tag` (-1: MPI_ANY_TAG);
+// then any further receives from that rank (a request in several
+// messages). Returns its calls (0: none), the rank it took it from and the
+// call that took it (at).
+size_t Finder::receive_step(uint32_t m, size_t j, int64_t c, int64_t tag, int64_t& from, size_t& at) const {
+  const size_t n = calls_[m].size();
+  size_t k = j;
+  while (k < n && noise(m, k)) ++k;
+  if (k >= n) return 0;
+  const Op& o = op(m, k);
+  if (o.comm != c || o.tag != tag) return 0;
+  const bool probe = o.kind == OpKind::kProbe && o.any_source;
+  if (!probe && !(o.kind == OpKind::kRecv && (o.any_source || o.chosen))) return 0;
+  from = o.peer;
+  at = k;
+  size_t e = k + 1;
+  for (; e < n; ++e) {
+    const Op& x = op(m, e);
+    if (x.kind != OpKind::kRecv || x.any_source || x.chosen || x.comm != c || x.peer != from) break;
+  }
+  return probe && e == k + 1 ? 0 : e - j;
+}
+
+// The master's farm starting at calls[i]: sends to the first workers
+// (seeds, at most one per rank, each in one or more messages), then
+// (receive of a request, answer to its source) pairs; posts of receives
+// and completions of sends among them. Returns the end (i: none).
+size_t Finder::master_run(uint32_t m, size_t i, std::vector<MasterStep>& steps) const {
+  const size_t n = calls_[m].size();
+  steps.clear();
+  if (op(m, i).kind == OpKind::kDone || op(m, i).kind == OpKind::kOther) return i;
+  const int64_t c = op(m, i).comm;
+  size_t j = i;
+  std::set<int64_t> seeded;
+  for (; j < n; ) {
+    const Op& o = op(m, j);
+    if (o.kind == OpKind::kPost) {
+      ++j;
+      continue;
+    }
+    if (o.kind != OpKind::kSend || o.comm != c) break;
+    if (!seeded.insert(o.peer).second) return i;
+    const size_t e = sends_to(m, j, c, o.peer);
+    steps.push_back({SIZE_MAX, SIZE_MAX, j, e, o.peer});
+    j = e;
+  }
+  size_t first = j;
+  while (first < n && noise(m, first)) ++first;
+  if (first >= n) return i;
+  const int64_t tag = op(m, first).tag;
+  for (;;) {
+    int64_t from = kNone;
+    size_t at = SIZE_MAX;
+    const size_t len = receive_step(m, j, c, tag, from, at);
+    if (!len) break;
+    size_t a = j + len;
+    while (a < n && noise(m, a)) ++a;  // a receive posted again before the answer (the merge's order)
+    if (a >= n || op(m, a).kind != OpKind::kSend) break;
+    const size_t e = sends_to(m, a, c, from);
+    if (e == a) break;
+    steps.push_back({j, at, a, e, from});
+    j = e;
+  }
+  if (steps.size() <= seeded.size()) return i;
+  for (; j < n && op(m, j).kind == OpKind::kPost && op(m, j).comm == c && op(m, j).tag == tag; ++j) {
+  }  // receives posted again after the last answers: close_run takes their completions too
+  return j;
+}
+
+// Every request made in rank r's calls [begin, end) is completed there,
+// and every completion there completes requests made there: the farm's
+// non-blocking calls stay among its calls (the skeleton makes its own).
+// Where some are still pending at end, end moves over the rank's next
+// posts and completions until none is (the master's re-posted receives,
+// cancelled and completed after the farm). False where that fails.
+bool Finder::close_run(uint32_t r, size_t begin, size_t& end) const {
+  std::set<size_t> open;
+  auto apply = [&](size_t j) {
+    const uint32_t f = func(calls_[r][j].node);
+    if (uses_requests(f)) {
+      const RankRequests& q = reqs_[r];
+      for (uint32_t k = q.first[j]; k < q.first[j + 1]; ++k)
+        if (!open.erase(q.made_by[k])) return false;
+    } else if (creates_request(f)) {
+      if (creates_persistent_request(f)) return false;
+      open.insert(j);
+    }
+    return true;
+  };
+  for (size_t j = begin; j < end; ++j)
+    if (!apply(j)) return false;
+  for (size_t j = end; !open.empty(); ++j) {
+    if (j >= calls_[r].size()) return false;
+    const uint32_t f = func(calls_[r][j].node);
+    if ((!uses_requests(f) && !creates_request(f)) || !apply(j)) return false;
+    end = j + 1;
+  }
+  return true;
+}
+
 // Worker w's farm: its seed's receives (if the master sent it one unasked),
 // then `asks` (request to the master, receive of the answer) pairs, each in
-// one or more messages; the first at or after its cursor.
+// one or more messages, blocking or not (posts of receives and completions
+// of sends among them); the first at or after its cursor.
 bool Finder::worker_run(const Farm& f, uint32_t w, bool seeded, uint64_t asks, size_t& begin, size_t& end) {
   if (!walk(w)) return false;
-  const std::vector<Call>& calls = calls_[w];
+  const size_t n = calls_[w].size();
   auto to_master = [&](size_t j) {
-    return j < calls.size() && send(calls[j].node) && comm(calls[j].node) == f.comm &&
-           value(calls[j], Param::peer, w) == f.master;
+    return j < n && op(w, j).kind == OpKind::kSend && op(w, j).comm == f.comm && op(w, j).peer == f.master;
   };
-  auto request = [&](size_t j) { return to_master(j) && (f.ask_tag < 0 || value(calls[j], Param::tag, w) == f.ask_tag); };
+  auto request = [&](size_t j) { return to_master(j) && (f.ask_tag < 0 || op(w, j).tag == f.ask_tag); };
   auto answer = [&](size_t j) {
-    return j < calls.size() && recv(calls[j].node) && comm(calls[j].node) == f.comm &&
-           value(calls[j], Param::peer, w) == f.master;
+    return j < n && op(w, j).kind == OpKind::kRecv && !op(w, j).any_source && op(w, j).comm == f.comm &&
+           op(w, j).peer == f.master;
+  };
+  auto skip = [&](size_t j) {
+    while (j < n && noise(w, j)) ++j;
+    return j;
   };
   auto answer_end = [&](size_t j) {
-    while (answer(j)) ++j;
+    while (answer(j) || (j < n && op(w, j).kind == OpKind::kDone)) ++j;
     return j;
   };
   size_t j = cursor_[w];
-  while (j < calls.size() && !(seeded ? answer(j) : request(j))) ++j;
+  while (j < n && !(seeded ? answer(j) : request(j))) ++j;
   begin = j;
+  while (begin > cursor_[w] && op(w, begin - 1).kind == OpKind::kPost) --begin;  // the answer's receive, posted first
   if (seeded) {
     if (!answer(j)) return false;
     j = answer_end(j);
   }
   for (uint64_t k = 0; k < asks; ++k) {
+    j = skip(j);
     if (!request(j)) return false;
-    while (to_master(j)) ++j;
+    while (to_master(j) || (j < n && noise(w, j))) ++j;
     if (!answer(j)) return false;
     j = answer_end(j);
   }
   end = j;
-  return end > begin && !request(j);  // no more requests than the master took
+  return end > begin && !request(skip(j)) && close_run(w, begin, end);  // no more requests than the master took
 }
 
 // A worker's figures: its entry computation, its computation between the
 // start of a request and the end of the answer, each task's computation
 // (before the request after its answer), the sizes of its requests and its
-// receives' tag.
+// receives' tag. A request is the calls from the first after an answer
+// (its sends, and posts of the answer's receives) to the next receive; an
+// answer, its receives and the completions of sends after them.
 bool Finder::worker_figures(Farm& f, uint32_t w, size_t begin, size_t end, std::vector<double>& task_ns) {
   const std::vector<Call>& calls = calls_[w];
   f.entry_units[w] = calls[begin].gap_ns * rate_[w];
   double wait = 0;
   size_t requests = 0;
   bool answered = false;
+  auto in_answer = [&](size_t j) { return op(w, j).kind == OpKind::kRecv || op(w, j).kind == OpKind::kDone; };
   for (size_t j = begin; j < end;) {
-    const bool asking = send(calls[j].node);
+    const bool asking = op(w, j).kind != OpKind::kRecv;
     const size_t from = j;
     uint64_t bytes_sent = 0;
-    for (; j < end && send(calls[j].node) == asking; ++j) {
-      if (asking) bytes_sent += bytes(calls[j], w);
+    int64_t tag = kNone;  // the first send's or receive's
+    for (; j < end && (asking ? op(w, j).kind != OpKind::kRecv : in_answer(j)); ++j) {
+      const Op& o = op(w, j);
+      if (o.kind == OpKind::kSend) bytes_sent += o.bytes;
+      if (tag == kNone && o.kind == (asking ? OpKind::kSend : OpKind::kRecv)) tag = o.tag;
       if (j > from || (!asking && j > begin)) wait += calls[j].gap_ns;
     }
     if (asking) {
       uint64_t& most = requests == 0 ? f.first_ask_bytes : f.ask_bytes;
       most = std::max(most, bytes_sent);
-      if (f.request_tag < 0) f.request_tag = value(calls[from], Param::tag, w);
+      if (f.request_tag < 0) f.request_tag = tag;
       if (answered) task_ns.push_back(calls[from].gap_ns), task_sleep_[w].push_back(calls[from].sleep_ns);
       ++requests;
       continue;
     }
-    const int64_t tag = value(calls[from], Param::tag, w);
     if (f.worker_recv_tag == kNone) f.worker_recv_tag = tag;
     if (tag != f.worker_recv_tag) return false;
     answered = true;
@@ -426,11 +619,10 @@ bool Finder::classify(Farm& f, const std::map<uint32_t, std::pair<size_t, size_t
 }
 
 bool Finder::farm_of(uint32_t m, size_t begin, size_t end, const std::vector<MasterStep>& steps, Farm& f) {
-  const std::vector<Call>& mc = calls_[m];
   f.master = m;
-  f.comm = comm(mc[begin].node);
+  f.comm = op(m, begin).comm;
   const MasterStep& asked = *std::find_if(steps.begin(), steps.end(), [](const MasterStep& s) { return s.request != SIZE_MAX; });
-  f.ask_tag = value(mc[asked.request], Param::tag, m);
+  f.ask_tag = op(m, asked.recv_at).tag;
   std::map<uint32_t, uint64_t> answers, asks;  // per worker
   std::set<uint32_t> seeded;
   for (const MasterStep& s : steps) {
@@ -463,14 +655,30 @@ bool Finder::farm_of(uint32_t m, size_t begin, size_t end, const std::vector<Mas
   for (uint32_t w : f.workers)
     if (!worker_figures(f, w, runs[w].first, runs[w].second, task_ns[w])) return false;
   if (!master_figures(f, begin, steps, task_ns)) return false;
-  const uint32_t w0 = f.workers[0];
-  const size_t req = asked.request;
-  size_t w0_request = runs[w0].first;  // a worker's request and receive, for the watchdog's messages
-  while (w0_request + 1 < runs[w0].second && !send(calls_[w0][w0_request].node)) ++w0_request;
-  f.symbols = {mc[req + (probe_any(mc[req].node) ? 1 : 0)].node, mc[asked.answer].node,
-               calls_[w0][w0_request].node, calls_[w0][runs[w0].second - 1].node};
+  set_symbols_and_styles(f, asked, runs);
   keep_tasks(f);
   return true;
+}
+
+// A node of each role, for the watchdog's messages (master receive,
+// answer, a worker's request, its receive), and the calls the skeleton
+// makes for them: as the master's first request and answer and the first
+// worker's first request and receive were made.
+void Finder::set_symbols_and_styles(Farm& f, const MasterStep& asked,
+                                    const std::map<uint32_t, std::pair<size_t, size_t>>& runs) {
+  const uint32_t m = f.master, w0 = f.workers[0];
+  const Op& took = op(m, asked.recv_at);
+  const size_t recv = asked.recv_at + (took.kind == OpKind::kProbe ? 1 : 0);
+  const auto [begin, end] = runs.at(w0);
+  size_t request = begin, answer = end - 1;
+  while (request + 1 < end && op(w0, request).kind != OpKind::kSend) ++request;
+  while (answer > begin && op(w0, answer).kind != OpKind::kRecv) --answer;
+  f.symbols = {calls_[m][recv].node, calls_[m][asked.answer].node, calls_[w0][request].node, calls_[w0][answer].node};
+  f.master_recv = !took.nonblocking ? FarmRecv::kBlocking : took.chosen && !took.any_source ? FarmRecv::kIrecvEach
+                                                                                            : FarmRecv::kIrecvAny;
+  f.answer_isend = op(m, asked.answer).nonblocking;
+  f.ask_isend = op(w0, request).nonblocking;
+  f.worker_irecv = op(w0, answer).nonblocking;
 }
 
 // The master's figures: the tasks in the order handed out (each worker's
@@ -487,7 +695,7 @@ bool Finder::master_figures(Farm& f, size_t begin, const std::vector<MasterStep>
   size_t requests = 0;
   for (const MasterStep& s : steps) {
     const uint32_t w = static_cast<uint32_t>(s.worker);
-    const int64_t tag = value(mc[s.answer], Param::tag, m);
+    const int64_t tag = op(m, s.answer).tag;
     const bool stop = --left[w] == 0;
     int64_t& want = stop ? f.stop_tag : f.task_tag;
     bool& first = stop ? first_stop : first_task;
@@ -495,7 +703,8 @@ bool Finder::master_figures(Farm& f, size_t begin, const std::vector<MasterStep>
     first = false;
     if (f.worker_recv_tag >= 0 && tag != f.worker_recv_tag) return false;
     uint64_t answer_bytes = 0;
-    for (size_t k = s.answer; k < s.answer_end; ++k) answer_bytes += bytes(mc[k], m);
+    for (size_t k = s.answer; k < s.answer_end; ++k)
+      if (op(m, k).kind == OpKind::kSend) answer_bytes += op(m, k).bytes;
     uint64_t& most = stop ? f.stop_bytes : f.task_bytes;
     most = std::max(most, answer_bytes);
     if (!stop) {

@@ -5,22 +5,40 @@
 // A farm, as the trace shows it (every rank's calls in a run of top-level
 // items of the folded program, nothing else in that run):
 //   - the master may first send some workers a task unasked (seeds, one
-//     each); then it receives requests from MPI_ANY_SOURCE (an MPI_Recv, or
-//     an MPI_Probe and an MPI_Recv from the rank it found; one tag or
-//     MPI_ANY_TAG, one communicator) and answers each with one send
-//     (MPI_Send, MPI_Ssend or MPI_Rsend) to the rank it took it from, before
-//     the next;
+//     each); then it receives requests (one tag or MPI_ANY_TAG, one
+//     communicator) and answers each with one send to the rank it took it
+//     from, before the next. A request is taken by an MPI_Recv from
+//     MPI_ANY_SOURCE, an MPI_Probe from MPI_ANY_SOURCE and an MPI_Recv from
+//     the rank it found, the completion (MPI_Wait, MPI_Test ...) of an
+//     MPI_Irecv from MPI_ANY_SOURCE (the source the trace's completion
+//     names), or the completion by MPI_Waitany / MPI_Testany / MPI_Waitsome
+//     / MPI_Testsome of one of the receives posted (an MPI_Irecv per worker,
+//     re-posted after an answer: the source its MPI_Irecv names). An answer
+//     is an MPI_Send, MPI_Ssend, MPI_Rsend, or an MPI_Isend / MPI_Issend
+//     with its completion;
 //   - each worker (every rank the master answered) receives its seed, if it
-//     had one, then alternates a request to the master (with that tag) and
-//     a receive (MPI_Recv) from the master; its last answer is its stop,
-//     every other one a task, and the computation before its next request
-//     is that task's.
+//     had one, then alternates a request to the master (with that tag;
+//     MPI_Send ... or MPI_Isend and its completion) and a receive from the
+//     master (MPI_Recv, or an MPI_Irecv, posted before or after the
+//     request, and its completion); its last answer is its stop, every
+//     other one a task, and the computation before its next request is
+//     that task's.
+// Non-blocking calls are followed through the requests their completions
+// name (reqback in the folded program): a message arrives where its
+// MPI_Irecv is completed, leaves where its MPI_Isend was posted; every
+// request a farm's rank makes there must be completed there, and none made
+// elsewhere. Receives still posted when the master's part ends (re-posted
+// after the last answers) belong to the farm with the completions that end
+// them after it (the program cancels them, or they complete).
 // Tasks are numbered in the order the master handed them out, each with the
 // computation the worker that had it spent on it.
 //
 // The skeleton (templates/skel_farm.h) runs the same protocol with every
 // n-th task of the application (the plan's kept tasks; all of them at
-// K = 1): each answer carries the task's number, each request the time the
+// K = 1), with the same kind of calls (blocking or not, one MPI_Irecv per
+// worker and MPI_Waitany where the master did so; it re-posts a worker's
+// receive only after a task, and cancels what is still posted at its end):
+// each answer carries the task's number, each request the time the
 // worker spent on its last task, so the master measures how fast each
 // worker is and how long a round trip takes, and adds the left-out tasks'
 // time by replaying the whole farm's hand-out with those figures (the same
@@ -35,6 +53,13 @@
 #include "skel/folded.h"
 
 namespace skt::gen {
+
+// How the master takes requests (the skeleton's calls, skel_farm.h).
+enum class FarmRecv : uint8_t {
+  kBlocking,   // MPI_Recv from MPI_ANY_SOURCE (or MPI_Probe and MPI_Recv)
+  kIrecvAny,   // an MPI_Irecv from MPI_ANY_SOURCE per request, and its MPI_Wait
+  kIrecvEach,  // an MPI_Irecv per worker, MPI_Waitany over them, re-posted after a task
+};
 
 struct Farm {
   size_t first = 0, end = 0;     // p.top[first, end): the farm, on every rank
@@ -65,6 +90,10 @@ struct Farm {
   std::vector<double> worker_wait_units;
   double traced_ns = 0;          // the master's time in the farm (from its first call's start)
   std::vector<uint32_t> symbols; // a node of each role, for messages: master receive, answer, request, worker receive
+  FarmRecv master_recv = FarmRecv::kBlocking;
+  bool answer_isend = false;     // the master answers with MPI_Isend and MPI_Wait (else MPI_Send)
+  bool ask_isend = false;        // a worker asks with MPI_Isend and MPI_Wait (else MPI_Send)
+  bool worker_irecv = false;     // a worker receives with MPI_Irecv and MPI_Wait (else MPI_Recv)
 
   bool takes_part(uint32_t r) const;
 };

@@ -1108,6 +1108,16 @@ size_t Emitter::record_call(uint32_t n, const std::string& what) {
   return at_.call_base + calls_.size() - 1;
 }
 
+// The template's name of how a farm's master takes requests (skel_farm.h).
+const char* farm_recv_name(FarmRecv r) {
+  switch (r) {
+    case FarmRecv::kIrecvAny: return "SKEL_FARM_IRECV_ANY";
+    case FarmRecv::kIrecvEach: return "SKEL_FARM_IRECV_EACH";
+    case FarmRecv::kBlocking: break;
+  }
+  return "SKEL_FARM_RECV";
+}
+
 // Farm k of the plan (farm.h): its tables, its struct skel_farm, and the
 // call that runs it in place of its top-level items.
 void Emitter::emit_farm(size_t k) {
@@ -1137,10 +1147,10 @@ void Emitter::emit_farm(size_t k) {
   doubles(id + "_sleep", f.task_sleep_s);
   doubles(id + "_entry", f.entry_units);
   doubles(id + "_wait", f.worker_wait_units);
-  const std::vector<size_t> calls{record_call(f.symbols[0], "farm " + std::to_string(k) + ": the master's MPI_Recv from MPI_ANY_SOURCE (" + where(f.symbols[0]) + ")"),
+  const std::vector<size_t> calls{record_call(f.symbols[0], "farm " + std::to_string(k) + ": the master's receive of a request (" + where(f.symbols[0]) + ")"),
                                   record_call(f.symbols[1], "farm " + std::to_string(k) + ": the master's answer (" + where(f.symbols[1]) + ")"),
                                   record_call(f.symbols[2], "farm " + std::to_string(k) + ": a worker's request (" + where(f.symbols[2]) + ")"),
-                                  record_call(f.symbols[3], "farm " + std::to_string(k) + ": a worker's MPI_Recv of the answer (" + where(f.symbols[3]) + ")")};
+                                  record_call(f.symbols[3], "farm " + std::to_string(k) + ": a worker's receive of the answer (" + where(f.symbols[3]) + ")")};
   auto tag = [](int64_t t) { return t < 0 ? std::string("MPI_ANY_TAG") : std::to_string(t); };
   std::ostringstream st;
   st << "static const struct skel_farm " << id << " = {" << k << ", " << in_comm(f.master) << ", " << f.workers.size() << ", "
@@ -1149,7 +1159,8 @@ void Emitter::emit_farm(size_t k) {
      << ", " << f.first_ask_bytes << ", " << f.ask_bytes << ", " << f.task_bytes << ", " << f.stop_bytes << ", "
      << f.task_ns.size() << ", " << f.kept.size() << ", " << id << "_kept, " << id << "_task, " << id << "_sleep, "
      << num(f.master_recv_units) << ", " << num(f.master_answer_units) << ", " << id << "_entry, " << id << "_wait, "
-     << calls[0] << ", " << calls[1] << ", " << calls[2] << ", " << calls[3] << "};\n";
+     << calls[0] << ", " << calls[1] << ", " << calls[2] << ", " << calls[3] << ", " << farm_recv_name(f.master_recv) << ", "
+     << f.answer_isend << ", " << f.ask_isend << ", " << f.worker_irecv << "};\n";
   farm_tables_ += st.str();
   buf_bytes_ = std::max<int64_t>(buf_bytes_, static_cast<int64_t>(std::max({f.first_ask_bytes, f.ask_bytes, f.task_bytes, f.stop_bytes})) + 8);
   std::string workers = rank_list(f.workers);

@@ -17,10 +17,20 @@
  * master's time per answer, and when each worker first asked. The
  * difference is the left-out tasks' time (skel_farm_extra, added to every
  * rank's prediction). Messages are as long as traced, at least 8 bytes.
+ * The calls are of the application's kind: the master takes requests with
+ * MPI_Recv from MPI_ANY_SOURCE, with an MPI_Irecv from MPI_ANY_SOURCE and
+ * MPI_Wait each, or with one MPI_Irecv per worker and MPI_Waitany (a
+ * worker's re-posted after each task; any still posted at the end are
+ * cancelled and completed); answers and requests are sent with MPI_Send or
+ * MPI_Isend and MPI_Wait, and a worker receives with MPI_Recv or MPI_Irecv
+ * and MPI_Wait.
  * With SKELGEN_FARM_REPORT set, the master prints one line per farm:
  *   SKELGEN_FARM farm=<k> tasks=<N> kept=<n> measured_s=<s> left_out_s=<s> replayed_all_s=<s>
  *                replayed_kept_s=<s> done=<worker>:<tasks>,...
  * (workers by their rank in the farm's communicator). */
+
+/* How the master takes requests (farm.h, FarmRecv). */
+enum skel_farm_recv { SKEL_FARM_RECV, SKEL_FARM_IRECV_ANY, SKEL_FARM_IRECV_EACH };
 
 struct skel_farm {
   int index;                                /* the farm's number in the skeleton */
@@ -43,6 +53,9 @@ struct skel_farm {
   const double* entry_units;                /* [world]: computation before the farm */
   const double* wait_units;                 /* [world]: a worker's between request and answer */
   int call_recv, call_answer, call_ask, call_wait; /* in skel_calls[] */
+  enum skel_farm_recv recv;                 /* how the master takes requests */
+  int answer_isend, ask_isend;              /* answers, requests: MPI_Isend and MPI_Wait (else MPI_Send) */
+  int wait_irecv;                           /* a worker's receives: MPI_Irecv and MPI_Wait (else MPI_Recv) */
 };
 
 #define SKEL_FARM_MIN_BYTES 8
@@ -135,6 +148,95 @@ static double skel_farm_left_out(const struct skel_farm* f, const struct skel_fa
   return whole > kept ? whole - kept : 0;
 }
 
+/* A message sent with MPI_Send, or MPI_Isend and MPI_Wait. */
+static void skel_farm_send(int nonblocking, const void* buf, int bytes, int to, int tag, MPI_Comm comm)
+{
+  MPI_Request r;
+  if (!nonblocking) {
+    MPI_Send(buf, bytes, MPI_BYTE, to, tag, comm);
+    return;
+  }
+  MPI_Isend(buf, bytes, MPI_BYTE, to, tag, comm, &r);
+  MPI_Wait(&r, MPI_STATUS_IGNORE);
+}
+
+/* A message received with MPI_Recv, or MPI_Irecv and MPI_Wait. */
+static void skel_farm_recv(int nonblocking, void* buf, int capacity, int from, int tag, MPI_Comm comm,
+                           MPI_Status* status)
+{
+  MPI_Request r;
+  if (!nonblocking) {
+    MPI_Recv(buf, capacity, MPI_BYTE, from, tag, comm, status);
+    return;
+  }
+  MPI_Irecv(buf, capacity, MPI_BYTE, from, tag, comm, &r);
+  MPI_Wait(&r, status);
+}
+
+/* The master's receives of requests: one buffer per worker, and with
+ * SKEL_FARM_IRECV_EACH one MPI_Irecv per worker (MPI_REQUEST_NULL when
+ * not posted). */
+struct skel_farm_inbox {
+  MPI_Request* posted;
+  unsigned char* buf;
+  int capacity;
+};
+
+static void skel_farm_post(const struct skel_farm* f, MPI_Comm comm, struct skel_farm_inbox* in, int w)
+{
+  MPI_Irecv(in->buf + (size_t)w * (size_t)in->capacity, in->capacity, MPI_BYTE, f->worker[w], f->ask_tag, comm,
+            &in->posted[w]);
+}
+
+static void skel_farm_open(const struct skel_farm* f, MPI_Comm comm, struct skel_farm_inbox* in, int capacity)
+{
+  int w;
+  in->capacity = capacity;
+  in->buf = (unsigned char*)skel_alloc((size_t)capacity * (size_t)(f->workers + 1));
+  in->posted = (MPI_Request*)skel_alloc(sizeof(MPI_Request) * (size_t)f->workers);
+  for (w = 0; w < f->workers; ++w) {
+    in->posted[w] = MPI_REQUEST_NULL;
+    if (f->recv == SKEL_FARM_IRECV_EACH) skel_farm_post(f, comm, in, w);
+  }
+}
+
+/* The next request: its data (the first 8 bytes: the seconds its sender spent on its last task). */
+static const unsigned char* skel_farm_take(const struct skel_farm* f, MPI_Comm comm, struct skel_farm_inbox* in,
+                                           MPI_Status* status)
+{
+  int w;
+  unsigned char* any = in->buf + (size_t)f->workers * (size_t)in->capacity;
+  if (f->recv != SKEL_FARM_IRECV_EACH) {
+    skel_farm_recv(f->recv == SKEL_FARM_IRECV_ANY, any, in->capacity, MPI_ANY_SOURCE, f->ask_tag, comm, status);
+    return any;
+  }
+  MPI_Waitany(f->workers, in->posted, &w, status);
+  if (w == MPI_UNDEFINED) skel_die("a farm's master waits for requests none of its workers can send");
+  return in->buf + (size_t)w * (size_t)in->capacity;
+}
+
+/* After answering the worker at rank `to`: its receive posted again, unless it was stopped. */
+static void skel_farm_repost(const struct skel_farm* f, MPI_Comm comm, struct skel_farm_inbox* in, int to, int stopped)
+{
+  int w;
+  if (f->recv != SKEL_FARM_IRECV_EACH || stopped) return;
+  for (w = 0; w < f->workers; ++w)
+    if (f->worker[w] == to) skel_farm_post(f, comm, in, w);
+}
+
+/* The receives still posted at the end (none where every worker was stopped), cancelled and completed. */
+static void skel_farm_close(const struct skel_farm* f, struct skel_farm_inbox* in)
+{
+  int w;
+  for (w = 0; w < f->workers; ++w)
+    if (in->posted[w] != MPI_REQUEST_NULL) {
+      MPI_Cancel(&in->posted[w]);
+      MPI_Wait(&in->posted[w], MPI_STATUS_IGNORE);
+    }
+  free(in->posted);
+  free(in->buf);
+}
+
 /* The master's answer to `to`: the next kept task, or a stop when none is left. */
 static void skel_farm_answer(const struct skel_farm* f, MPI_Comm comm, int to, struct skel_farm_worker_stat* s,
                              long* next, int* stopped)
@@ -145,16 +247,30 @@ static void skel_farm_answer(const struct skel_farm* f, MPI_Comm comm, int to, s
   if (*next < f->kept) task = f->kept_task[(*next)++];
   memcpy(skel_sbuf, &task, sizeof task);
   if (task >= 0)
-    MPI_Send(skel_sbuf, skel_farm_bytes(f->task_bytes), MPI_BYTE, to, f->task_tag, comm);
+    skel_farm_send(f->answer_isend, skel_sbuf, skel_farm_bytes(f->task_bytes), to, f->task_tag, comm);
   else
-    MPI_Send(skel_sbuf, skel_farm_bytes(f->stop_bytes), MPI_BYTE, to, f->stop_tag, comm), ++*stopped;
+    skel_farm_send(f->answer_isend, skel_sbuf, skel_farm_bytes(f->stop_bytes), to, f->stop_tag, comm), ++*stopped;
   s->current = task;
   s->sent_at = MPI_Wtime();
+}
+
+/* SKELGEN_FARM_REPORT: one line per farm (docs/generate.md). */
+static void skel_farm_report(const struct skel_farm* f, const struct skel_farm_worker_stat* st, double measured,
+                             double left_out)
+{
+  int i;
+  printf("SKELGEN_FARM farm=%d tasks=%ld kept=%ld measured_s=%.6f left_out_s=%.6f replayed_all_s=%.6f "
+         "replayed_kept_s=%.6f done=",
+         f->index, f->tasks, f->kept, measured, left_out, skel_farm_replayed[0], skel_farm_replayed[1]);
+  for (i = 0; i < f->workers; ++i) printf("%s%d:%ld", i ? "," : "", f->worker[i], st[f->worker[i]].done);
+  printf("\n");
+  fflush(stdout);
 }
 
 static void skel_farm_master(const struct skel_farm* f, MPI_Comm comm)
 {
   struct skel_farm_worker_stat* st;
+  struct skel_farm_inbox in;
   int size, stopped = 0, capacity, i;
   long next = 0, answers = 0;
   double t0, waited = 0;
@@ -163,6 +279,7 @@ static void skel_farm_master(const struct skel_farm* f, MPI_Comm comm)
   memset(st, 0, sizeof *st * (size_t)size);
   for (i = 0; i < size; ++i) st[i].current = -1, st[i].first_at = -1;
   capacity = skel_farm_bytes(f->first_ask_bytes > f->ask_bytes ? f->first_ask_bytes : f->ask_bytes);
+  skel_farm_open(f, comm, &in, capacity);
   t0 = MPI_Wtime();
   for (i = 0; i < f->seeds; ++i, ++answers) {
     if (f->seed[i] < 0 || f->seed[i] >= size) skel_die("a farm worker outside the communicator");
@@ -172,36 +289,33 @@ static void skel_farm_master(const struct skel_farm* f, MPI_Comm comm)
   while (stopped < f->workers) {
     MPI_Status status;
     double before, now, spent;
+    const unsigned char* data;
+    int stops = stopped;
     struct skel_farm_worker_stat* s;
     if (answers > 0) skel_compute(f->master_recv_units);
     skel_enter(f->call_recv);
     before = MPI_Wtime();
-    MPI_Recv(skel_rbuf, capacity, MPI_BYTE, MPI_ANY_SOURCE, f->ask_tag, comm, &status);
+    data = skel_farm_take(f, comm, &in, &status);
     now = MPI_Wtime();
     waited += now - before;
     if (status.MPI_SOURCE < 0 || status.MPI_SOURCE >= size) skel_die("a farm request from outside the communicator");
     s = &st[status.MPI_SOURCE];
     if (s->current >= 0) { /* the worker's last task done: what it took there */
-      memcpy(&spent, skel_rbuf, sizeof spent);
+      memcpy(&spent, data, sizeof spent);
       s->busy_s += spent, s->units += f->task_units[s->current], ++s->done;
       s->trip_s += (now - s->sent_at) - spent - f->task_sleep[s->current];
     } else if (s->first_at < 0) {
       s->first_at = now - t0;
     }
     skel_farm_answer(f, comm, status.MPI_SOURCE, s, &next, &stopped);
+    skel_farm_repost(f, comm, &in, status.MPI_SOURCE, stopped > stops);
     ++answers;
   }
+  skel_farm_close(f, &in);
   {
     double measured = MPI_Wtime() - t0, left_out = skel_farm_left_out(f, st, (measured - waited) / (double)answers);
     skel_farm_extra += left_out;
-    if (getenv("SKELGEN_FARM_REPORT")) { /* how the tasks went: docs/generate.md */
-      printf("SKELGEN_FARM farm=%d tasks=%ld kept=%ld measured_s=%.6f left_out_s=%.6f replayed_all_s=%.6f "
-             "replayed_kept_s=%.6f done=",
-             f->index, f->tasks, f->kept, measured, left_out, skel_farm_replayed[0], skel_farm_replayed[1]);
-      for (i = 0; i < f->workers; ++i) printf("%s%d:%ld", i ? "," : "", f->worker[i], st[f->worker[i]].done);
-      printf("\n");
-      fflush(stdout);
-    }
+    if (getenv("SKELGEN_FARM_REPORT")) skel_farm_report(f, st, measured, left_out);
   }
   free(st);
 }
@@ -218,13 +332,13 @@ static void skel_farm_worker(const struct skel_farm* f, MPI_Comm comm)
     if (asked) {
       memcpy(skel_sbuf, &spent, sizeof spent);
       skel_enter(f->call_ask);
-      MPI_Send(skel_sbuf, skel_farm_bytes(first ? f->first_ask_bytes : f->ask_bytes), MPI_BYTE, f->master,
-               f->request_tag, comm);
+      skel_farm_send(f->ask_isend, skel_sbuf, skel_farm_bytes(first ? f->first_ask_bytes : f->ask_bytes), f->master,
+                     f->request_tag, comm);
       first = 0;
       skel_compute(f->wait_units[skel_rank]);
     }
     skel_enter(f->call_wait);
-    MPI_Recv(skel_rbuf, capacity, MPI_BYTE, f->master, f->recv_tag, comm, &status);
+    skel_farm_recv(f->wait_irecv, skel_rbuf, capacity, f->master, f->recv_tag, comm, &status);
     memcpy(&task, skel_rbuf, sizeof task);
     if (task < 0 || task >= f->tasks) break;
     t = MPI_Wtime();

@@ -82,4 +82,15 @@ static double app_sleep(void) {
   }
   return MPI_Wtime() - t0;
 }
+
+/* Task t's size in the farm programs' random mode: WORK x a factor in
+ * [0.25, 4), skewed to the small ones, the same every run. */
+static long app_random_task(int t, long work) {
+  unsigned long long x = 0x9E3779B97F4A7C15ull * (unsigned long long)(t + 1);
+  x ^= x >> 29;
+  x *= 0xBF58476D1CE4E5B9ull;
+  x ^= x >> 32;
+  double u = (double)(x % 1000000) / 1e6;
+  return (long)((double)work * (0.25 + 3.75 * u * u * u));
+}
 #endif

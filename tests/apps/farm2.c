@@ -32,14 +32,7 @@ static double compute(long n, double seed) {
 }
 
 /* Task t's size: WORK x a factor in [0.25, 4), skewed to the small ones. */
-static long task_size(int t, long work) {
-  unsigned long long x = 0x9E3779B97F4A7C15ull * (unsigned long long)(t + 1);
-  x ^= x >> 29;
-  x *= 0xBF58476D1CE4E5B9ull;
-  x ^= x >> 32;
-  double u = (double)(x % 1000000) / 1e6;
-  return (long)((double)work * (0.25 + 3.75 * u * u * u));
-}
+static long task_size(int t, long work) { return app_random_task(t, work); }
 
 static void seeded(int rank, int size, int tasks, long work) {
   long params[2] = {tasks, work};

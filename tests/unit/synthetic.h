@@ -18,6 +18,7 @@ struct Syn {
   std::vector<int64_t> members;        // its members (world ranks)
   int64_t color = kNone;
   std::vector<int64_t> reqs;           // created (one) or completed request ids
+  std::vector<int64_t> sources;        // completions: per request completed, the matched world source or -1
   int64_t gap = 1000, dur = 100;       // ns
   int64_t work = kNone;                // thread CPU ns of the gap: a rank with any is traced with GapClock::kThreadCpu
   int64_t blocked = 0;                 // ns of the gap the thread was blocked (trace 2.2 field kBlocked)

@@ -1,0 +1,174 @@
+// The farm finder (generate/src/farm.h) on hand-made traces of farms built
+// on non-blocking calls: what it recognises, and what it must leave to be
+// replayed as traced.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "farm.h"
+#include "folded_fixtures.h"
+#include "skel/skel_funcs.h"
+#include "skel/trace_format.h"
+
+namespace {
+
+using skt::testing::call;
+using skt::testing::message;
+using skt::testing::Syn;
+
+constexpr int64_t kAsk = 11, kTask = 12, kStop = 13, kAnyTag = -1;
+constexpr uint32_t kRanks = 3;  // the master and two workers
+constexpr int kTasks = 8;       // handed out to workers 1, 2, 1, 2, ... then a stop to each
+
+// How the hand-made master takes requests and answers, and how its workers ask.
+struct Shape {
+  bool any_source = true;    // MPI_Irecv(MPI_ANY_SOURCE) + MPI_Wait per request; else one per worker + MPI_Waitany
+  bool isend = true;         // answers and requests with MPI_Isend + MPI_Wait; else MPI_Send
+  bool close_posted = true;  // per-worker receives: re-posted after every answer, the last completed after the farm
+  bool poll = false;         // per-worker receives: MPI_Testany until one is there (twice in vain), not MPI_Waitany
+};
+
+// The worker answered at the master's k-th answer.
+int64_t worker_of(int k) { return 1 + k % 2; }
+
+// A send to `to` (MPI_Isend and MPI_Wait, or MPI_Send) with request ids from `id`.
+void send(std::vector<Syn>& v, bool isend, uint32_t site, int64_t to, int64_t tag, int64_t& id) {
+  if (!isend) {
+    v.push_back(message(skt::kFunc_MPI_Send, site, to, tag));
+    return;
+  }
+  Syn s = message(skt::kFunc_MPI_Isend, site, to, tag);
+  s.reqs = {id};
+  v.push_back(s);
+  Syn w = call(skt::kFunc_MPI_Wait, site + 1);
+  w.reqs = {id++};
+  v.push_back(w);
+}
+
+// An MPI_Irecv from `from` (-1: MPI_ANY_SOURCE) with tag `tag` (kAnyTag: MPI_ANY_TAG).
+Syn post(uint32_t site, int64_t from, int64_t tag, int64_t id) {
+  Syn s = message(skt::kFunc_MPI_Irecv, site, from, tag);
+  if (from < 0) s.peer = skt::kNone, s.flags = skt::kFlagAnySource;
+  if (tag == kAnyTag) s.flags |= skt::kFlagAnyTag;
+  s.reqs = {id};
+  return s;
+}
+
+std::vector<Syn> master(const Shape& sh) {
+  std::vector<Syn> v{call(skt::kFunc_MPI_Init, 0)};
+  int64_t id = 0, posted[kRanks] = {0, 0, 0};
+  if (!sh.any_source)
+    for (int64_t w = 1; w < kRanks; ++w) v.push_back(post(1, w, kAsk, posted[w] = id++));
+  for (int k = 0; k < kTasks + 2; ++k) {
+    const int64_t w = worker_of(k);
+    Syn done = call(sh.any_source ? skt::kFunc_MPI_Wait : sh.poll ? skt::kFunc_MPI_Testany : skt::kFunc_MPI_Waitany, 2);
+    for (int miss = 0; sh.poll && miss < 2; ++miss) {
+      v.push_back(done);
+      v.back().flags = skt::kFlagTestFailed;
+    }
+    if (sh.any_source) {
+      v.push_back(post(3, -1, kAsk, id));
+      done.reqs = {id++};
+      done.sources = {w};
+    } else {
+      done.reqs = {posted[w]};
+    }
+    v.push_back(done);
+    send(v, sh.isend, 4, w, k < kTasks ? kTask : kStop, id);
+    if (!sh.any_source && (k < kTasks || sh.close_posted)) v.push_back(post(6, w, kAsk, posted[w] = id++));
+  }
+  if (!sh.any_source && sh.close_posted)
+    for (int64_t w = 1; w < kRanks; ++w) {  // cancelled (MPI_Cancel is not traced) and completed
+      Syn done = call(skt::kFunc_MPI_Wait, 7);
+      done.reqs = {posted[w]};
+      v.push_back(done);
+    }
+  v.push_back(call(skt::kFunc_MPI_Finalize, 8));
+  return v;
+}
+
+// Each request after the first follows a task: 2 ms of computation.
+std::vector<Syn> worker(const Shape& sh, uint32_t r) {
+  std::vector<Syn> v{call(skt::kFunc_MPI_Init, 0)};
+  int64_t id = 0;
+  for (int k = 0; k < kTasks + 2; ++k) {
+    if (worker_of(k) != r) continue;
+    const size_t request = v.size();
+    send(v, sh.isend, 10, 0, kAsk, id);
+    if (request > 1) v[request].gap = 2'000'000;
+    v.push_back(post(12, 0, kAnyTag, id));
+    Syn done = call(skt::kFunc_MPI_Wait, 13);
+    done.reqs = {id++};
+    v.push_back(done);
+  }
+  v.push_back(call(skt::kFunc_MPI_Finalize, 8));
+  return v;
+}
+
+std::vector<skt::gen::Farm> farms_of(const Shape& sh) {
+  skt::FoldedProgram p =
+      skt::testing::folded_from(kRanks, [&](uint32_t r) { return r == 0 ? master(sh) : worker(sh, r); });
+  std::set<std::string> notes;
+  return skt::gen::find_farms(p, std::vector<double>(kRanks, 0.1), 1, notes);
+}
+
+void expect_farm(const std::vector<skt::gen::Farm>& farms) {
+  ASSERT_EQ(farms.size(), 1u);
+  const skt::gen::Farm& f = farms[0];
+  EXPECT_EQ(f.master, 0u);
+  EXPECT_EQ(f.workers, (std::vector<uint32_t>{1, 2}));
+  EXPECT_EQ(f.task_ns.size(), static_cast<size_t>(kTasks));
+  EXPECT_EQ(f.kept.size(), static_cast<size_t>(kTasks));
+  EXPECT_EQ(f.ask_tag, kAsk);
+  EXPECT_EQ(f.task_tag, kTask);
+  EXPECT_EQ(f.stop_tag, kStop);
+  for (double t : f.task_ns) EXPECT_GT(t, 1e6);
+}
+
+TEST(Farm, IrecvFromAnySourceAndWait) {
+  const std::vector<skt::gen::Farm> farms = farms_of({true, true, true});
+  expect_farm(farms);
+  ASSERT_EQ(farms.size(), 1u);
+  EXPECT_EQ(farms[0].master_recv, skt::gen::FarmRecv::kIrecvAny);
+  EXPECT_TRUE(farms[0].answer_isend);
+  EXPECT_TRUE(farms[0].ask_isend);
+  EXPECT_TRUE(farms[0].worker_irecv);
+}
+
+TEST(Farm, IrecvPerWorkerAndWaitanyRepostedAndCancelled) {
+  const std::vector<skt::gen::Farm> farms = farms_of({false, false, true});
+  expect_farm(farms);
+  ASSERT_EQ(farms.size(), 1u);
+  EXPECT_EQ(farms[0].master_recv, skt::gen::FarmRecv::kIrecvEach);
+  EXPECT_FALSE(farms[0].answer_isend);
+  EXPECT_FALSE(farms[0].ask_isend);
+  EXPECT_TRUE(farms[0].worker_irecv);
+}
+
+TEST(Farm, IrecvPerWorkerAndWaitanyNotRepostedAfterStop) {
+  expect_farm(farms_of({false, true, false}));
+}
+
+TEST(Farm, IrecvPerWorkerAndTestanyPolling) {
+  const std::vector<skt::gen::Farm> farms = farms_of({false, false, true, true});
+  expect_farm(farms);
+  ASSERT_EQ(farms.size(), 1u);
+  EXPECT_EQ(farms[0].master_recv, skt::gen::FarmRecv::kIrecvEach);
+}
+
+// Receives re-posted after the stops and never completed: the skeleton
+// could not end them as the application did, so no farm (replayed as traced).
+TEST(Farm, PostedReceiveNeverCompletedIsNoFarm) {
+  Shape sh{false, false, true};
+  skt::FoldedProgram p = skt::testing::folded_from(kRanks, [&](uint32_t r) {
+    std::vector<Syn> v = r == 0 ? master(sh) : worker(sh, r);
+    if (r == 0) v.erase(v.end() - 3, v.end() - 1);  // the two completions after the farm
+    return v;
+  });
+  std::set<std::string> notes;
+  EXPECT_TRUE(skt::gen::find_farms(p, std::vector<double>(kRanks, 0.1), 1, notes).empty());
+}
+
+}  // namespace
