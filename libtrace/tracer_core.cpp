@@ -165,20 +165,29 @@ thread_local SchedStat t_schedstat;
 // Where the calling thread's current gap started (the wall clock after the
 // tracer's work on the call before), and its blocked time (0: none noted).
 thread_local int64_t t_gap_start = 0, t_blocked = 0;
+// Time off the CPU the tracer measured since its last schedstat read, in
+// calls and in gaps too short to look into: taken as run delay (an MPI call
+// that waits spins or yields, it does not sleep).
+thread_local int64_t t_off_since_read = 0;
 
 // At a gap's end, where the CPU clock was read: the part of the gap the
-// thread was off the CPU less the run delay since the last schedstat read
-// (made after any call that lost the CPU, and here: so that delay is this
-// gap's, up to short waits of spans the tracer did not look at). `wall` moves
-// past the read.
+// thread was off the CPU, less this gap's run delay, is blocked time. The
+// run delay since the last schedstat read, less the time off the CPU
+// measured since then elsewhere, is the gap's (the rest, up to the short
+// spans the tracer did not measure, lies before it). `wall` moves past a read.
 void note_blocked(int64_t& wall, int64_t cpu_gap) {
   t_blocked = 0;
   const int64_t off = (wall - t_gap_start) - cpu_gap;
-  if (off < kBlockedMinNs || t_gap_start == 0) return;
+  if (t_gap_start == 0) return;
+  if (off < kBlockedMinNs) {
+    t_off_since_read += std::max<int64_t>(0, off);
+    return;
+  }
   const int64_t before = t_schedstat.run_delay;
   if (!t_schedstat.read()) return;
-  const int64_t blocked = off - (t_schedstat.run_delay - before);
-  if (blocked >= kBlockedMinNs) t_blocked = blocked;
+  const int64_t delay = std::min(off, std::max<int64_t>(0, t_schedstat.run_delay - before - t_off_since_read));
+  t_off_since_read = 0;
+  if (off - delay >= kBlockedMinNs) t_blocked = off - delay;
   wall = clock_ns<CLOCK_MONOTONIC>();
 }
 
@@ -719,16 +728,14 @@ void take_kernel_sample(State& s, int64_t t1) {
   s.last_sample_ns = now_ns();
 }
 // After the tracer's work on a call (at wall time `done`, moved past any
-// read): the thread's CPU time, and where the next gap starts. A call that
-// lost the CPU (a wait that yielded to other ranks) reads the run delay, so
-// that the next gap's blocked time does not hold the call's wait for a core.
+// read): the thread's CPU time, where the next gap starts, and the call's
+// time off the CPU (a wait that yielded to other ranks), so that the next
+// gap's blocked time does not hold it.
 void note_cpu_after_call(int64_t& done, int64_t wall_entry) {
   bool read = false;
   const int64_t cpu_entry = t_cpu_entry;
   t_cpu_last = cpu_at(done, read);
-  if (read && wall_entry > 0 && (done - wall_entry) - (t_cpu_last - cpu_entry) >= kBlockedMinNs &&
-      t_schedstat.read())
-    done = now_ns();
+  if (read && wall_entry > 0) t_off_since_read += std::max<int64_t>(0, (done - wall_entry) - (t_cpu_last - cpu_entry));
   t_gap_start = done;
 }
 }  // namespace

@@ -18,7 +18,7 @@ work=${3:-$build/farm-bench}
 skelgen=$build/bin/skelgen
 rm -rf "$work" && mkdir -p "$work"
 ompi=(mpirun.openmpi --allow-run-as-root --oversubscribe)
-# name | flavor | launcher | program and arguments (farm TASKS WORK SKEW; farm2 TASKS WORK MODE;
+# name | flavor | launcher | program and arguments (farm TASKS WORK SKEW [SLEEP_US]; farm2 TASKS WORK MODE;
 # farm3 TASKS WORK SKEW MODE, SKEW 0: random sizes)
 programs=(
   "uniform-openmpi-4|openmpi|${ompi[*]} -n 4|$build/tests/apps-openmpi/farm 300 4000000 1"
@@ -31,6 +31,8 @@ programs=(
   "nb-waitany-random-openmpi-4|openmpi|${ompi[*]} -n 4|$build/tests/apps-openmpi/farm3 300 3000000 0 waitany"
   "nb-cancel-skewed-openmpi-4|openmpi|${ompi[*]} -n 4|$build/tests/apps-openmpi/farm3 300 1500000 4 cancel"
   "nb-waitany-random-mpich-2|mpich|mpiexec.mpich -n 2|$build/tests/apps-mpich/farm3 200 2000000 0 waitany"
+  "sleep-openmpi-4|openmpi|${ompi[*]} -n 4|$build/tests/apps-openmpi/farm 200 300000 1 5000"
+  "sleep-mpich-2|mpich|mpiexec.mpich -n 2|$build/tests/apps-mpich/farm 100 300000 1 5000"
 )
 median() { sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
 range() { sort -g | awk 'NR==1 {lo=$1} {hi=$1} END {printf "%.3f-%.3f", lo, hi}'; }
