@@ -201,12 +201,16 @@ struct MainCalls {
   }
   // The first thread's call after a thread that ended at t: its gap (wall
   // clock) is taken to start at t, not before: the first thread was waiting
-  // for the other (pthread_join), not computing. rd: the first thread's calls, in file order.
+  // for the other (pthread_join), not computing; nor was it blocked in any
+  // other way then (a join's wait is blocked time: the skeleton joins its
+  // own thread there). rd: the first thread's calls, in file order.
   void waited_for(RankData& rd, int64_t t) const {
     auto it = std::lower_bound(starts.begin(), starts.end(), t);
     if (it == starts.end()) return;
     RankEvent& e = rd.events[static_cast<size_t>(it - starts.begin())];
-    e.gap = std::max<int64_t>(0, std::min(e.gap, *it - t));
+    const int64_t cut = e.gap - std::max<int64_t>(0, std::min(e.gap, *it - t));
+    e.gap -= cut;
+    e.blocked = std::max<int64_t>(0, e.blocked - cut);
   }
   // The first call that started at or after t (its seq), or -1 (none: the end).
   int64_t started_from(int64_t t) const {
