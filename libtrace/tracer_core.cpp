@@ -138,7 +138,7 @@ constexpr int64_t kCpuReadAfterNs = 10000;
 // whose workers slept their tasks, traced on 4 ranks on 2 cores, had a
 // skeleton that took 0.004 s for a 0.36 s application (no CPU time in the
 // gaps). Blocked time under this is not recorded.
-constexpr int64_t kBlockedMinNs = 20000;
+constexpr int64_t kBlockedMinNs = 50000;
 
 // The calling thread's schedstat file, opened at its first use and closed
 // when the thread ends (-1: not available; no blocked time then).

@@ -43,6 +43,20 @@ void expand_into(const FoldedProgram& p, const std::vector<uint32_t>& items, std
 using sections::In;
 using sections::Out;
 
+void put_stats(Out& o, const std::vector<RankStat>& v);
+
+// Per-node statistics per rank (work, blocked) as section `id`: the number
+// of nodes, then each node's; nothing when no node has any.
+void put_node_stats(Out& body, FoldedSection id, const FoldedProgram& p, std::vector<RankStat> FoldedNode::*stats) {
+  bool any = false;
+  for (const FoldedNode& n : p.nodes) any |= !(n.*stats).empty();
+  if (!any) return;
+  Out o;
+  o.u(p.nodes.size());
+  for (const FoldedNode& n : p.nodes) put_stats(o, n.*stats);
+  body.section(id, o);
+}
+
 void put_stats(Out& o, const std::vector<RankStat>& v) {
   o.u(v.size());
   for (const RankStat& st : v) {
@@ -205,22 +219,8 @@ std::string encode_folded_body(const std::string& path, const FoldedProgram& p) 
     for (uint32_t t : p.top) o.u(t);
     body.section(FoldedSection::kTop, o);
   }
-  bool any_work = false;
-  for (const FoldedNode& n : p.nodes) any_work |= !n.work.empty();
-  if (any_work) {
-    Out o;
-    o.u(p.nodes.size());
-    for (const FoldedNode& n : p.nodes) put_stats(o, n.work);
-    body.section(FoldedSection::kWork, o);
-  }
-  bool any_blocked = false;
-  for (const FoldedNode& n : p.nodes) any_blocked |= !n.blocked.empty();
-  if (any_blocked) {
-    Out o;
-    o.u(p.nodes.size());
-    for (const FoldedNode& n : p.nodes) put_stats(o, n.blocked);
-    body.section(FoldedSection::kBlocked, o);
-  }
+  put_node_stats(body, FoldedSection::kWork, p, &FoldedNode::work);
+  put_node_stats(body, FoldedSection::kBlocked, p, &FoldedNode::blocked);
   size_t profiled = 0;
   for (const FoldedNode& n : p.nodes) profiled += n.profile.empty() ? 0 : 1;
   if (profiled) {

@@ -231,6 +231,18 @@ void put_ranks(Out& o, const std::vector<uint32_t>& ranks) {
   }
 }
 
+// A per-rank column of one value per event (work, blocked) as section `id`:
+// P, then per rank its count and values; nothing when no rank has one.
+void put_rank_column(Out& body, MergedSection id, const MergedTrace& m, std::vector<int64_t> MergedRank::*column) {
+  bool any = false;
+  for (const MergedRank& r : m.ranks) any |= !(r.*column).empty();
+  if (!any) return;
+  Out w;
+  w.u(m.ranks.size());
+  for (const MergedRank& r : m.ranks) w.list(r.*column);
+  body.section(id, w);
+}
+
 }  // namespace
 
 std::string encode_merged_body(const MergedTrace& m, bool with_times) {
@@ -369,28 +381,8 @@ std::string encode_merged_body(const MergedTrace& m, bool with_times) {
       }
     }
     body.section(MergedSection::kTimes, o);
-    bool any_work = false;
-    for (const MergedRank& r : m.ranks) any_work |= !r.works.empty();
-    if (any_work) {
-      Out w;
-      w.u(m.ranks.size());
-      for (const MergedRank& r : m.ranks) {
-        w.u(r.works.size());
-        for (int64_t v : r.works) w.s(v);
-      }
-      body.section(MergedSection::kWork, w);
-    }
-    bool any_blocked = false;
-    for (const MergedRank& r : m.ranks) any_blocked |= !r.blocked.empty();
-    if (any_blocked) {
-      Out w;
-      w.u(m.ranks.size());
-      for (const MergedRank& r : m.ranks) {
-        w.u(r.blocked.size());
-        for (int64_t v : r.blocked) w.s(v);
-      }
-      body.section(MergedSection::kBlocked, w);
-    }
+    put_rank_column(body, MergedSection::kWork, m, &MergedRank::works);
+    put_rank_column(body, MergedSection::kBlocked, m, &MergedRank::blocked);
   }
   for (const MergedTrace& t : m.threads)
     sections::put_thread(body, MergedSection::kThread, t.thread, t.fork_after, t.join_before,
