@@ -74,9 +74,9 @@ SKEL_MAYBE_UNUSED static double skel_loop_periods[SKEL_NUM_CUT_LOOPS + 1][SKEL_P
 SKEL_MAYBE_UNUSED static int skel_loop_nperiods[SKEL_NUM_CUT_LOOPS + 1];
 SKEL_MAYBE_UNUSED static double skel_loop_extra[SKEL_NUM_CUT_LOOPS + 1]; /* predicted time of the iterations cut */
 SKEL_MAYBE_UNUSED static double skel_farm_extra; /* the left-out tasks' time of the farms this rank was master of */
+SKEL_MAYBE_UNUSED static SKEL_TLS double skel_sleep_owed; /* seconds of sleep not slept yet (skel_sleep) */
 #ifndef SMPI_H
 SKEL_MAYBE_UNUSED static SKEL_TLS double skel_units_owed; /* a fraction of a kernel unit, carried to the next phase */
-SKEL_MAYBE_UNUSED static SKEL_TLS double skel_sleep_owed; /* seconds of sleep not slept yet (skel_sleep) */
 SKEL_MAYBE_UNUSED static SKEL_TLS volatile double skel_sink;
 #endif
 #if SKEL_BSEND_BYTES > 0
