@@ -227,8 +227,8 @@ static inline void skel_compute(double units)
  * not shorten it, and the rank leaves its core to others as the application
  * did. SimGrid: a delay of that many seconds. A sleep costs a system call
  * and the timer's slack (50 us or more), so sleeps are owed until
- * SKEL_SLEEP_MIN_S of them add up, and what a sleep overran is taken off
- * the next: a node whose mean blocked time is 38 ns (one instance in a
+ * SKEL_SLEEP_MIN_S of them add up, and what a sleep overran (up to that
+ * much) is taken off the next: a node whose mean blocked time is 38 ns (one instance in a
  * thousand blocked) had made a skeleton sleep 1000 times and run 40 % long. */
 #define SKEL_SLEEP_MIN_S 200e-6
 static inline void skel_sleep(double seconds)
@@ -250,6 +250,9 @@ static inline void skel_sleep(double seconds)
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     skel_sleep_owed -= (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    /* the timer's overrun is paid back, a rank's time without its core is not:
+     * a worker stopped mid-sleep would otherwise skip its next sleeps */
+    if (skel_sleep_owed < -SKEL_SLEEP_MIN_S) skel_sleep_owed = -SKEL_SLEEP_MIN_S;
   }
 #endif
 }
