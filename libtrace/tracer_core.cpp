@@ -176,7 +176,6 @@ thread_local int64_t t_off_since_read = 0;
 // measured since then elsewhere, is the gap's (the rest, up to the short
 // spans the tracer did not measure, lies before it). `wall` moves past a read.
 void note_blocked(int64_t& wall, int64_t cpu_gap) {
-  t_blocked = 0;
   const int64_t off = (wall - t_gap_start) - cpu_gap;
   if (t_gap_start == 0) return;
   if (off < kBlockedMinNs) {
@@ -569,7 +568,7 @@ void mark_entry() {
   int64_t wall = now_ns();
   if (st().cpu_gaps) {
     t_cpu_entry = cpu_at(wall, t_cpu_entry_read);  // a read moves `wall` past it
-    t_blocked = 0;
+    t_blocked = 0;  // note_blocked's, where the CPU clock was read
     if (t_cpu_entry_read) note_blocked(wall, t_cpu_entry - t_cpu_last);
   }
   t_wall_entry = wall;

@@ -74,6 +74,11 @@ struct Call {
   double sleep_ns = 0;    // the time the rank slept (was blocked) before it, the node's mean
 };
 
+// One task as its worker spent it: computing, then asleep (blocked), ns.
+struct TaskTime {
+  double compute_ns = 0, sleep_ns = 0;
+};
+
 // Rank r's calls, as the skeleton uncut would make them, with the
 // computation before each: a loop's gap (its first iteration's first call's,
 // docs/compress.md "Timing") goes before that call.
@@ -271,9 +276,9 @@ class Finder {
 
   bool farm_of(uint32_t m, size_t begin, size_t end, const std::vector<MasterStep>& steps, Farm& f);
   bool worker_run(const Farm& f, uint32_t w, bool seeded, uint64_t asks, size_t& begin, size_t& end);
-  bool worker_figures(Farm& f, uint32_t w, size_t begin, size_t end, std::vector<double>& task_ns);
+  bool worker_figures(Farm& f, uint32_t w, size_t begin, size_t end, std::vector<TaskTime>& tasks);
   bool master_figures(Farm& f, size_t begin, const std::vector<MasterStep>& steps,
-                      std::map<uint32_t, std::vector<double>>& task_ns);
+                      std::map<uint32_t, std::vector<TaskTime>>& tasks);
   bool classify(Farm& f, const std::map<uint32_t, std::pair<size_t, size_t>>& runs) const;
   void set_symbols_and_styles(Farm& f, const MasterStep& asked,
                               const std::map<uint32_t, std::pair<size_t, size_t>>& runs);
@@ -311,7 +316,6 @@ class Finder {
   std::vector<int8_t> walked_;  // 1: calls_ holds the rank's calls, -1: too long
   uint64_t budget_ = kMaxWalked;
   std::map<uint32_t, size_t> cursor_;  // per worker: where its next farm is looked for
-  std::map<uint32_t, std::vector<double>> task_sleep_;  // per worker: the time it slept in each task, ns
   mutable std::map<uint32_t, std::vector<uint32_t>> ranks_;  // ranks_of() memo
 };
 
@@ -546,7 +550,7 @@ bool Finder::worker_run(const Farm& f, uint32_t w, bool seeded, uint64_t asks, s
 // receives' tag. A request is the calls from the first after an answer
 // (its sends, and posts of the answer's receives) to the next receive; an
 // answer, its receives and the completions of sends after them.
-bool Finder::worker_figures(Farm& f, uint32_t w, size_t begin, size_t end, std::vector<double>& task_ns) {
+bool Finder::worker_figures(Farm& f, uint32_t w, size_t begin, size_t end, std::vector<TaskTime>& tasks) {
   const std::vector<Call>& calls = calls_[w];
   f.entry_units[w] = calls[begin].gap_ns * rate_[w];
   double wait = 0;
@@ -568,7 +572,7 @@ bool Finder::worker_figures(Farm& f, uint32_t w, size_t begin, size_t end, std::
       uint64_t& most = requests == 0 ? f.first_ask_bytes : f.ask_bytes;
       most = std::max(most, bytes_sent);
       if (f.request_tag < 0) f.request_tag = tag;
-      if (answered) task_ns.push_back(calls[from].gap_ns), task_sleep_[w].push_back(calls[from].sleep_ns);
+      if (answered) tasks.push_back({calls[from].gap_ns, calls[from].sleep_ns});
       ++requests;
       continue;
     }
@@ -650,11 +654,10 @@ bool Finder::farm_of(uint32_t m, size_t begin, size_t end, const std::vector<Mas
   if (!classify(f, runs)) return false;
   f.entry_units.assign(m_.world_size, 0);
   f.worker_wait_units.assign(m_.world_size, 0);
-  std::map<uint32_t, std::vector<double>> task_ns;  // per worker, its tasks in order
-  task_sleep_.clear();
+  std::map<uint32_t, std::vector<TaskTime>> tasks;  // per worker, its tasks in order
   for (uint32_t w : f.workers)
-    if (!worker_figures(f, w, runs[w].first, runs[w].second, task_ns[w])) return false;
-  if (!master_figures(f, begin, steps, task_ns)) return false;
+    if (!worker_figures(f, w, runs[w].first, runs[w].second, tasks[w])) return false;
+  if (!master_figures(f, begin, steps, tasks)) return false;
   set_symbols_and_styles(f, asked, runs);
   keep_tasks(f);
   return true;
@@ -685,7 +688,7 @@ void Finder::set_symbols_and_styles(Farm& f, const MasterStep& asked,
 // last answer is its stop), the answers' tags and sizes, its computation
 // per request and per answer, its time in the farm.
 bool Finder::master_figures(Farm& f, size_t begin, const std::vector<MasterStep>& steps,
-                            std::map<uint32_t, std::vector<double>>& task_ns) {
+                            std::map<uint32_t, std::vector<TaskTime>>& tasks) {
   const uint32_t m = f.master;
   const std::vector<Call>& mc = calls_[m];
   std::map<uint32_t, uint64_t> left, given;  // per worker: answers still to come, tasks given
@@ -708,12 +711,12 @@ bool Finder::master_figures(Farm& f, size_t begin, const std::vector<MasterStep>
     uint64_t& most = stop ? f.stop_bytes : f.task_bytes;
     most = std::max(most, answer_bytes);
     if (!stop) {
-      const std::vector<double>& own = task_ns[w];
+      const std::vector<TaskTime>& own = tasks[w];
       const uint64_t k = given[w]++;
       if (k >= own.size()) return false;
-      f.task_ns.push_back(own[k]);
-      f.task_units.push_back(own[k] * rate_[w]);
-      f.task_sleep_s.push_back(k < task_sleep_[w].size() ? task_sleep_[w][k] * 1e-9 : 0);
+      f.task_ns.push_back(own[k].compute_ns);
+      f.task_units.push_back(own[k].compute_ns * rate_[w]);
+      f.task_sleep_s.push_back(own[k].sleep_ns * 1e-9);
     }
     const size_t from = s.request == SIZE_MAX ? s.answer : s.request;
     for (size_t k = from; k < s.answer_end; ++k) {

@@ -1113,6 +1113,38 @@ TEST(MergedFormat, TheGapFloorsOfEveryRankGoThroughTheFiles) {
   }
 }
 
+// Blocked time (trace field 28, merged section 15) is never negative: a
+// trace event or a merged column that says so is corrupt, named as such.
+TEST(MergedFormat, NegativeBlockedTimeIsRefused) {
+  auto program = [](uint32_t r) {
+    Syn a = send(1, 1 - r);
+    a.work = 100;
+    a.blocked = r == 0 ? 200000 : 0;
+    return std::vector<Syn>{simple(kFunc_MPI_Init, 0), a};
+  };
+  MergedTrace m = run(2, program).merged;
+  ASSERT_FALSE(m.ranks[0].blocked.empty());
+  std::string dir = temp_dir("blocked");
+  m.ranks[0].blocked.back() = -1;
+  write_merged(dir + "/bad.skm", m);
+  try {
+    read_merged(dir + "/bad.skm");
+    ADD_FAILURE() << "read a negative blocked time";
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("corrupt merged trace (blocked time)"), std::string::npos) << e.what();
+  }
+  try {
+    run(2, [&](uint32_t r) {
+      std::vector<Syn> v = program(r);
+      v.back().blocked = -7;
+      return v;
+    });
+    ADD_FAILURE() << "merged a trace with a negative blocked time";
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("corrupt"), std::string::npos) << e.what();
+  }
+}
+
 // MPI_THREAD_MULTIPLE: each thread's calls merged on their own, placed among
 // the first thread's, through both file formats; a nested thread refused.
 TEST(MergeThreads, EachThreadIsMergedOnItsOwnAndPlacedAmongTheFirstThreads) {
