@@ -868,23 +868,21 @@ MessagePartners message_partners(const MergedTrace& m) {
   return out;
 }
 
-// One attempt: symbols (with the given symbols refined), fold, tree, timing.
-// Returns the refinements (coarse symbol, parameter) of nodes whose counts
-// follow no rule (linear, a cycle, the band), or whose tags or peers follow
-// no exact one (empty: the program is accepted).
-std::set<int64_t> attempt(const MergedTrace& m, const std::vector<ListDesc>& backs,
-                          const std::shared_future<MessagePartners>& partners_ready, unsigned threads,
-                          const CompressOptions& opt, const std::set<int64_t>& refined, FoldedProgram& out) {
-  out = FoldedProgram();
-  out.source = m.source;
-  out.merged_events = m.events.size();
-  out.callsites_joined = opt.join_callsites;
-  out.symbols = m.tables();
-  // 1. merged events -> symbols
+// The symbol string of a merged trace: each event (with its request lists'
+// backs attached) made a symbol, the given coarse symbols refined. Fills
+// out.symbols with each symbol's first event.
+struct Symbolized {
+  std::vector<int64_t> seq;        // per merged event: its symbol
+  std::vector<int32_t> str;        // the same, as the fold's string
+  std::vector<int64_t> coarse_of;  // per symbol: its coarse symbol
+};
+
+Symbolized symbolize(const MergedTrace& m, const std::vector<ListDesc>& backs, const CompressOptions& opt,
+                     const std::set<int64_t>& refined, FoldedProgram& out) {
   SymbolTable symbols(m, opt.count_band, opt.join_callsites, refined);
-  std::vector<int64_t> seq, coarse_of;  // coarse_of: per symbol
-  std::vector<int32_t> str;
-  seq.reserve(m.events.size());
+  Symbolized s;
+  s.seq.reserve(m.events.size());
+  s.str.reserve(m.events.size());
   MergedEvent with_backs;
   for (size_t idx = 0; idx < m.events.size(); ++idx) {
     const MergedEvent* e = &m.events[idx];
@@ -898,164 +896,221 @@ std::set<int64_t> attempt(const MergedTrace& m, const std::vector<ListDesc>& bac
     int64_t id = symbols.symbol(*e, fresh, coarse);
     if (fresh) {
       out.symbols.events.push_back(*e);
-      coarse_of.push_back(coarse);
+      s.coarse_of.push_back(coarse);
     }
-    seq.push_back(id);
-    str.push_back(static_cast<int32_t>(id));
+    s.seq.push_back(id);
+    s.str.push_back(static_cast<int32_t>(id));
   }
   if (opt.progress)
     opt.progress(std::to_string(m.events.size()) + " merged events, " + std::to_string(symbols.size()) + " symbols");
+  return s;
+}
+
+// Each rank's time over the whole trace: its gaps and its calls.
+std::vector<double> rank_times_ns(const MergedTrace& m) {
+  std::vector<double> rank_ns(m.world_size, 0);
+  for (size_t r = 0; r < m.world_size; ++r)
+    for (size_t k = 0; k < m.ranks[r].gaps.size(); ++k)
+      rank_ns[r] += static_cast<double>(m.ranks[r].gaps[k]) + static_cast<double>(m.ranks[r].durations[k]);
+  return rank_ns;
+}
+
+// Node i's timing from the builder's walk: per rank its gap, work and
+// blocked time (where the trace has them), course, and a call's duration.
+void put_timing(FoldedNode& n, size_t i, const Builder& b, size_t P, bool any_work,
+                const std::vector<double>& rank_ns) {
+  n.gap.resize(P);
+  for (size_t r = 0; r < P; ++r) n.gap[r] = b.gap[i][r].stat();
+  if (any_work) {
+    n.work.resize(P);
+    for (size_t r = 0; r < P; ++r) n.work[r] = b.work[i][r].stat();
+  }
+  if (!b.blocked.empty()) {
+    n.blocked.resize(P);
+    for (size_t r = 0; r < P; ++r) n.blocked[r] = b.blocked[i][r].stat();
+  }
+  if (!b.course[i].empty()) n.profile = profile_of(b.course[i], rank_ns);
+  if (n.is_loop()) return;
+  n.dur.resize(P);
+  for (size_t r = 0; r < P; ++r) n.dur[r] = b.dur[i][r].stat();
+}
+
+// How every rank's values of one parameter behave over a node's instances.
+// A rule is needed where the value changes between the node's instances,
+// or where it stays but differs from the symbol's (the first instance of
+// another node of the same symbol: e.g. two calls with tags 0 and 1).
+// The rule, in order of preference: every rank's value linear (a + b*i;
+// constant included; peers only constant); else a cycle over the innermost
+// loop's iterations that every rank's values keep (exact); else a cycle
+// over the node's instances (NPB MG's comm3: one Send call site per axis,
+// its count the grid level's, 46 instances per V-cycle); else, for counts,
+// every rank's within the band (its mean). Otherwise (offender()) the call
+// is refined (tags and peers exact, counts banded) and folded again.
+struct ParamShape {
+  bool varies = false, linear = true, banded = false;
+  uint64_t period = 0;  // of the cycle, if by >= 0
+  int by = -1;          // the cycle's index: 0 the loop's iteration, 1 the instance; -1 no cycle
+  bool cyclic() const { return by >= 0; }
+  bool offender() const { return !linear && !cyclic() && !banded; }
+};
+
+ParamShape shape_of(const std::vector<CountAcc>& accs, Param pm, const MergedEvent& rep, const MergedTrace& m) {
+  ParamShape s;
+  s.banded = count_like(pm);
+  uint64_t periods_k = ~0ull, periods_i = ~0ull;  // the cycle lengths every rank's values keep
+  for (size_t r = 0; r < accs.size(); ++r) {
+    const CountAcc& c = accs[r];
+    if (!c.n) continue;
+    s.varies |= c.varies || c.first != m.value(rep, pm, static_cast<uint32_t>(r));
+    s.linear &= !c.varies || (c.linear && !peer_like(pm));
+    s.banded &= !c.varies || c.linear || c.in_band;
+    if (!c.in_loop) periods_k = 0;
+    else if (c.varies) periods_k &= c.by_k.periods;
+    if (c.varies) periods_i &= c.by_instance.periods;
+  }
+  auto smallest = [](uint64_t periods) { return periods ? static_cast<uint64_t>(__builtin_ctzll(periods)) + 1 : 0; };
+  if (!s.linear && smallest(periods_k)) s.period = smallest(periods_k), s.by = 0;
+  else if (!s.linear && smallest(periods_i)) s.period = smallest(periods_i), s.by = 1;
+  return s;
+}
+
+// The rule of a parameter of that shape (not an offender), per rank.
+CountRule rule_of(const std::vector<CountAcc>& accs, Param pm, const ParamShape& s, size_t P) {
+  CountRule rule;
+  rule.param = pm;
+  rule.kind.assign(P, RuleKind::kNone);
+  rule.a.assign(P, 0);
+  rule.b.assign(P, 0);
+  rule.min.assign(P, 0);
+  rule.max.assign(P, 0);
+  if (s.cyclic()) {
+    rule.period = s.period;
+    rule.cycle.assign(P * s.period, 0);
+  }
+  for (size_t r = 0; r < P; ++r) {
+    const CountAcc& c = accs[r];
+    if (!c.n) continue;
+    rule.min[r] = c.min;
+    rule.max[r] = c.max;
+    if (s.cyclic()) {
+      rule.kind[r] = s.by == 0 ? RuleKind::kCycle : RuleKind::kInstanceCycle;
+      const Periodic& pc = s.by == 0 ? c.by_k : c.by_instance;
+      for (uint64_t k = 0; k < s.period; ++k) rule.cycle[r * s.period + k] = c.varies ? pc.seen.at(k) : c.first;
+      rule.a[r] = c.sum / static_cast<double>(c.n);
+      continue;
+    }
+    rule.kind[r] = c.linear ? RuleKind::kLinear : RuleKind::kMean;
+    rule.a[r] = c.linear ? static_cast<double>(c.first) : c.sum / static_cast<double>(c.n);
+    rule.b[r] = c.linear ? static_cast<double>(c.step) : 0;
+  }
+  return rule;
+}
+
+// Node i's count rules (a call). Adds to offenders the refinements of its
+// parameters that follow no rule, and to cycles the periods its cycle rules keep.
+void put_rules(FoldedNode& n, size_t i, const Builder& b, const MergedTrace& m, const FoldedProgram& out,
+               int64_t coarse, std::set<int64_t>& offenders, std::map<uint32_t, Builder::Periods>& cycles) {
+  const MergedEvent& rep = out.symbols.events.at(static_cast<size_t>(n.symbol));
+  for (int q = 0; q < kNumRuleParams; ++q) {
+    if (b.counts[i][q].empty()) continue;  // the symbol has no such parameter: no rank has a value
+    const Param pm = kRuleParams[q];
+    const ParamShape s = shape_of(b.counts[i][q], pm, rep, m);
+    if (s.offender()) offenders.insert(refinement(coarse, q));
+    if (!s.varies) continue;
+    if (s.cyclic()) {
+      uint64_t& held = cycles[static_cast<uint32_t>(i)][static_cast<size_t>(s.by)];
+      held = std::max(held, s.period);
+    }
+    n.rules.push_back(rule_of(b.counts[i][q], pm, s, m.world_size));
+  }
+}
+
+// A cycle keeps the values exact, but the node's computation is one mean
+// over all its instances. Where the computation before it differs by phase
+// (a pipeline whose stages work on cells of different sizes; calls from
+// different call sites; NPB MG's levels), the mean would even out the
+// waits between the ranks: such nodes keep their computation by phase
+// (keep_phases). Compared by CPU time where the trace measured it (ranks
+// sharing cores). Which nodes fold does not depend on it: the timing, and
+// its noise, decides only whether a node keeps a table.
+void keep_cycle_phases(const MergedTrace& m, const std::vector<int64_t>& seq, const Folded& folded,
+                       const CompressOptions& opt, const std::map<uint32_t, Builder::Periods>& cycles,
+                       const std::vector<double>& rank_ns, FoldedProgram& out) {
+  const size_t N = out.nodes.size();
+  // The calls beside a cycled one in its loop's body fold with it, so
+  // their computation is checked by the same phases (NPB BT's sweeps
+  // compute before their Waits).
+  std::vector<int64_t> parent(N, -1);
+  for (size_t i = 0; i < N; ++i)
+    for (uint32_t c : out.nodes[i].body) parent[c] = static_cast<int64_t>(i);
+  std::map<uint32_t, Builder::Periods> checked;
+  std::map<uint32_t, double> phase_ns;  // checked node -> its loop's computation per iteration (mean over ranks)
+  std::map<int64_t, double> iteration_of;  // loop -> its computation per iteration, once per loop
+  for (const auto& [node, periods] : cycles) {
+    std::vector<uint32_t> beside{node};
+    if (parent[node] >= 0)
+      for (uint32_t c : out.nodes[static_cast<size_t>(parent[node])].body)
+        if (c != node && !out.nodes[c].is_loop()) beside.push_back(c);
+    double iteration = 0;
+    if (parent[node] >= 0) {
+      auto [it, fresh] = iteration_of.emplace(parent[node], 0.0);
+      if (fresh) it->second = computation_per_iteration_ns(out, m, static_cast<uint32_t>(parent[node]));
+      iteration = it->second;
+    }
+    for (uint32_t c : beside)
+      for (size_t by = 0; by < 2; ++by) {
+        phase_ns[c] = std::max(phase_ns[c], iteration);
+        if (periods[by]) checked[c][by] = std::max(checked[c][by], periods[by]);
+      }
+  }
+  Builder pb(m, seq, out, folded, opt.count_band);
+  pb.phase_period = checked;
+  pb.phase_instance.assign(N, 0);
+  pb.walk_all();
+  for (const auto& [node, by_phases] : pb.phase_gap)
+    for (size_t by = 0; by < 2; ++by) {  // one table per node: by the loop's iteration before by the instance
+      if (by_phases[by].empty() || phases_alike(by_phases[by], out.nodes[node], m, phase_ns[node])) continue;
+      auto course = pb.phase_course.find(node);
+      keep_phases(out.nodes[node], by, by_phases[by],
+                  course == pb.phase_course.end() ? std::vector<std::vector<Acc>>{} : course->second[by], rank_ns);
+      break;
+    }
+}
+
+// One attempt: symbols (with the given symbols refined), fold, tree, timing.
+// Returns the refinements (coarse symbol, parameter) of nodes whose counts
+// follow no rule (linear, a cycle, the band), or whose tags or peers follow
+// no exact one (empty: the program is accepted).
+std::set<int64_t> attempt(const MergedTrace& m, const std::vector<ListDesc>& backs,
+                          const std::shared_future<MessagePartners>& partners_ready, unsigned threads,
+                          const CompressOptions& opt, const std::set<int64_t>& refined, FoldedProgram& out) {
+  out = FoldedProgram();
+  out.source = m.source;
+  out.merged_events = m.events.size();
+  out.callsites_joined = opt.join_callsites;
+  out.symbols = m.tables();
+  // 1. merged events -> symbols
+  const Symbolized s = symbolize(m, backs, opt, refined, out);
   // 2. fold, each loop starting where the fewest messages cross its iterations
   const MessagePartners& partners = partners_ready.get();
-  Folded folded = fold(str, {}, [&](uint64_t first, uint64_t length) { return partners.crossing(first, length); });
+  Folded folded = fold(s.str, {}, [&](uint64_t first, uint64_t length) { return partners.crossing(first, length); });
   // 3. the loop tree (children before parents) and 4. the timing walk
-  Builder b(m, seq, out, folded, opt.count_band);
+  Builder b(m, s.seq, out, folded, opt.count_band);
   out.top = b.build(folded.items);
-  size_t N = out.nodes.size(), P = m.world_size;
   b.size_accumulators();
   bool any_work = false;
   for (const MergedRank& r : m.ranks) any_work |= !r.works.empty();
   b.timing_walk(threads);
-  std::vector<double> rank_ns(P, 0);  // each rank's time: its gaps and calls
-  for (size_t r = 0; r < P; ++r)
-    for (size_t k = 0; k < m.ranks[r].gaps.size(); ++k)
-      rank_ns[r] += static_cast<double>(m.ranks[r].gaps[k]) + static_cast<double>(m.ranks[r].durations[k]);
+  const std::vector<double> rank_ns = rank_times_ns(m);
   std::set<int64_t> offenders;
   std::map<uint32_t, Builder::Periods> cycles;  // node -> the periods of its cycle rules (by k, by instance)
-  for (size_t i = 0; i < N; ++i) {
+  for (size_t i = 0; i < out.nodes.size(); ++i) {
     FoldedNode& n = out.nodes[i];
-    n.gap.resize(P);
-    for (size_t r = 0; r < P; ++r) n.gap[r] = b.gap[i][r].stat();
-    if (any_work) {
-      n.work.resize(P);
-      for (size_t r = 0; r < P; ++r) n.work[r] = b.work[i][r].stat();
-    }
-    if (!b.blocked.empty()) {
-      n.blocked.resize(P);
-      for (size_t r = 0; r < P; ++r) n.blocked[r] = b.blocked[i][r].stat();
-    }
-    if (!b.course[i].empty()) n.profile = profile_of(b.course[i], rank_ns);
+    put_timing(n, i, b, m.world_size, any_work, rank_ns);
     if (n.is_loop()) continue;
-    n.dur.resize(P);
-    for (size_t r = 0; r < P; ++r) n.dur[r] = b.dur[i][r].stat();
-    const MergedEvent& rep = out.symbols.events.at(static_cast<size_t>(n.symbol));
-    for (int q = 0; q < kNumRuleParams; ++q) {
-      // A rule where the value changes between the node's instances, or where
-      // it stays but differs from the symbol's (the first instance of another
-      // node of the same symbol: e.g. two calls with tags 0 and 1).
-      // The rule, in order of preference: every rank's value linear (a + b*i;
-      // constant included; peers only constant); else a cycle over the
-      // innermost loop's iterations that every rank's values keep (exact);
-      // else a cycle over the node's instances (NPB MG's comm3: one Send call
-      // site per axis, its count the grid level's, 46 instances per V-cycle);
-      // else, for counts, every rank's within the band (its mean). Otherwise the call is an offender:
-      // refined (tags and peers exact, counts banded) and folded again.
-      if (b.counts[i][q].empty()) continue;  // the symbol has no such parameter: no rank has a value
-      const Param pm = kRuleParams[q];
-      bool varies = false, linear = true, banded = count_like(pm);
-      uint64_t periods_k = ~0ull, periods_i = ~0ull;  // the cycle lengths every rank's values keep
-      for (size_t r = 0; r < P; ++r) {
-        const CountAcc& c = b.counts[i][q][r];
-        if (!c.n) continue;
-        varies |= c.varies || c.first != m.value(rep, pm, static_cast<uint32_t>(r));
-        linear &= !c.varies || (c.linear && !peer_like(pm));
-        banded &= !c.varies || c.linear || c.in_band;
-        if (!c.in_loop) periods_k = 0;
-        else if (c.varies) periods_k &= c.by_k.periods;
-        if (c.varies) periods_i &= c.by_instance.periods;
-      }
-      auto smallest = [](uint64_t periods) { return periods ? static_cast<uint64_t>(__builtin_ctzll(periods)) + 1 : 0; };
-      uint64_t period = 0;
-      int by = -1;  // the cycle's index: 0 the loop's iteration, 1 the instance
-      if (!linear && smallest(periods_k)) period = smallest(periods_k), by = 0;
-      else if (!linear && smallest(periods_i)) period = smallest(periods_i), by = 1;
-      const bool cyclic = by >= 0;
-      if (!linear && !cyclic && !banded) offenders.insert(refinement(coarse_of[static_cast<size_t>(n.symbol)], q));
-      if (!varies) continue;
-      if (cyclic) {
-        uint64_t& held = cycles[static_cast<uint32_t>(i)][static_cast<size_t>(by)];
-        held = std::max(held, period);
-      }
-      CountRule rule;
-      rule.param = pm;
-      rule.kind.assign(P, RuleKind::kNone);
-      rule.a.assign(P, 0);
-      rule.b.assign(P, 0);
-      rule.min.assign(P, 0);
-      rule.max.assign(P, 0);
-      if (cyclic) {
-        rule.period = period;
-        rule.cycle.assign(P * period, 0);
-      }
-      for (size_t r = 0; r < P; ++r) {
-        const CountAcc& c = b.counts[i][q][r];
-        if (!c.n) continue;
-        if (cyclic) {
-          rule.kind[r] = by == 0 ? RuleKind::kCycle : RuleKind::kInstanceCycle;
-          const Periodic& pc = by == 0 ? c.by_k : c.by_instance;
-          for (uint64_t k = 0; k < period; ++k) rule.cycle[r * period + k] = c.varies ? pc.seen.at(k) : c.first;
-          rule.a[r] = c.sum / static_cast<double>(c.n);
-          rule.min[r] = c.min;
-          rule.max[r] = c.max;
-          continue;
-        }
-        rule.kind[r] = c.linear ? RuleKind::kLinear : RuleKind::kMean;
-        rule.a[r] = c.linear ? static_cast<double>(c.first) : c.sum / static_cast<double>(c.n);
-        rule.b[r] = c.linear ? static_cast<double>(c.step) : 0;
-        rule.min[r] = c.min;
-        rule.max[r] = c.max;
-      }
-      n.rules.push_back(std::move(rule));
-    }
+    put_rules(n, i, b, m, out, s.coarse_of[static_cast<size_t>(n.symbol)], offenders, cycles);
   }
-  // A cycle keeps the values exact, but the node's computation is one mean
-  // over all its instances. Where the computation before it differs by phase
-  // (a pipeline whose stages work on cells of different sizes; calls from
-  // different call sites; NPB MG's levels), the mean would even out the
-  // waits between the ranks: such nodes keep their computation by phase
-  // (keep_phases). Compared by CPU time where the trace measured it (ranks
-  // sharing cores). Which nodes fold does not depend on it: the timing, and
-  // its noise, decides only whether a node keeps a table.
-  if (!cycles.empty()) {
-    // The calls beside a cycled one in its loop's body fold with it, so
-    // their computation is checked by the same phases (NPB BT's sweeps
-    // compute before their Waits).
-    std::vector<int64_t> parent(N, -1);
-    for (size_t i = 0; i < N; ++i)
-      for (uint32_t c : out.nodes[i].body) parent[c] = static_cast<int64_t>(i);
-    std::map<uint32_t, Builder::Periods> checked;
-    std::map<uint32_t, double> phase_ns;  // checked node -> its loop's computation per iteration (mean over ranks)
-    std::map<int64_t, double> iteration_of;  // loop -> its computation per iteration, once per loop
-    for (const auto& [node, periods] : cycles) {
-      std::vector<uint32_t> beside{node};
-      if (parent[node] >= 0)
-        for (uint32_t c : out.nodes[static_cast<size_t>(parent[node])].body)
-          if (c != node && !out.nodes[c].is_loop()) beside.push_back(c);
-      double iteration = 0;
-      if (parent[node] >= 0) {
-        auto [it, fresh] = iteration_of.emplace(parent[node], 0.0);
-        if (fresh) it->second = computation_per_iteration_ns(out, m, static_cast<uint32_t>(parent[node]));
-        iteration = it->second;
-      }
-      for (uint32_t c : beside)
-        for (size_t by = 0; by < 2; ++by) {
-          phase_ns[c] = std::max(phase_ns[c], iteration);
-          if (periods[by]) checked[c][by] = std::max(checked[c][by], periods[by]);
-        }
-    }
-    Builder pb(m, seq, out, folded, opt.count_band);
-    pb.phase_period = checked;
-    pb.phase_instance.assign(N, 0);
-    pb.walk_all();
-    for (const auto& [node, by_phases] : pb.phase_gap)
-      for (size_t by = 0; by < 2; ++by) {  // one table per node: by the loop's iteration before by the instance
-        if (by_phases[by].empty() || phases_alike(by_phases[by], out.nodes[node], m, phase_ns[node])) continue;
-        auto course = pb.phase_course.find(node);
-        keep_phases(out.nodes[node], by, by_phases[by],
-                    course == pb.phase_course.end() ? std::vector<std::vector<Acc>>{} : course->second[by], rank_ns);
-        break;
-      }
-  }
+  if (!cycles.empty()) keep_cycle_phases(m, s.seq, folded, opt, cycles, rank_ns, out);
   return offenders;
 }
 
