@@ -46,6 +46,17 @@ FoldedProgram fold(const MergedTrace& m, const InputOptions& opt) {
   return fold::compress(m, co);
 }
 
+// Whether the fold the judge made of the chosen order is the program:
+// one stream (the judge folded each thread's stream apart), both orders
+// judged, folded as the judge folds (per call site), no rank ending early
+// (a partial trace is cut first). Then it is not folded a third time.
+bool judged_fold_is_final(const MergedTrace& m, const std::vector<FoldedProgram>& judged, const InputOptions& opt) {
+  if (judged.size() != 2 || !m.threads.empty() || opt.join_callsites) return false;
+  for (const MergedRank& r : m.ranks)
+    if (r.end != TraceEnd::kFinalized) return false;
+  return true;
+}
+
 }  // namespace
 
 FoldedProgram program_from_merged(MergedTrace m, const InputOptions& opt) {
@@ -62,13 +73,16 @@ FoldedProgram program_from_merged(MergedTrace m, const InputOptions& opt) {
   return fold(m, opt);
 }
 
-void set_merge_order(merge::Options& mo, const std::string& name) {
+void set_merge_order(merge::Options& mo, const std::string& name, std::vector<FoldedProgram>* judged) {
   mo.order = merge::order_from_name(name);
   if (mo.order != merge::Order::kAuto) return;
-  mo.judge = [progress = mo.progress](const MergedTrace& m) {
+  mo.judge = [progress = mo.progress, judged](const MergedTrace& m) {
     fold::CompressOptions co;
     if (m.events.size() >= 1000000) co.progress = progress;
-    return fold::compress(m, co).length();
+    FoldedProgram p = fold::compress(m, co);
+    const uint64_t length = p.length();
+    if (judged) judged->push_back(std::move(p));
+    return length;
   };
 }
 
@@ -79,12 +93,17 @@ FoldedProgram load_program(const std::string& input, const InputOptions& opt) {
     merge::Options mo;
     mo.allow_partial = opt.allow_partial;
     mo.progress = opt.say;
-    set_merge_order(mo, opt.merge_order);  // after the progress: the judge reports through it
+    std::vector<FoldedProgram> judged;  // the judge's folds: the walk's order, the alignment's
+    set_merge_order(mo, opt.merge_order, &judged);  // after the progress: the judge reports through it
     say(opt, "merging the ranks of " + input);
     merge::Loaded loaded = merge::load(input, mo);
     merge::Ordered ordered;
     MergedTrace m = merge::merge(loaded, mo, &ordered);
     say(opt, "merged " + merge::describe(ordered, kMergeScore));
+    if (judged_fold_is_final(m, judged, opt)) {
+      say(opt, "folded " + std::to_string(m.events.size()) + " merged events (while choosing the order)");
+      return std::move(judged[ordered.used == merge::Order::kAlign ? 1 : 0]);
+    }
     return program_from_merged(std::move(m), opt);
   }
   if (is_folded_file(input)) {

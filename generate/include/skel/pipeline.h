@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "skel/folded.h"
 #include "skel/merge.h"
@@ -42,8 +43,11 @@ FoldedProgram program_from_merged(MergedTrace m, const InputOptions& opt);
 // Sets mo.order from its name ("auto", "walk", "align") and, for auto, the
 // judge: the folded length (its progress through mo.progress on a million
 // merged events or more, as skelgen compress's). Throws
-// std::invalid_argument for another name.
-void set_merge_order(merge::Options& mo, const std::string& name);
+// std::invalid_argument for another name. With JUDGED, the judge appends
+// each folded program it made there, in the order it judged them (per
+// stream: the walk's, then the alignment's), so that a caller who folds
+// the chosen order the same way need not fold it again.
+void set_merge_order(merge::Options& mo, const std::string& name, std::vector<FoldedProgram>* judged = nullptr);
 
 // The name of the judge's score, for merge::describe.
 inline constexpr const char* kMergeScore = "folded length";

@@ -44,8 +44,10 @@ struct Options {
   // columns more than align_work times over.
   size_t align_work = 64;
   // For Order::kAuto (required there): a merged trace's score, lower is better. skelgen's is the length of
-  // its fold (skelgen/merge_order.h): merged by the walk, NPB MG at 16 ranks folds to 1,417 symbols, by
-  // alignment to 401; at 2 and 4 ranks the walk's is shorter.
+  // its fold (generate/include/skel/pipeline.h): merged by the walk, NPB MG at 16 ranks folds to 1,417
+  // symbols, by alignment to 401; at 2 and 4 ranks the walk's is shorter. Called once per stream where
+  // the two orders differ: on the walk's merged trace first, then on the alignment's; the one returned
+  // is the one judged.
   std::function<uint64_t(const MergedTrace&)> judge;
   // Order::kAuto tries the alignment with this smaller work bound: where it gives up, it has cost less
   // (the synthetic LU-like trace of 4 ranks, 642,628 calls: 0.8 s with 64 on top of the walk's 0.6 s,
