@@ -45,14 +45,18 @@ std::string strip_slashes(std::string s) {
   return s;
 }
 
+// When INPUT was made, for the skeleton's header: a trace directory's
+// time is the tracing's; a merged trace or folded program says when it was
+// written, not when the run was traced.
 std::string date_of(const std::string& path) {
   struct stat sb {};
   if (stat(path.c_str(), &sb) != 0) return "";
+  const char* made = S_ISDIR(sb.st_mode) ? "traced" : skt::is_folded_file(path) ? "folded" : "merged";
   char buf[64];
   struct tm tm {};
   gmtime_r(&sb.st_mtime, &tm);
-  std::strftime(buf, sizeof buf, "traced %Y-%m-%d %H:%M UTC", &tm);
-  return buf;
+  std::strftime(buf, sizeof buf, " %Y-%m-%d %H:%M UTC", &tm);
+  return made + std::string(buf);
 }
 
 // The flavour a trace's MPI library string names ("" if neither).
