@@ -47,10 +47,12 @@ def body(f, fortran):
         post.append("r.set_comm(skt_freed); r.frees_comm = true;")
     if comm:
         post.append(f"r.set_comm({comm});")
-    for role, field in (("count", "count"), ("count2", "count2"), ("tag2", "tag2"), ("color", "color"),
+    for role, field in (("count", "count"), ("count2", "count2"), ("tag2", "tag2"),
                         ("key", "key"), ("dtype", "dtype"), ("dtype2", "dtype2"), ("op", "op")):
         if role in R:
             post.append(f"r.{field} = {val(R[role])};")
+    if "color" in R:
+        post.append(f"r.set_color({val(R['color'])});")
     if "dest" in R:
         post.append(f"r.set_dest({val(R['dest'])});")
     if "tag" in R:

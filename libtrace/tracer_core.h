@@ -89,10 +89,13 @@ struct Rec {
   // A receive source: MPI_ANY_SOURCE is resolved from the status when there is one.
   void set_src(int s, const MPI_Status* st) { peer = resolve_src(s, st); }
   void set_src2(int s, const MPI_Status* st) { peer2 = resolve_src(s, st); }
+  // The trace's values for MPI's wildcards (skel/trace_format.h), whatever
+  // the MPI library's own constants are.
   void set_tag(int t) {
     tag = t;
-    if (t == MPI_ANY_TAG) flags |= kFlagAnyTag;
+    if (t == MPI_ANY_TAG) flags |= kFlagAnyTag, tag = kAnyTag;
   }
+  void set_color(int c) { color = c == MPI_UNDEFINED ? kUndefined : c; }
   void set_root(int r) { root = r; }
 
  private:

@@ -240,8 +240,8 @@ std::string Emitter::param(uint32_t n, Param pm, bool) {
   const MergedEvent& e = event(n);
   const ParamDesc& d = e.params[static_cast<size_t>(pm)];
   auto fmt = [&](int64_t v) -> std::string {
-    if (pm == Param::tag || pm == Param::tag2) return v == -1 ? "MPI_ANY_TAG" : std::to_string(v);
-    if (pm == Param::color && v == -32766) return "MPI_UNDEFINED";
+    if (pm == Param::tag || pm == Param::tag2) return v == kAnyTag ? "MPI_ANY_TAG" : std::to_string(v);
+    if (pm == Param::color && v == kUndefined) return "MPI_UNDEFINED";
     return std::to_string(v);
   };
   switch (d.kind) {

@@ -148,7 +148,7 @@ class MessageBalance {
       if (recv)
         for (const auto& [from, tag, share] :
              message_ends(p, id, both ? Param::peer2 : Param::peer, both ? Param::tag2 : Param::tag, r)) {
-          any_tag_ |= std::find(tag.begin(), tag.end(), -1) != tag.end();
+          any_tag_ |= std::find(tag.begin(), tag.end(), kAnyTag) != tag.end();
           if (idn.peer_class != PeerClass::kAnySource && from < 0) continue;  // MPI_PROC_NULL
           if (idn.peer_class != PeerClass::kAnySource) received_[{from, r, idn.comm, tag}] += times * share;
           taken_[{r, idn.comm, tag}] += times * share;

@@ -1,5 +1,6 @@
 /* The remaining families: buffered, synchronous and ready sends
- * (Bsend/Ibsend/Issend/Rsend/Irsend), Comm_split_type, Comm_create,
+ * (Bsend/Ibsend/Issend/Rsend/Irsend), Comm_split_type, Comm_split with
+ * MPI_UNDEFINED, Comm_create,
  * Comm_create_group, Dist_graph_create_adjacent, Graph_create, one-sided
  * (Win_create/fence/Put/Get/Accumulate/Win_free), MPI-IO (File_open/
  * write_at/read_at/sync/close), Testall/Testany/Testsome, Waitsome.
@@ -79,6 +80,19 @@ int main(int argc, char** argv) {
   MPI_Comm node, evens, evens2, dist, graph;
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
   LOG("MPI_Comm_split_type comm=world new_comm=node key=%d", rank);
+  /* a split the last rank takes no part in (MPI_UNDEFINED: it gets MPI_COMM_NULL) */
+  MPI_Comm most;
+  const int in_most = rank != size - 1;
+  MPI_Comm_split(MPI_COMM_WORLD, in_most ? 0 : MPI_UNDEFINED, rank, &most);
+  if (in_most) {
+    LOG("MPI_Comm_split comm=world new_comm=most color=0 key=%d", rank);
+    MPI_Allreduce(x, y, 1, MPI_DOUBLE, MPI_SUM, most);
+    LOG("MPI_Allreduce count=1 bytes=8 comm=most");
+    MPI_Comm_free(&most);
+    LOG("MPI_Comm_free comm=most");
+  } else {
+    LOG("MPI_Comm_split comm=world color=%d key=%d", MPI_UNDEFINED, rank);
+  }
   MPI_Group wg, eg;
   MPI_Comm_group(MPI_COMM_WORLD, &wg);
   int ev[64], ne = 0;

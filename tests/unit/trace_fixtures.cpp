@@ -76,7 +76,7 @@ std::vector<Event> random_events(size_t n, uint32_t seed) {
       e.count2 = pick(0, 1000);
       e.dtype2 = 7;
     }
-    if (pick(0, 7) == 0) e.color = pick(-32766, 3);
+    if (pick(0, 7) == 0) e.color = pick(skt::kUndefined, 3);
     if (pick(0, 7) == 0) e.key = pick(-5, 5);
     if (pick(0, 7) == 0) e.new_comm = pick(2, 9);
     if (pick(0, 3) == 0)

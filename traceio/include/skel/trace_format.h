@@ -154,6 +154,8 @@ enum EventFlag : uint32_t {
 inline constexpr int64_t kNone = INT64_MIN;
 inline constexpr int64_t kNoSource = -1;      // in kReqSources: not a wildcard receive
 inline constexpr int64_t kProcNull = -2;      // peer was MPI_PROC_NULL
+inline constexpr int64_t kAnyTag = -1;        // tag was MPI_ANY_TAG (the call has kFlagAnyTag too)
+inline constexpr int64_t kUndefined = -32766; // colour was MPI_UNDEFINED (Comm_split, Comm_split_type)
 inline constexpr int64_t kUnknownComm = -3;   // a communicator the tracer did not see created
 inline constexpr uint32_t kCommWorld = 0;     // symbolic id of MPI_COMM_WORLD
 inline constexpr uint32_t kCommSelf = 1;      // symbolic id of MPI_COMM_SELF
