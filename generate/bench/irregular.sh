@@ -1,5 +1,5 @@
 #!/bin/bash
-# The figures of docs/results/performance.md, "Irregular programs": for each program,
+# The figures of docs/results/performance.md, "Irregular time steps": for each program,
 # traced once, its K = 10 skeleton generated and built, then REPS rounds of
 # (the application untraced, the skeleton), interleaved. Prints a markdown
 # table: calls per rank (every thread's calls / ranks), folded length, lines of C,
