@@ -2,7 +2,7 @@
 """The tables and the plot of an NPB experiment (npb-experiment writes them after every benchmark).
 
   OUT/results.csv     one row per benchmark (columns: CSV_COLUMNS, meanings in docs/npb.md)
-  OUT/report.md       the results, and the published figures beside ours (MISSION.md sections 3 and 5)
+  OUT/report.md       the results, and the published figures beside ours (those of the method's NPB runs)
   OUT/runtime.svg     predicted against actual runtime, log-log, with the y = x line
   OUT/experiment.json the options and the command, so that the report can be rebuilt
 
@@ -28,7 +28,7 @@ CSV_COLUMNS = ["benchmark", "class", "ranks", "mpi", "target", "scale", "status"
                "predicted_max_s", "error_pct", "error_min_pct", "traced_s", "traced_run_s", "one_run_error_pct",
                "original_runs_s", "predicted_runs_s", "expected_skeleton_s", "cut", "loops_not_cut", "note"]
 
-# MISSION.md section 3: NPB class C on 16 ranks, events per rank -> folded length, main loop (body) x count.
+# The method's published NPB figures: class C on 16 ranks, events per rank -> folded length, main loop (body) x count.
 PUBLISHED_FOLD = {
     "BT": (17111, 44, 15, 200),
     "CG": (41954, 26, 12, 75),
@@ -37,7 +37,7 @@ PUBLISHED_FOLD = {
     "SP": (26891, 43, 15, 400),
 }
 PUBLISHED_CLASS = "C"
-# MISSION.md section 5: published prediction error at K = 10.
+# The method's published prediction error at K = 10.
 PUBLISHED_ERROR_PCT = {"homogeneous": 3.0, "heterogeneous": 10.0}
 # Main-loop iterations of NPB 3.4 per class (the benchmarks' own npbparams), where the published figures exist:
 # class C's is the published run's; the others stand in only for a CSV without the `iterations` column (the
@@ -239,7 +239,8 @@ def report_md(rows, meta):
         out.append("")
         pub = [r for r in ok if r["benchmark"] in PUBLISHED_FOLD]
         if pub:
-            out += [f"Folding beside the published figures (class {PUBLISHED_CLASS}, 16 ranks; MISSION.md §3). "
+            out += [f"Folding beside the published figures (class {PUBLISHED_CLASS}, 16 ranks, the method's own "
+                    "runs). "
                     "The target (folded length no longer than published) applies where the main-loop iteration "
                     "counts match. Ours: one symbol per call site (the skeleton above"
                     + (", folded with call sites joined" if meta.get("join_call_sites") else "")

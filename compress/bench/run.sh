@@ -1,5 +1,5 @@
 #!/bin/bash
-# Fold benchmark (figures recorded in docs/performance.md): the fold on
+# Fold benchmark (figures recorded in docs/results/performance.md): the fold on
 # LU-like inputs of each size, by each method, REPS runs taken in turn
 # (round r runs every size and method once, so that the host's drift falls
 # on all alike); per size and method the min, median and max seconds, peak

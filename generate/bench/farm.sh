@@ -1,5 +1,5 @@
 #!/bin/bash
-# The figures of docs/performance.md, "Master-worker farms": each farm
+# The figures of docs/results/performance.md, "Master-worker farms": each farm
 # program traced once; from that trace, skeletons at K = 1 and K = 10 that
 # hand the tasks to whichever worker asks (the default), and a K = 10 one
 # that replays the traced shares (generate --no-farms); then REPS rounds of

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The figures of docs/performance.md, "Irregular programs": for each program,
+# The figures of docs/results/performance.md, "Irregular time steps": for each program,
 # traced once, its K = 10 skeleton generated and built, then REPS rounds of
 # (the application untraced, the skeleton), interleaved. Prints a markdown
 # table: calls per rank (every thread's calls / ranks), folded length, lines of C,
@@ -7,7 +7,7 @@
 # (application median / skeleton median), prediction error (median of the
 # skeleton's predicted_s against the application's median) and hangs
 # (skeleton runs that did not print their result line). Progress on stderr.
-# SET: irregular (the adaptive-refinement program, docs/performance.md
+# SET: irregular (the adaptive-refinement program, docs/results/performance.md
 # "Irregular time steps") or threads (MPI_THREAD_MULTIPLE programs, each
 # thread's calls folded on their own: "folded" is the sum of the threads').
 #   generate/bench/irregular.sh BUILD_DIR [REPS] [WORK_DIR] [SET]

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Tracer overhead benchmark (figures recorded in docs/performance.md).
+# Tracer overhead benchmark (figures recorded in docs/results/performance.md).
 # Alternates untraced and traced runs of pingpong on 2 MPICH ranks, REPS
 # times, and prints min and median of:
 #   added latency per call = (traced - untraced round trip) / 2

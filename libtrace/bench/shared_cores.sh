@@ -1,5 +1,5 @@
 #!/bin/bash
-# The tracer's cost when ranks share cores (figures in docs/performance.md,
+# The tracer's cost when ranks share cores (figures in docs/results/performance.md,
 # "Tracing ranks that share cores"). Runs bench/shared_cores (a 2-D halo
 # loop) on NP Open MPI ranks (--oversubscribe), REPS rounds, each round in
 # turn: untraced, traced with the default gap clock (auto: the thread CPU

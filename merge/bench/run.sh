@@ -1,5 +1,5 @@
 #!/bin/bash
-# Merge benchmark (figures recorded in docs/performance.md): writes synthetic
+# Merge benchmark (figures recorded in docs/results/performance.md): writes synthetic
 # LU-like traces at several sizes, merges each with skelgen merge, and prints
 # wall time and peak memory (min and median of REPS runs).
 #   [ORDER=auto|walk|align] merge/bench/run.sh BUILD_DIR [REPS]   (ORDER: skelgen merge --order, default auto)

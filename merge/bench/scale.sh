@@ -1,5 +1,5 @@
 #!/bin/bash
-# Scaling in ranks (figures recorded in docs/performance.md, "Scaling in
+# Scaling in ranks (figures recorded in docs/results/performance.md, "Scaling in
 # ranks"): writes synthetic traces of a 2-D halo program (halo2d_traces) and
 # of an LU-like one (lu_like_traces) at each size P, with the same calls per
 # rank at every P, then runs skelgen merge and skelgen compress on them REPS

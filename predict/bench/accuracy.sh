@@ -1,5 +1,5 @@
 #!/bin/bash
-# The SimGrid accuracy experiment of docs/accuracy.md. For each program:
+# The SimGrid accuracy experiment of docs/results/accuracy.md. For each program:
 #   truth:      the application itself, built with smpicc/smpicxx/smpiff, run under
 #               smpirun on the platform; its computation is timed on this machine
 #               and converted to flops with smpi/host-speed = the traced node's

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The prediction table of docs/performance.md: skelgen/bench/predict.sh on the
+# The prediction table of docs/results/performance.md: skelgen/bench/predict.sh on the
 # bundled example and on the test programs, 2 MPICH ranks, longer runs of the
 # test programs, each with an iteration count (argv[1]).
 #   skelgen/bench/predict_all.sh BUILD_DIR [REPS]

@@ -42,7 +42,7 @@ check(orig > 0 and pred > 0 and float(cg["skeleton_s"]) > 0, "CG runtimes must b
 check(abs(err - 100 * (pred - orig) / orig) < 0.01, f"CG error {err} is not (predicted - original) / original")
 # within a factor of 2.5 either way: a skeleton not scaled back by K would be -90 %, one scaled twice
 # +900 %. Closer is not this test's to ask: the stand-in's skeleton runs 3 ms, and beside other tests one
-# run of 7 ms made the median +73 % (a clean-clone run; accuracy is measured in docs/npb-results.md)
+# run of 7 ms made the median +73 % (a clean-clone run; accuracy is measured in docs/results/npb.md)
 check(-60 < err < 150, f"CG prediction error {err} % is far off")
 # three pairs of runs (--reps 3, --min-seconds 0), each original run followed by a skeleton run; three, so
 # that the medians stand one run disturbed by the host (two pairs: the mean of two, and one skeleton run of

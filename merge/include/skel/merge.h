@@ -51,7 +51,7 @@ struct Options {
   std::function<uint64_t(const MergedTrace&)> judge;
   // Order::kAuto tries the alignment with this smaller work bound: where it gives up, it has cost less
   // (the synthetic LU-like trace of 4 ranks, 642,628 calls: 0.8 s with 64 on top of the walk's 0.6 s,
-  // 0.13 s with 16; NPB MG at 16 ranks class C aligns from 12 on; docs/performance.md).
+  // 0.13 s with 16; NPB MG at 16 ranks class C aligns from 12 on; docs/results/performance.md).
   size_t auto_align_work = 16;
   bool allow_partial = false; // merge ranks whose trace ends early (process died, MPI_Abort)
   std::function<void(const std::string&)> progress;  // called now and then on long work
