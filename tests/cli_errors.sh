@@ -28,7 +28,7 @@ expect_error "corrupt chunk 0" "$skelgen" dump "$corpus/corrupt-payload.skt"
 expect_error "trace format version 1.4 is too old" "$skelgen" dump "$corpus/old-version.skt"
 expect_error "header checksum mismatch) at offset" "$skelgen" dump "$corpus/flipped-base-time.skt"
 # a 32-byte merged trace claiming 1 GiB: refused from its frame header, within a 256 MB address space
-printf 'SKELMRG\0\001\000\003\000\000\000\000\000\050\265\057\375\240\000\000\000\100xxxxxxx' > "$work/claim.skm"
+printf 'SKELMRG\0\002\000\000\000\000\000\000\000\050\265\057\375\240\000\000\000\100xxxxxxx' > "$work/claim.skm"
 expect_error "claims 1073741824 bytes from 16 compressed" bash -c 'ulimit -v 262144; exec "$0" dump "$1"' "$skelgen" "$work/claim.skm"
 # a FIFO and a device: refused at once, never waited on
 mkfifo "$work/fifo.skt"

@@ -724,50 +724,62 @@ static std::string without_section(const std::string& body, MergedSection drop, 
   return out;
 }
 
-// Section 12 (merged 1.2) holds the parameters added after 1.1. A reader
-// reads past descriptions of parameters newer than it knows, and rejects the
-// section where it comes before the events it describes.
-TEST(MergedFormat, NewerParametersAreReadPastAndParametersBeforeTheEventsRejected) {
-  auto res = run(2, [&](uint32_t r) { return std::vector<Syn>{simple(kFunc_MPI_Init, 0), send(1, 1 - r)}; });
+// The events section says how many parameters each event describes. A
+// reader reads past descriptions of parameters newer than it knows, and
+// rejects a file with fewer than it knows (merged 2.0 has them all).
+TEST(MergedFormat, NewerParametersAreReadPastAndFewerRejected) {
+  auto res = run(2, [&](uint32_t) {
+    return std::vector<Syn>{simple(kFunc_MPI_Init, 0), simple(kFunc_MPI_Barrier, 1)};
+  });
   const MergedTrace& m = res.merged;
-  std::string body = encode_merged_body(m, true);
+  for (const MergedEvent& e : m.events) {
+    ASSERT_EQ(e.ranks.size(), 2u);
+    ASSERT_TRUE(e.lists.empty());
+    for (const ParamDesc& d : e.params) ASSERT_EQ(d.kind, ParamKind::kAbsent);
+  }
   auto varint = [](std::string& out, uint64_t v) {
     uint8_t b[10];
     out.append(reinterpret_cast<char*>(b), static_cast<size_t>(codec::put_varint(b, v) - b));
   };
-  // the body's sections, section 12 rewritten to hold one parameter more (a constant 5) per event
-  std::string more, others;
-  varint(more, kNumParams - kNumParams1_1 + 1);
-  for (const MergedEvent& e : m.events) {
-    const ParamDesc& d = e.params[static_cast<size_t>(Param::forwards)];
-    ASSERT_TRUE(d.kind == ParamKind::kAbsent || d.kind == ParamKind::kConst);
-    varint(more, static_cast<uint64_t>(d.kind));
-    if (d.kind == ParamKind::kConst) varint(more, codec::zigzag(d.a));
-    varint(more, static_cast<uint64_t>(ParamKind::kConst));
-    varint(more, codec::zigzag(5));
-  }
+  // The events section by hand, with n parameters: those beyond the known ones a constant 5.
+  auto events_section = [&](uint64_t n) {
+    std::string c;
+    varint(c, m.events.size());
+    varint(c, n);
+    for (const MergedEvent& e : m.events) {
+      varint(c, e.identity);
+      varint(c, 1), varint(c, 0), varint(c, 2);  // one run of ranks: 0 and 1
+      for (uint64_t q = 0; q < n; ++q)
+        if (q < kNumParams) varint(c, static_cast<uint64_t>(ParamKind::kAbsent));
+        else varint(c, static_cast<uint64_t>(ParamKind::kConst)), varint(c, codec::zigzag(5));
+      varint(c, 0);  // no lists
+    }
+    std::string section;
+    varint(section, static_cast<uint64_t>(MergedSection::kEvents));
+    varint(section, c.size());
+    return section + c;
+  };
+  const std::string body = encode_merged_body(m, true);
   bool found = false;
-  others = without_section(body, MergedSection::kMoreParams, found);
-  ASSERT_TRUE(found) << "a 1.2 body has section 12";
-  std::string section;
-  varint(section, static_cast<uint64_t>(MergedSection::kMoreParams));
-  varint(section, more.size());
-  section += more;
+  const std::string others = without_section(body, MergedSection::kEvents, found);
+  ASSERT_TRUE(found);
+  ASSERT_NE(body.find(events_section(kNumParams)), std::string::npos) << "the hand-made section is the writer's";
 
-  std::string newer = others + section;
+  const std::string newer = others + events_section(kNumParams + 3);
   MergedTrace back = decode_merged_body(reinterpret_cast<const uint8_t*>(newer.data()), newer.size(), "newer", true);
   ASSERT_EQ(back.events.size(), m.events.size());
-  for (size_t i = 0; i < m.events.size(); ++i)
-    for (uint32_t r : m.events[i].ranks)
-      EXPECT_EQ(back.value(back.events[i], Param::forwards, r), m.value(m.events[i], Param::forwards, r));
+  for (size_t i = 0; i < m.events.size(); ++i) {
+    EXPECT_EQ(back.events[i].identity, m.events[i].identity);
+    EXPECT_EQ(back.events[i].ranks, m.events[i].ranks);
+    for (const ParamDesc& d : back.events[i].params) EXPECT_EQ(d.kind, ParamKind::kAbsent);
+  }
 
-  std::string misplaced = section + others;
+  const std::string fewer = others + events_section(kNumParams - 1);
   try {
-    decode_merged_body(reinterpret_cast<const uint8_t*>(misplaced.data()), misplaced.size(), "misplaced", true);
-    ADD_FAILURE() << "accepted parameters before the events";
+    decode_merged_body(reinterpret_cast<const uint8_t*>(fewer.data()), fewer.size(), "fewer", true);
+    ADD_FAILURE() << "accepted events with fewer parameters than merged 2.0 has";
   } catch (const TraceError& e) {
-    EXPECT_NE(std::string(e.what()).find("parameters before the events"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("misplaced"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("fewer: corrupt merged trace (parameters)"), std::string::npos) << e.what();
   }
 }
 

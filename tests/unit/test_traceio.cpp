@@ -245,9 +245,11 @@ TEST(TraceFormat, OversizeChunkClaimsAreRefusedWithoutAllocating) {
 // is refused from its frame header, before any allocation of that size.
 TEST(TraceFormat, ASmallCompressedFileClaimingAGigabyteIsRefused) {
   std::string dir = temp_dir("claim");
-  // magic, 1.x, then a zstd frame header claiming 1 GiB (single segment, 4-byte size), then junk
+  // magic, the current version, then a zstd frame header claiming 1 GiB (single segment, 4-byte size), then junk
   std::string b(kMergedMagic, 8);
-  b += std::string("\x01\x00\x03\x00\x00\x00\x00\x00", 8);  // version 1.3, reserved
+  codec::put_u16(b, kMergedVersionMajor);
+  codec::put_u16(b, kMergedVersionMinor);
+  b += std::string(4, '\0');  // reserved
   b += std::string("\x28\xb5\x2f\xfd\xa0", 5);
   uint32_t gib = 1u << 30;
   b.append(reinterpret_cast<const char*>(&gib), 4);
@@ -259,6 +261,27 @@ TEST(TraceFormat, ASmallCompressedFileClaimingAGigabyteIsRefused) {
   } catch (const TraceError& e) {
     EXPECT_NE(std::string(e.what()).find("claims 1073741824 bytes from 16 compressed"), std::string::npos)
         << e.what();
+  }
+}
+
+// Merged traces and folded programs of an older major version are refused
+// with their version named and what to do (the 1.x compatibility code is gone).
+TEST(TraceFormat, OlderMergedAndFoldedVersionsAreRefusedNamingThem) {
+  std::string dir = temp_dir("older");
+  for (const bool folded : {false, true}) {
+    const std::string path = dir + (folded ? "/old.skf" : "/old.skm");
+    write_compressed_file(path, folded ? kFoldedMagic : kMergedMagic, 1, 5, std::string("\x01\x00", 2));
+    try {
+      if (folded) read_folded(path);
+      else read_merged(path);
+      ADD_FAILURE() << "read a 1.5 file";
+    } catch (const TraceError& e) {
+      const std::string want = folded ? "folded program version 1.5 is too old (this reader reads 2.x); make it "
+                                        "again with skelgen compress"
+                                      : "merged trace version 1.5 is too old (this reader reads 2.x); make it again "
+                                        "with skelgen merge";
+      EXPECT_NE(std::string(e.what()).find(path + ": " + want), std::string::npos) << e.what();
+    }
   }
 }
 

@@ -339,10 +339,11 @@ std::string encode_merged_body(const MergedTrace& m, bool with_times) {
   {
     Out o;
     o.u(m.events.size());
+    o.u(kNumParams);
     for (const MergedEvent& e : m.events) {
       o.u(e.identity);
       put_ranks(o, e.ranks);
-      for (size_t q = 0; q < kNumParams1_1; ++q) put_param(o, e, e.params[q]);
+      for (size_t q = 0; q < kNumParams; ++q) put_param(o, e, e.params[q]);
       o.u(e.lists.size());
       for (const ListDesc& l : e.lists) {
         o.u(static_cast<uint64_t>(l.field));
@@ -351,14 +352,6 @@ std::string encode_merged_body(const MergedTrace& m, bool with_times) {
       }
     }
     body.section(MergedSection::kEvents, o);
-  }
-  {
-    // the parameters added after 1.1, every event's in turn (1.2: forwards)
-    Out o;
-    o.u(kNumParams - kNumParams1_1);
-    for (const MergedEvent& e : m.events)
-      for (size_t q = kNumParams1_1; q < kNumParams; ++q) put_param(o, e, e.params[q]);
-    body.section(MergedSection::kMoreParams, o);
   }
   {
     // the tracer's fixed cost in every gap, per rank (1.3)
@@ -446,9 +439,12 @@ std::string read_compressed_file(const std::string& path, const char* magic, uin
   uint16_t major = 0, minor = 0;
   c.le(major);
   c.le(minor);
-  if (major != major_supported)
-    throw TraceError(path + ": " + what + " version " + std::to_string(major) + "." + std::to_string(minor) +
-                     " is not supported (this reader reads " + std::to_string(major_supported) + ".x)");
+  const std::string version = std::to_string(major) + "." + std::to_string(minor);
+  const std::string reads = " (this reader reads " + std::to_string(major_supported) + ".x)";
+  if (major < major_supported)
+    throw TraceError(path + ": " + what + " version " + version + " is too old" + reads + "; make it again with " +
+                     (std::string(what) == "merged trace" ? "skelgen merge" : "skelgen compress"));
+  if (major != major_supported) throw TraceError(path + ": " + what + " version " + version + " is not supported" + reads);
   // The rest is one zstd frame: its size is what is left of the file, its
   // content size (from the frame header) is bounded by that and a ratio
   // before anything is allocated for it.
@@ -596,8 +592,10 @@ MergedTrace decode_body(const uint8_t* data, size_t size, const std::string& pat
           }
         }
         break;
-      case MergedSection::kEvents:
+      case MergedSection::kEvents: {
         m.events.resize(in.count("events"));
+        const uint64_t params = in.u("parameters");  // a newer minor version may hold more: read past them
+        if (params < kNumParams || params > 64) in.bad("parameters");
         for (MergedEvent& e : m.events) {
           e.identity = static_cast<uint32_t>(in.u());
           if (e.identity >= m.identities.size()) in.bad("identity index");
@@ -607,7 +605,10 @@ MergedTrace decode_body(const uint8_t* data, size_t size, const std::string& pat
             if (first + len > m.world_size) in.bad("rank out of range");
             for (uint64_t r = first; r < first + len; ++r) e.ranks.push_back(static_cast<uint32_t>(r));
           }
-          for (size_t q = 0; q < kNumParams1_1; ++q) e.params[q] = get_param(in, e);
+          for (uint64_t q = 0; q < params; ++q) {
+            ParamDesc d = get_param(in, e);
+            if (q < kNumParams) e.params[q] = d;
+          }
           e.lists.resize(in.count("lists"));
           for (ListDesc& l : e.lists) {
             uint64_t field = in.u();
@@ -620,6 +621,7 @@ MergedTrace decode_body(const uint8_t* data, size_t size, const std::string& pat
         }
         have_events = true;
         break;
+      }
       case MergedSection::kTimes: {
         uint64_t n = in.count("time columns");
         if (n != m.ranks.size()) in.bad("time columns");
@@ -632,16 +634,6 @@ MergedTrace decode_body(const uint8_t* data, size_t size, const std::string& pat
             r.durations[i] = static_cast<int64_t>(in.u());
           }
         }
-        break;
-      }
-      case MergedSection::kMoreParams: {
-        if (!have_events) in.bad("parameters before the events");
-        uint64_t more = in.count("parameters");
-        for (MergedEvent& e : m.events)
-          for (uint64_t j = 0; j < more; ++j) {
-            ParamDesc d = get_param(in, e);  // one of a newer minor version: read past
-            if (kNumParams1_1 + j < kNumParams) e.params[kNumParams1_1 + j] = d;
-          }
         break;
       }
       case MergedSection::kGapFloors: {

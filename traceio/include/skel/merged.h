@@ -15,9 +15,8 @@
 namespace skt {
 
 // The parameters a merged event describes per rank.
-// New ones go at the end: files keep the first kNumParams1_1 in their
-// events and the rest in a section of their own (MergedSection::kMoreParams).
-// forwards (1.2): 1 where a send's buffer is what the rank's last blocking
+// New ones go at the end (a file says how many its events hold; a reader
+// skips those it does not know). forwards: 1 where a send's buffer is what the rank's last blocking
 // receive filled (trace flag kFlagForwards), 0 for other sends.
 #define SKT_MERGED_PARAMS(X) \
   X(peer) X(peer2) X(tag) X(tag2) X(count) X(count2) X(bytes) X(bytes2) X(color) X(key) X(new_comm) X(forwards)
@@ -29,7 +28,6 @@ enum class Param : uint8_t {
   kCount
 };
 inline constexpr size_t kNumParams = static_cast<size_t>(Param::kCount);
-inline constexpr size_t kNumParams1_1 = static_cast<size_t>(Param::forwards);  // the parameters of merged traces 1.1
 const char* param_name(Param p);
 
 // A list-valued field (counts of v-collectives, requests completed, Cart

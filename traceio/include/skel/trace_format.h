@@ -237,9 +237,10 @@ inline constexpr uint32_t kFirstUserOp = 64;
 //     content. Readers skip sections they do not know (minor versions add
 //     sections; a changed meaning bumps the major). docs/trace-format.md.
 inline constexpr char kMergedMagic[8] = {'S', 'K', 'E', 'L', 'M', 'R', 'G', '\0'};
-inline constexpr uint16_t kMergedVersionMajor = 1;
-// 1.1: kWork; 1.2: kMoreParams (forwards); 1.3: kGapFloors; 1.4: kThread; 1.5: kBlocked
-inline constexpr uint16_t kMergedVersionMinor = 5;
+inline constexpr uint16_t kMergedVersionMajor = 2;
+// 2.0: every parameter in the events section (1.x kept those added after 1.1 in a section 12 of their
+// own); 1.x files are refused (merge the trace directory again). The 1.x history is in git.
+inline constexpr uint16_t kMergedVersionMinor = 0;
 enum class MergedSection : uint32_t {
   kRun = 1,         // world size, run id, look-ahead used, source directory
   kRanks = 2,       // per rank: host, MPI library, kernel calibration, executable, end state, events
@@ -252,10 +253,10 @@ enum class MergedSection : uint32_t {
   kEvents = 9,      // merged events: identity, participating ranks, parameter descriptions
   kTimes = 10,      // per rank: gap and duration of each of its events, in merged order
   kWork = 11,       // per rank: thread CPU time of each gap (GapClock::kThreadCpu ranks; 0 values otherwise)
-  kMoreParams = 12, // (1.2) the parameters added after 1.1 (their number, then every event's descriptions)
-  kGapFloors = 13,  // (1.3) per rank: the tracer's fixed cost in every gap, wall and thread CPU (trace header 1.4)
-  kThread = 14,     // (1.4) one per thread other than the first: number, fork_after, join_before, its merged body
-  kBlocked = 15,    // (1.5) per rank: blocked time in each gap (trace field kBlocked), as kWork; only if any
+  // 12: not used since 2.0
+  kGapFloors = 13,  // per rank: the tracer's fixed cost in every gap, wall and thread CPU (trace header 1.4)
+  kThread = 14,     // one per thread other than the first: number, fork_after, join_before, its merged body
+  kBlocked = 15,    // per rank: blocked time in each gap (trace field kBlocked), as kWork; only if any
 };
 
 // ---------------------------------------------------------------- folded programs
@@ -264,21 +265,20 @@ enum class MergedSection : uint32_t {
 // symbol table (a merged body whose events are one representative per
 // symbol) and the loop tree with timing. docs/trace-format.md.
 inline constexpr char kFoldedMagic[8] = {'S', 'K', 'E', 'L', 'F', 'L', 'D', '\0'};
-inline constexpr uint16_t kFoldedVersionMajor = 1;
-// 1.1: kWork; 1.2: list field reqback; 1.3: rule kind 3 (cycle); 1.4: rule kind 4 (instance cycle),
-// peer rules, kInfo's flags (bit 0: call sites joined); 1.5: the symbols' kMoreParams (forwards);
-// 1.6: kProfile; 1.7: the symbols' kGapFloors; 1.8: kPhases; 1.9: kThread; 1.10: kBlocked
-inline constexpr uint16_t kFoldedVersionMinor = 10;
+inline constexpr uint16_t kFoldedVersionMajor = 2;
+// 2.0: the symbols as a merged body 2.0; completions name their requests by reqback only (1.x before
+// 1.2 by reqrefs). 1.x files are refused (fold again). The 1.x history is in git.
+inline constexpr uint16_t kFoldedVersionMinor = 0;
 enum class FoldedSection : uint32_t {
-  kInfo = 1,     // source, merged events folded, flags (1.4; absent: 0)
+  kInfo = 1,     // source, merged events folded, flags
   kSymbols = 2,  // an embedded merged body (no times): events = symbols
   kNodes = 3,    // the loop tree: nodes with counts, children, timing, count rules
   kTop = 4,      // node indices of the top level
   kWork = 5,     // per node and rank: thread CPU time of its gap (traces with GapClock::kThreadCpu)
-  kProfile = 6,  // (1.6) the nodes whose computation drifts through the run: per rank, its course in parts
-  kPhases = 7,   // (1.8) the nodes whose computation differs by a cycle's phase: per rank, a factor per phase
-  kThread = 8,   // (1.9) one per thread other than the first: number, fork_after, join_before, its folded body
-  kBlocked = 9,  // (1.10) per node and rank: blocked time in its gap (merged kBlocked), as kWork; only if any
+  kProfile = 6,  // the nodes whose computation drifts through the run: per rank, its course in parts
+  kPhases = 7,   // the nodes whose computation differs by a cycle's phase: per rank, a factor per phase
+  kThread = 8,   // one per thread other than the first: number, fork_after, join_before, its folded body
+  kBlocked = 9,  // per node and rank: blocked time in its gap (merged kBlocked), as kWork; only if any
 };
 
 // How one parameter of a merged event is given for each participating rank r
