@@ -354,7 +354,7 @@ std::string encode_merged_body(const MergedTrace& m, bool with_times) {
     body.section(MergedSection::kEvents, o);
   }
   {
-    // the tracer's fixed cost in every gap, per rank (1.3)
+    // the tracer's fixed cost in every gap, per rank
     Out o;
     o.u(m.ranks.size());
     for (const MergedRank& r : m.ranks) {

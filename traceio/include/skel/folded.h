@@ -71,14 +71,14 @@ struct FoldedNode {
   std::vector<RankStat> work;   // per world rank: thread CPU time of the gap (n = 0: not measured, use gap)
   std::vector<RankStat> blocked;  // per world rank: time of the gap it was blocked (asleep; empty: never)
   std::vector<CountRule> rules; // count-like parameters that vary between instances
-  // The course of the computation through the run (folded 1.6): per world
+  // The course of the computation through the run: per world
   // rank, empty where the gap keeps its mean, else the mean of the gap's
   // computation (work where measured, else gap) over each of S equal parts of
   // the node's instances in program order, as a factor of that rank's mean.
   // Kept where the computation drifts (values that grow small and slow in a
   // solver's sweep): one mean would even out which rank waits when.
   std::vector<std::vector<double>> profile;
-  // The computation by phase (folded 1.8): where it differs between the
+  // The computation by phase: where it differs between the
   // phases of a value cycle (the node's own, or a cycled call's beside it in
   // its loop's body: NPB MG's levels, BT's stages) so that one mean would
   // even out the waits between ranks, the phase is, as for a cycle rule, the

@@ -129,7 +129,7 @@ struct MergedRankInfo {
   std::string hostname, mpi_library, executable, command_line, kernel_name;
   uint32_t kernel_version = 0;
   double kernel_units_per_s = 0;
-  double gap_floor_ns = 0, cpu_gap_floor_ns = 0;  // TraceHeader's (merged 1.3; 0: not measured)
+  double gap_floor_ns = 0, cpu_gap_floor_ns = 0;  // TraceHeader's (0: not measured)
   TraceEnd end = TraceEnd::kFinalized;
   uint64_t events = 0;
 };
