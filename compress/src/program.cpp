@@ -775,8 +775,55 @@ class Waiting {
 // The channels message_partners keeps per call and rank: a halo's four neighbours.
 constexpr size_t kRecentChannels = 4;
 
-MessagePartners message_partners(const MergedTrace& m) {
+// Per (wildcard MPI_Irecv event, rank): the source its completion records.
+std::map<std::pair<size_t, uint32_t>, int64_t> wildcard_sources(const MergedTrace& m) {
+  std::map<std::pair<size_t, uint32_t>, int64_t> matched;
+  for (size_t i = 0; i < m.events.size(); ++i)
+    if (m.events[i].find_list(ListField::req_sources))
+      for (size_t k = 0; k < m.events[i].ranks.size(); ++k) {
+        const std::vector<int64_t>& back = m.list_at(m.events[i], ListField::reqrefs, k);
+        const std::vector<int64_t>& source = m.list_at(m.events[i], ListField::req_sources, k);
+        for (size_t j = 0; j < back.size() && j < source.size(); ++j)
+          if (back[j] >= 0 && static_cast<size_t>(back[j]) <= i && source[j] >= 0)
+            matched[{i - static_cast<size_t>(back[j]), m.events[i].ranks[k]}] = source[j];
+      }
+  return matched;
+}
+
+// Pairs the message ends of a merged trace, one end at a time in event
+// order: each end meets the oldest unpaired end of the other side on its
+// channel (sender, receiver, communicator, tag), or waits for one.
+class MessageMatcher {
+ public:
   using Channel = std::tuple<int64_t, int64_t, int64_t, int64_t>;  // sender, receiver, comm, tag
+
+  explicit MessageMatcher(const MergedTrace& m) : m_(m), recent_(m.identities.size() * 2 * m.world_size) {}
+
+  // A send (is_send) or receive end of event idx on channel c, made by rank
+  // with the call of the given identity.
+  void end(const Channel& c, uint32_t idx, bool is_send, size_t identity, uint32_t rank) {
+    Queues& q = queues_of(c, recent_[(identity * 2 + is_send) * m_.world_size + rank]);
+    Waiting& other = is_send ? q.recvs : q.sends;
+    if (other.empty()) {
+      (is_send ? q.sends : q.recvs).push(idx);
+      return;
+    }
+    pairs_.emplace_back(other.pop(), idx);
+  }
+
+  // The pairs made, as MessagePartners of the trace's events.
+  MessagePartners partners() const {
+    MessagePartners out;
+    out.offset.assign(m_.events.size() + 1, 0);
+    for (const auto& [a, b] : pairs_) ++out.offset[a + 1], ++out.offset[b + 1];
+    for (size_t i = 0; i < m_.events.size(); ++i) out.offset[i + 1] += out.offset[i];
+    out.at.resize(out.offset.back());
+    std::vector<uint64_t> fill(out.offset.begin(), out.offset.end() - 1);
+    for (const auto& [a, b] : pairs_) out.at[fill[a]++] = b, out.at[fill[b]++] = a;
+    return out;
+  }
+
+ private:
   struct ChannelHash {
     size_t operator()(const Channel& c) const {
       uint64_t h = 0;
@@ -788,19 +835,6 @@ MessagePartners message_partners(const MergedTrace& m) {
   struct Queues {
     Waiting sends, recvs;  // not yet paired
   };
-  std::unordered_map<Channel, uint32_t, ChannelHash> channel_index;  // -> index in queues
-  std::vector<Queues> queues;
-  std::vector<std::pair<uint32_t, uint32_t>> pairs;
-  std::map<std::pair<size_t, uint32_t>, int64_t> matched;  // (wildcard Irecv, rank) -> source
-  for (size_t i = 0; i < m.events.size(); ++i)
-    if (m.events[i].find_list(ListField::req_sources))
-      for (size_t k = 0; k < m.events[i].ranks.size(); ++k) {
-        const std::vector<int64_t>& back = m.list_at(m.events[i], ListField::reqrefs, k);
-        const std::vector<int64_t>& source = m.list_at(m.events[i], ListField::req_sources, k);
-        for (size_t j = 0; j < back.size() && j < source.size(); ++j)
-          if (back[j] >= 0 && static_cast<size_t>(back[j]) <= i && source[j] >= 0)
-            matched[{i - static_cast<size_t>(back[j]), m.events[i].ranks[k]}] = source[j];
-      }
   // The channels each (identity, side, rank) used last: a call's instances
   // mostly keep theirs, or go round a few (a halo exchange's neighbours from
   // one call site), and the lookup is most of the time here (NPB LU; the
@@ -811,29 +845,31 @@ MessagePartners message_partners(const MergedTrace& m) {
     uint32_t next = 0;                            // the slot replaced next
     Recent() { queues.fill(-1); }
   };
-  std::vector<Recent> recent(m.identities.size() * 2 * m.world_size);
-  auto queues_of = [&](const Channel& c, Recent& l) -> Queues& {
+
+  Queues& queues_of(const Channel& c, Recent& l) {
     for (size_t k = 0; k < kRecentChannels; ++k)
-      if (l.queues[k] >= 0 && l.channel[k] == c) return queues[static_cast<size_t>(l.queues[k])];
-    auto it = channel_index.find(c);  // find first: emplace makes a node even for a channel it has
-    if (it == channel_index.end()) {
-      it = channel_index.emplace(c, static_cast<uint32_t>(queues.size())).first;
-      queues.emplace_back();
+      if (l.queues[k] >= 0 && l.channel[k] == c) return queues_[static_cast<size_t>(l.queues[k])];
+    auto it = channel_index_.find(c);  // find first: emplace makes a node even for a channel it has
+    if (it == channel_index_.end()) {
+      it = channel_index_.emplace(c, static_cast<uint32_t>(queues_.size())).first;
+      queues_.emplace_back();
     }
     l.channel[l.next] = c;
     l.queues[l.next] = it->second;
     l.next = (l.next + 1) % kRecentChannels;
-    return queues[it->second];
-  };
-  auto end = [&](const Channel& c, uint32_t idx, bool is_send, size_t identity, uint32_t rank) {
-    Queues& q = queues_of(c, recent[(identity * 2 + is_send) * m.world_size + rank]);
-    Waiting& other = is_send ? q.recvs : q.sends;
-    if (other.empty()) {
-      (is_send ? q.sends : q.recvs).push(idx);
-      return;
-    }
-    pairs.emplace_back(other.pop(), idx);
-  };
+    return queues_[it->second];
+  }
+
+  const MergedTrace& m_;
+  std::unordered_map<Channel, uint32_t, ChannelHash> channel_index_;  // -> index in queues_
+  std::vector<Queues> queues_;
+  std::vector<std::pair<uint32_t, uint32_t>> pairs_;
+  std::vector<Recent> recent_;
+};
+
+MessagePartners message_partners(const MergedTrace& m) {
+  const std::map<std::pair<size_t, uint32_t>, int64_t> matched = wildcard_sources(m);
+  MessageMatcher matcher(m);
   for (size_t i = 0; i < m.events.size(); ++i) {
     const MergedEvent& e = m.events[i];
     const Identity& id = m.identities[e.identity];
@@ -844,7 +880,7 @@ MessagePartners message_partners(const MergedTrace& m) {
       const uint32_t r = e.ranks[k];
       if (role == MessageRole::kSend || role == MessageRole::kSendRecv) {
         int64_t to = m.value_at(e, Param::peer, k), tag = m.value_at(e, Param::tag, k);
-        if (to >= 0) end({r, to, id.comm, tag}, idx, true, e.identity, r);
+        if (to >= 0) matcher.end({r, to, id.comm, tag}, idx, true, e.identity, r);
       }
       if (role == MessageRole::kRecv || role == MessageRole::kSendRecv) {
         const Param peer = role == MessageRole::kRecv ? Param::peer : Param::peer2;
@@ -854,18 +890,11 @@ MessagePartners message_partners(const MergedTrace& m) {
           auto it = matched.find({i, r});
           if (it != matched.end()) from = it->second;
         }
-        if (from >= 0 && tag >= 0) end({from, r, id.comm, tag}, idx, false, e.identity, r);
+        if (from >= 0 && tag >= 0) matcher.end({from, r, id.comm, tag}, idx, false, e.identity, r);
       }
     }
   }
-  MessagePartners out;
-  out.offset.assign(m.events.size() + 1, 0);
-  for (const auto& [a, b] : pairs) ++out.offset[a + 1], ++out.offset[b + 1];
-  for (size_t i = 0; i < m.events.size(); ++i) out.offset[i + 1] += out.offset[i];
-  out.at.resize(out.offset.back());
-  std::vector<uint64_t> fill(out.offset.begin(), out.offset.end() - 1);
-  for (const auto& [a, b] : pairs) out.at[fill[a]++] = b, out.at[fill[b]++] = a;
-  return out;
+  return matcher.partners();
 }
 
 // The symbol string of a merged trace: each event (with its request lists'

@@ -553,6 +553,145 @@ std::string differs(const Loaded& a, const Loaded& b, const std::vector<Identity
   return "";
 }
 
+// Reads every run of dirs into runs (sized as dirs): those of the first run's
+// world size interned into runs[0]'s tables, so that their calls' identities
+// compare as numbers; a run of another world size into its own tables, read
+// alone for its time (rep.mismatch names the last such run). Records each
+// run's traced time in rep.total_s. Returns whether all have one world size.
+bool read_runs(const std::vector<std::string>& dirs, const Options& opt, std::vector<Loaded>& runs,
+               RunsReport& rep) {
+  std::vector<TraceDir> tds;
+  for (const std::string& d : dirs) tds.emplace_back(d);
+  start_tables(runs[0], tds[0].world_size(), opt, dirs[0]);
+  Interner in(runs[0].tables);
+  bool same_world = true;
+  for (size_t k = 0; k < dirs.size(); ++k) {
+    if (tds[k].world_size() != tds[0].world_size()) {
+      same_world = false;
+      rep.mismatch_run = k;
+      rep.mismatch = std::to_string(tds[k].world_size()) + " ranks against " + std::to_string(tds[0].world_size());
+      // its own tables: read alone, for its time
+      runs[k] = Loaded();
+      start_tables(runs[k], tds[k].world_size(), opt, dirs[k]);
+      Interner own(runs[k].tables);
+      read_run(tds[k], opt, own, runs[k]);
+    } else {
+      read_run(tds[k], opt, in, runs[k]);
+    }
+    const Loaded& tables_of_k = tds[k].world_size() == tds[0].world_size() ? runs[0] : runs[k];
+    rep.total_s.push_back(run_seconds(runs[k], tables_of_k.tables.identities));
+  }
+  return same_world;
+}
+
+// From rep.total_s: the median time, the spread, and rep.used, the run of
+// median time (the lower of the two middle ones for an even count).
+void pick_median_run(RunsReport& rep) {
+  rep.median_s = median_of(rep.total_s);
+  rep.spread = rep.median_s > 0 ? (*std::max_element(rep.total_s.begin(), rep.total_s.end()) -
+                                   *std::min_element(rep.total_s.begin(), rep.total_s.end())) / rep.median_s
+                                : 0;
+  std::vector<size_t> by_time(rep.total_s.size());
+  for (size_t k = 0; k < by_time.size(); ++k) by_time[k] = k;
+  std::stable_sort(by_time.begin(), by_time.end(), [&](size_t a, size_t b) { return rep.total_s[a] < rep.total_s[b]; });
+  rep.used = by_time[(by_time.size() - 1) / 2];
+}
+
+// Runs of one world size (one set of tables) against the used run: the first
+// that differs in structure in rep.mismatch_run, and where in rep.mismatch
+// (left "" where none does); calls matching other messages counted.
+void compare_to_used(const std::vector<Loaded>& runs, RunsReport& rep) {
+  for (size_t k = 0; k < runs.size(); ++k) {
+    if (k == rep.used) continue;
+    rep.mismatch = differs(runs[rep.used], runs[k], runs[0].tables.identities, rep.other_matches);
+    if (!rep.mismatch.empty()) rep.mismatch_run = k;
+    if (!rep.mismatch.empty()) break;
+  }
+}
+
+// The used run moved out of runs, with the shared tables (those of run 0,
+// copied before the move) and its own rank headers, run id and source.
+Loaded take_used_run(std::vector<Loaded>& runs, const RunsReport& rep, const std::string& source) {
+  MergedTrace t = runs[0].tables;
+  Loaded out = std::move(runs[rep.used]);
+  t.ranks = out.tables.ranks;
+  t.run_id = out.tables.run_id;
+  t.source = source;
+  out.tables = std::move(t);
+  return out;
+}
+
+// Per position (rank, stream, call in file order) of out, the used run (moved
+// out of runs[rep.used]): the median of each time over the runs; the
+// structure and parameters stay the used run's. Counts the positions in rep,
+// those whose time varies by more than kRunsVary, and their share of the time.
+class RunMedians {
+ public:
+  RunMedians(Loaded& out, const std::vector<Loaded>& runs, RunsReport& rep)
+      : out_(out), runs_(runs), rep_(rep),
+        gaps_(runs.size()), durs_(runs.size()), works_(runs.size()), blocked_(runs.size()), v_(runs.size()) {}
+
+  void run() {
+    for (uint32_t r = 0; r < out_.ranks.size(); ++r) {
+      std::vector<RankData*> mine{&out_.ranks[r]};
+      for (LoadedThread& t : out_.threads) mine.push_back(&t.ranks[r]);
+      for (size_t s = 0; s < mine.size(); ++s)
+        for (size_t i = 0; i < mine[s]->events.size(); ++i) median_call(*mine[s], r, s, i);
+      median_header(r);
+    }
+    rep_.varying_time_share = all_ > 0 ? varying_ / all_ : 0;
+  }
+
+ private:
+  // Call i of stream s (0: the first thread) of rank r, as rd holds it.
+  void median_call(RankData& rd, uint32_t r, size_t s, size_t i) {
+    for (size_t k = 0; k < runs_.size(); ++k) {
+      const RankEvent& e = k == rep_.used ? rd.events[i] : streams_of(runs_[k], r)[s]->events[i];
+      gaps_[k] = e.gap;
+      durs_[k] = e.dur;
+      works_[k] = e.work;
+      blocked_[k] = e.blocked;
+      v_[k] = static_cast<double>(std::max<int64_t>(0, e.gap) + std::max<int64_t>(0, e.dur));
+    }
+    RankEvent& e = rd.events[i];
+    e.gap = std::llround(median_of(gaps_));
+    e.dur = std::llround(median_of(durs_));
+    if (e.work != kNone) e.work = std::llround(median_of(works_));
+    e.blocked = std::llround(median_of(blocked_));
+    rd.any_blocked |= e.blocked > 0;
+    const double m = median_of(v_);
+    const double range = *std::max_element(v_.begin(), v_.end()) - *std::min_element(v_.begin(), v_.end());
+    ++rep_.positions;
+    all_ += m;
+    if (range > kRunsVary * m) {
+      ++rep_.varying;
+      varying_ += m;
+    }
+  }
+
+  // Rank r's kernel speed and tracer floors: each the median over the runs.
+  void median_header(uint32_t r) {
+    std::vector<double> rate, floor, cpu_floor;
+    for (size_t k = 0; k < runs_.size(); ++k) {
+      const MergedRank& h = k == rep_.used ? out_.tables.ranks[r] : runs_[k].tables.ranks[r];
+      rate.push_back(h.kernel_units_per_s);
+      floor.push_back(h.gap_floor_ns);
+      cpu_floor.push_back(h.cpu_gap_floor_ns);
+    }
+    MergedRank& h = out_.tables.ranks[r];
+    h.kernel_units_per_s = median_of(rate);
+    h.gap_floor_ns = median_of(floor);
+    h.cpu_gap_floor_ns = median_of(cpu_floor);
+  }
+
+  Loaded& out_;
+  const std::vector<Loaded>& runs_;
+  RunsReport& rep_;
+  std::vector<int64_t> gaps_, durs_, works_, blocked_;  // one call's times, per run
+  std::vector<double> v_;                               // its gap and duration, per run
+  double all_ = 0, varying_ = 0;                        // the time of all positions, of those that vary
+};
+
 }  // namespace
 
 std::string describe(const RunsReport& r) {
@@ -579,49 +718,17 @@ std::string describe(const RunsReport& r) {
   return s;
 }
 
+// Several runs: the median run alone where they differ in structure or world
+// size, otherwise the per-position medians of their times (RunMedians).
 Loaded load_runs(const std::vector<std::string>& dirs, const Options& opt) {
   if (dirs.empty()) throw TraceError("no trace directories to merge");
   if (dirs.size() == 1) return load_one(dirs[0], opt);
   RunsReport rep;
   rep.dirs = dirs;
-  std::vector<TraceDir> tds;
-  for (const std::string& d : dirs) tds.emplace_back(d);
-  // Every run read into one set of tables, so that their calls' identities compare as numbers.
   std::vector<Loaded> runs(dirs.size());
-  start_tables(runs[0], tds[0].world_size(), opt, dirs[0]);
-  Interner in(runs[0].tables);
-  bool same_world = true;
-  for (size_t k = 0; k < dirs.size(); ++k) {
-    if (tds[k].world_size() != tds[0].world_size()) {
-      same_world = false;
-      rep.mismatch_run = k;
-      rep.mismatch = std::to_string(tds[k].world_size()) + " ranks against " + std::to_string(tds[0].world_size());
-      // its own tables: read alone, for its time
-      runs[k] = Loaded();
-      start_tables(runs[k], tds[k].world_size(), opt, dirs[k]);
-      Interner own(runs[k].tables);
-      read_run(tds[k], opt, own, runs[k]);
-    } else {
-      read_run(tds[k], opt, in, runs[k]);
-    }
-    const Loaded& tables_of_k = tds[k].world_size() == tds[0].world_size() ? runs[0] : runs[k];
-    rep.total_s.push_back(run_seconds(runs[k], tables_of_k.tables.identities));
-  }
-  rep.median_s = median_of(rep.total_s);
-  rep.spread = rep.median_s > 0 ? (*std::max_element(rep.total_s.begin(), rep.total_s.end()) -
-                                   *std::min_element(rep.total_s.begin(), rep.total_s.end())) / rep.median_s
-                                : 0;
-  // the run of median time (the lower of the two middle ones for an even count)
-  std::vector<size_t> by_time(dirs.size());
-  for (size_t k = 0; k < by_time.size(); ++k) by_time[k] = k;
-  std::stable_sort(by_time.begin(), by_time.end(), [&](size_t a, size_t b) { return rep.total_s[a] < rep.total_s[b]; });
-  rep.used = by_time[(by_time.size() - 1) / 2];
-  for (size_t k = 0; same_world && k < dirs.size(); ++k) {
-    if (k == rep.used) continue;
-    rep.mismatch = differs(runs[rep.used], runs[k], runs[0].tables.identities, rep.other_matches);
-    if (!rep.mismatch.empty()) rep.mismatch_run = k;
-    if (!rep.mismatch.empty()) break;
-  }
+  const bool same_world = read_runs(dirs, opt, runs, rep);
+  pick_median_run(rep);
+  if (same_world) compare_to_used(runs, rep);
   if (!same_world || !rep.mismatch.empty()) {
     rep.medians = false;
     rep.other_matches = 0;
@@ -630,63 +737,8 @@ Loaded load_runs(const std::vector<std::string>& dirs, const Options& opt) {
     if (opt.progress) opt.progress(describe(rep));
     return out;
   }
-  // Per position (rank, stream, call in file order): the median of each
-  // time over the runs; the structure and parameters are the median run's.
-  MergedTrace t = runs[0].tables;  // the shared tables (before a move of run 0); the used run's rank headers
-  Loaded out = std::move(runs[rep.used]);
-  {
-    t.ranks = out.tables.ranks;
-    t.run_id = out.tables.run_id;
-    t.source = dirs[rep.used];
-    out.tables = std::move(t);
-  }
-  double all = 0, varying = 0;
-  std::vector<int64_t> gaps(dirs.size()), durs(dirs.size()), works(dirs.size()), blocked(dirs.size());
-  std::vector<double> v(dirs.size());
-  for (uint32_t r = 0; r < out.ranks.size(); ++r) {
-    std::vector<RankData*> mine{&out.ranks[r]};
-    for (LoadedThread& t : out.threads) mine.push_back(&t.ranks[r]);
-    for (size_t s = 0; s < mine.size(); ++s) {
-      RankData& rd = *mine[s];
-      for (size_t i = 0; i < rd.events.size(); ++i) {
-        for (size_t k = 0; k < dirs.size(); ++k) {
-          const RankEvent& e = k == rep.used ? rd.events[i] : streams_of(runs[k], r)[s]->events[i];
-          gaps[k] = e.gap;
-          durs[k] = e.dur;
-          works[k] = e.work;
-          blocked[k] = e.blocked;
-          v[k] = static_cast<double>(std::max<int64_t>(0, e.gap) + std::max<int64_t>(0, e.dur));
-        }
-        RankEvent& e = rd.events[i];
-        e.gap = std::llround(median_of(gaps));
-        e.dur = std::llround(median_of(durs));
-        if (e.work != kNone) e.work = std::llround(median_of(works));
-        e.blocked = std::llround(median_of(blocked));
-        rd.any_blocked |= e.blocked > 0;
-        const double m = median_of(v);
-        const double range = *std::max_element(v.begin(), v.end()) - *std::min_element(v.begin(), v.end());
-        ++rep.positions;
-        all += m;
-        if (range > kRunsVary * m) {
-          ++rep.varying;
-          varying += m;
-        }
-      }
-    }
-    // the kernel's speed and the tracer's floors: each the median over the runs
-    std::vector<double> rate, floor, cpu_floor;
-    for (size_t k = 0; k < dirs.size(); ++k) {
-      const MergedRank& h = k == rep.used ? out.tables.ranks[r] : runs[k].tables.ranks[r];
-      rate.push_back(h.kernel_units_per_s);
-      floor.push_back(h.gap_floor_ns);
-      cpu_floor.push_back(h.cpu_gap_floor_ns);
-    }
-    MergedRank& h = out.tables.ranks[r];
-    h.kernel_units_per_s = median_of(rate);
-    h.gap_floor_ns = median_of(floor);
-    h.cpu_gap_floor_ns = median_of(cpu_floor);
-  }
-  rep.varying_time_share = all > 0 ? varying / all : 0;
+  Loaded out = take_used_run(runs, rep, dirs[rep.used]);
+  RunMedians(out, runs, rep).run();
   finish(out);
   out.runs = rep;
   if (opt.progress) opt.progress(describe(rep));

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 #include <unordered_map>
+#include <utility>
 
 #include "skel/merge.h"
 #include "skel/skel_funcs.h"
@@ -99,70 +100,93 @@ std::string describe(const Ordered& o, const std::string& score) {
   return how;
 }
 
-std::vector<Column> walk_ranks(const Loaded& in, uint32_t lookahead) {
-  const uint32_t P = static_cast<uint32_t>(in.ranks.size());
-  const uint32_t look = std::max<uint32_t>(1, lookahead);
-  const std::vector<Identity>& identities = in.tables.identities;
-  std::vector<size_t> cur(P, 0);
-  std::vector<int64_t> last_served(P, -1);  // column of each rank's last call (fairness)
-  std::vector<uint32_t> active, holders;
-  std::vector<Column> cols;
+namespace {
 
-  auto ident = [&](uint32_t r, size_t i) { return in.ranks[r].events[i].identity; };
+// The look-ahead walk's state: one cursor per rank, the column each rank was
+// last served at, and the columns made so far.
+class Walk {
+ public:
+  Walk(const Loaded& in, uint32_t lookahead)
+      : in_(in),
+        P_(static_cast<uint32_t>(in.ranks.size())),
+        look_(std::max<uint32_t>(1, lookahead)),
+        identities_(in.tables.identities),
+        cur_(P_, 0),
+        last_served_(P_, -1) {}
+
+  // Columns until every rank's calls are taken: all the active ranks' at
+  // once where they agree, otherwise the holders of the best candidate.
+  std::vector<Column> run() {
+    for (;;) {
+      active_.clear();
+      for (uint32_t r = 0; r < P_; ++r)
+        if (cur_[r] < in_.ranks[r].events.size()) active_.push_back(r);
+      if (active_.empty()) break;
+      uint32_t first = ident(active_[0]);
+      bool all_same = true;
+      for (uint32_t r : active_) all_same &= ident(r) == first;
+      if (all_same) {
+        take(first, active_);
+        continue;
+      }
+      const uint32_t best = best_candidate();
+      holders_.clear();
+      for (uint32_t r : active_)
+        if (ident(r) == best) holders_.push_back(r);
+      take(best, holders_);
+    }
+    return std::move(cols_);
+  }
+
+ private:
+  // The identity of rank r's current call.
+  uint32_t ident(uint32_t r) const { return in_.ranks[r].events[cur_[r]].identity; }
+
   // Distance (0..look) of identity x in rank r's window, or -1.
-  auto find_in_window = [&](uint32_t r, uint32_t x) -> long {
-    const auto& ev = in.ranks[r].events;
-    size_t end = std::min(ev.size(), cur[r] + look + 1);
-    for (size_t i = cur[r]; i < end; ++i)
-      if (ev[i].identity == x) return static_cast<long>(i - cur[r]);
+  long find_in_window(uint32_t r, uint32_t x) const {
+    const auto& ev = in_.ranks[r].events;
+    size_t end = std::min(ev.size(), cur_[r] + look_ + 1);
+    for (size_t i = cur_[r]; i < end; ++i)
+      if (ev[i].identity == x) return static_cast<long>(i - cur_[r]);
     return -1;
-  };
-  auto take = [&](uint32_t x, const std::vector<uint32_t>& ranks) {
-    const bool posts = posts_a_message(identities[x].func);
-    for (uint32_t r : ranks) {
-      if (!posts) last_served[r] = static_cast<int64_t>(cols.size());
-      ++cur[r];
-    }
-    cols.push_back(Column{x, ranks});
-  };
+  }
 
-  for (;;) {
-    active.clear();
-    for (uint32_t r = 0; r < P; ++r)
-      if (cur[r] < in.ranks[r].events.size()) active.push_back(r);
-    if (active.empty()) break;
-    uint32_t first = ident(active[0], cur[active[0]]);
-    bool all_same = true;
-    for (uint32_t r : active) all_same &= ident(r, cur[r]) == first;
-    if (all_same) {
-      take(first, active);
-      continue;
+  // Column x made by ranks, each moved past its call.
+  void take(uint32_t x, const std::vector<uint32_t>& ranks) {
+    const bool posts = posts_a_message(identities_[x].func);
+    for (uint32_t r : ranks) {
+      if (!posts) last_served_[r] = static_cast<int64_t>(cols_.size());
+      ++cur_[r];
     }
-    // Candidates: the current calls. One is blocked when a rank that is not
-    // at it now will make it later (within the window): that rank must first
-    // make what comes before. Unblocked candidates go first. Among equals,
-    // the candidate whose ranks were served longest ago wins, so that no rank
-    // runs ahead of the others: in a pipeline (every candidate blocked) this
-    // keeps the ranks in step and the merged program periodic like the
-    // application. Posting a message (Isend, Irecv) is not a turn: a master
-    // that posts an Irecv and waits for it keeps pace with a worker that
-    // makes one Send a round. Then more ranks, then the lowest rank.
+    cols_.push_back(Column{x, ranks});
+  }
+
+  // Candidates: the current calls of the active ranks. One is blocked when a
+  // rank that is not at it now will make it later (within the window): that
+  // rank must first make what comes before. Unblocked candidates go first.
+  // Among equals, the candidate whose ranks were served longest ago wins, so
+  // that no rank runs ahead of the others: in a pipeline (every candidate
+  // blocked) this keeps the ranks in step and the merged program periodic
+  // like the application. Posting a message (Isend, Irecv) is not a turn: a
+  // master that posts an Irecv and waits for it keeps pace with a worker that
+  // makes one Send a round. Then more ranks, then the lowest rank.
+  uint32_t best_candidate() const {
     uint32_t best = 0;
     bool best_free = false;
     int64_t best_served = 0;
     long best_holders = -1;
     std::vector<uint32_t> seen;
-    for (uint32_t r : active) {
-      uint32_t x = ident(r, cur[r]);
+    for (uint32_t r : active_) {
+      uint32_t x = ident(r);
       if (std::find(seen.begin(), seen.end(), x) != seen.end()) continue;
       seen.push_back(x);
       long holders_n = 0;
       int64_t served = INT64_MAX;
       bool blocked = false;
-      for (uint32_t s : active) {
-        if (ident(s, cur[s]) == x) {
+      for (uint32_t s : active_) {
+        if (ident(s) == x) {
           ++holders_n;
-          served = std::min(served, last_served[s]);
+          served = std::min(served, last_served_[s]);
         } else if (!blocked && find_in_window(s, x) > 0) {
           blocked = true;
         }
@@ -177,13 +201,22 @@ std::vector<Column> walk_ranks(const Loaded& in, uint32_t lookahead) {
         best_holders = holders_n;
       }
     }
-    holders.clear();
-    for (uint32_t r : active)
-      if (ident(r, cur[r]) == best) holders.push_back(r);
-    take(best, holders);
+    return best;
   }
-  return cols;
-}
+
+  const Loaded& in_;
+  const uint32_t P_;
+  const uint32_t look_;
+  const std::vector<Identity>& identities_;
+  std::vector<size_t> cur_;
+  std::vector<int64_t> last_served_;  // column of each rank's last call (fairness)
+  std::vector<uint32_t> active_, holders_;
+  std::vector<Column> cols_;
+};
+
+}  // namespace
+
+std::vector<Column> walk_ranks(const Loaded& in, uint32_t lookahead) { return Walk(in, lookahead).run(); }
 
 namespace {
 
