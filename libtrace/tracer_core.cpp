@@ -145,11 +145,13 @@ constexpr int64_t kBlockedMinNs = 50000;
 struct SchedStat {
   int fd = -2;
   int64_t run_delay = 0;  // ns the thread waited for a core, at the last read
+  int64_t wall = 0, cpu = 0;  // the wall clock and the thread's CPU time at the last read
   ~SchedStat() {
     if (fd >= 0) ::close(fd);
   }
   // Reads the run delay into run_delay; false where schedstat cannot be read.
-  bool read() {
+  bool read(int64_t wall_now, int64_t cpu_now) {
+    wall = wall_now, cpu = cpu_now;
     if (fd == -2) fd = ::open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
     char buf[128];
     ssize_t n = fd >= 0 ? ::pread(fd, buf, sizeof buf - 1, 0) : -1;
@@ -165,27 +167,28 @@ thread_local SchedStat t_schedstat;
 // Where the calling thread's current gap started (the wall clock after the
 // tracer's work on the call before), and its blocked time (0: none noted).
 thread_local int64_t t_gap_start = 0, t_blocked = 0;
-// Time off the CPU the tracer measured since its last schedstat read, in
-// calls and in gaps too short to look into: taken as run delay (an MPI call
-// that waits spins or yields, it does not sleep).
-thread_local int64_t t_off_since_read = 0;
-
-// At a gap's end, where the CPU clock was read: the part of the gap the
-// thread was off the CPU, less this gap's run delay, is blocked time. The
-// run delay since the last schedstat read, less the time off the CPU
-// measured since then elsewhere, is the gap's (the rest, up to the short
-// spans the tracer did not measure, lies before it). `wall` moves past a read.
-void note_blocked(int64_t& wall, int64_t cpu_gap) {
-  const int64_t off = (wall - t_gap_start) - cpu_gap;
-  if (t_gap_start == 0) return;
-  if (off < kBlockedMinNs) {
-    t_off_since_read += std::max<int64_t>(0, off);
+// At a gap's end (wall time `wall`, thread CPU time `cpu`), where the CPU
+// clock was read: the part of the gap the thread was off the CPU, less this
+// gap's run delay, is blocked time. The run delay since the last schedstat
+// read, less all the time the thread was off the CPU between that read and
+// the gap's start, is the gap's: off the CPU outside long gaps (in MPI
+// calls, which spin or yield rather than sleep; in the tracer's own work,
+// which can lose a time slice on a loaded machine; in short gaps) is taken
+// as run delay. The thread's first call reads where its count starts.
+// `wall` moves past a read.
+void note_blocked(int64_t& wall, int64_t cpu) {
+  if (t_gap_start == 0) {
+    t_schedstat.read(wall, cpu);
+    wall = clock_ns<CLOCK_MONOTONIC>();
     return;
   }
+  const int64_t off = (wall - t_gap_start) - (cpu - t_cpu_last);
+  if (off < kBlockedMinNs || t_schedstat.fd < 0) return;
+  const int64_t off_before = (t_gap_start - t_schedstat.wall) - (t_cpu_last - t_schedstat.cpu);
   const int64_t before = t_schedstat.run_delay;
-  if (!t_schedstat.read()) return;
-  const int64_t delay = std::min(off, std::max<int64_t>(0, t_schedstat.run_delay - before - t_off_since_read));
-  t_off_since_read = 0;
+  if (!t_schedstat.read(wall, cpu)) return;
+  const int64_t delay =
+      std::min(off, std::max<int64_t>(0, t_schedstat.run_delay - before - std::max<int64_t>(0, off_before)));
   if (off - delay >= kBlockedMinNs) t_blocked = off - delay;
   wall = clock_ns<CLOCK_MONOTONIC>();
 }
@@ -569,7 +572,7 @@ void mark_entry() {
   if (st().cpu_gaps) {
     t_cpu_entry = cpu_at(wall, t_cpu_entry_read);  // a read moves `wall` past it
     t_blocked = 0;  // note_blocked's, where the CPU clock was read
-    if (t_cpu_entry_read) note_blocked(wall, t_cpu_entry - t_cpu_last);
+    if (t_cpu_entry_read) note_blocked(wall, t_cpu_entry);
   }
   t_wall_entry = wall;
 }
@@ -727,14 +730,10 @@ void take_kernel_sample(State& s, int64_t t1) {
   s.last_sample_ns = now_ns();
 }
 // After the tracer's work on a call (at wall time `done`, moved past any
-// read): the thread's CPU time, where the next gap starts, and the call's
-// time off the CPU (a wait that yielded to other ranks), so that the next
-// gap's blocked time does not hold it.
-void note_cpu_after_call(int64_t& done, int64_t wall_entry) {
+// read): the thread's CPU time, and where the next gap starts.
+void note_cpu_after_call(int64_t& done) {
   bool read = false;
-  const int64_t cpu_entry = t_cpu_entry;
   t_cpu_last = cpu_at(done, read);
-  if (read && wall_entry > 0) t_off_since_read += std::max<int64_t>(0, (done - wall_entry) - (t_cpu_last - cpu_entry));
   t_gap_start = done;
 }
 }  // namespace
@@ -826,7 +825,6 @@ void record(Rec& r) {
   // Not at MPI_THREAD_MULTIPLE: the rank's one time line would move under
   // the other threads' calls (their starts before the origin: negative times).
   if (!s.multiple && t_wall_entry > 0 && r.t0 >= t_wall_entry) s.origin_ns += r.t0 - t_wall_entry;
-  const int64_t wall_entry = t_wall_entry;
   t_wall_entry = 0;
   w.end_event(rel(r.t0), rel(r.t1));
   if (r.frees_comm && cid >= static_cast<int64_t>(kFirstUserComm)) s.comm_ids.erase(handle_bits(r.comm));
@@ -837,7 +835,7 @@ void record(Rec& r) {
   // A read of the CPU clock here is cut out too (it can take a time slice:
   // 2.3 ms once, 4 Open MPI ranks on 2 cores); the gap starts after it.
   int64_t done = now_ns();
-  if (s.cpu_gaps) note_cpu_after_call(done, wall_entry);
+  if (s.cpu_gaps) note_cpu_after_call(done);
   if (!s.multiple) s.origin_ns += done - r.t1;
 }
 
@@ -975,7 +973,7 @@ void start(int64_t t0, int64_t t1, uint32_t func, const void* ret, int provided,
   pthread_atfork(nullptr, nullptr, stop_in_child);
   t_cpu_entry = t_cpu_last = t_cpu_read = thread_cpu_ns();
   t_wall_at_cpu_read = t_gap_start = now_ns();
-  if (s.cpu_gaps) t_schedstat.read();
+  if (s.cpu_gaps) t_schedstat.read(t_gap_start, t_cpu_last);
   t_cpu_next_sample = t_cpu_read + s.sample_every_ns;
   Rec r(func, ret);
   r.t0 = t0;
