@@ -119,6 +119,11 @@ class Checker {
   bool next_event(Actor& a, uint32_t& node);
   void execute(uint32_t a, uint32_t node);
   void execute_farm(uint32_t a, uint32_t node);
+  void execute_point_to_point(uint32_t a, uint32_t node, CallClass c);
+  void execute_probe(uint32_t a, uint32_t node);
+  void execute_collective(uint32_t a, uint32_t node, CallClass c);
+  Message message_of(uint32_t a, uint32_t node, bool send, Param peer, Param tag, Param count, int64_t dtype,
+                     bool any_source);
   std::vector<std::pair<uint32_t, uint64_t>> loops_of(const Actor& a) const;
   // --- values as the C computes them
   const MergedEvent& event(uint32_t n) const { return m_.events[static_cast<size_t>(p_.nodes[n].symbol)]; }
@@ -789,30 +794,38 @@ void Checker::execute_farm(uint32_t a, uint32_t n) {
   wait_for(a, post_collective(a, n, ctx, kFunc_MPI_Barrier, kNone));
 }
 
-void Checker::execute(uint32_t a, uint32_t n) {
-  Actor& ac = actors_[a];
-  ac.node = n;
-  ++out_.calls;
-  if (ac.farm >= 0) return execute_farm(a, n);
+// One end of a point-to-point call of actor a at node n, as the C computes
+// it: the communicator's context (context_of, which may fail), the peer
+// (kAnyPeer for a wildcard receive, kNoPeer both ways for MPI_PROC_NULL),
+// the tag, and the bytes (a receive's capacity: its largest count where
+// they wobble (Emitter::call), but MPI_Sendrecv_replace sends and receives
+// one count).
+Message Checker::message_of(uint32_t a, uint32_t n, bool send, Param peer, Param tag, Param count, int64_t dtype,
+                            bool any_source) {
+  const Actor& ac = actors_[a];
+  const Identity& id = identity(n);
+  Message msg;
+  const int64_t ctx = context_of(a, id.comm, n);
+  msg.ctx = ctx < 0 ? 0 : static_cast<uint32_t>(ctx);
+  const int64_t other = send ? peer_of(ac, n, peer, false) : peer_of(ac, n, peer, any_source);
+  msg.src = send ? ac.rank : other;
+  msg.dst = send ? other : ac.rank;
+  if (other == kNoPeer) msg.src = msg.dst = kNoPeer;
+  msg.tag = tag_of(ac, n, tag, !send);
+  msg.bytes = bytes_of(ac, n, count, dtype, !send && id.func != kFunc_MPI_Sendrecv_replace);
+  return msg;
+}
+
+// Sends, receives (blocking, non-blocking, persistent) and MPI_Sendrecv*:
+// their requests are posted, then waited for or put in their slots.
+void Checker::execute_point_to_point(uint32_t a, uint32_t n, CallClass c) {
   const Identity& id = identity(n);
   const uint32_t f = id.func;
-  const CallClass c = call_class(f);
   const bool any = id.peer_class == PeerClass::kAnySource && !plan_.pin_wildcards;
-  auto message = [&](bool send, Param peer, Param tag, Param count, int64_t dtype, bool any_source) {
-    Message msg;
-    const int64_t ctx = context_of(a, id.comm, n);
-    msg.ctx = ctx < 0 ? 0 : static_cast<uint32_t>(ctx);
-    const int64_t other = send ? peer_of(ac, n, peer, false) : peer_of(ac, n, peer, any_source);
-    msg.src = send ? ac.rank : other;
-    msg.dst = send ? other : ac.rank;
-    if (other == kNoPeer) msg.src = msg.dst = kNoPeer;
-    msg.tag = tag_of(ac, n, tag, !send);
-    // a receive's capacity: its largest count where they wobble (Emitter::call), but MPI_Sendrecv_replace
-    // sends and receives one count
-    msg.bytes = bytes_of(ac, n, count, dtype, !send && f != kFunc_MPI_Sendrecv_replace);
-    return msg;
-  };
   const int64_t dtype2 = id.dtype2 >= 0 ? id.dtype2 : id.dtype;
+  auto message = [&](bool send, Param peer, Param tag, Param count, int64_t dtype, bool any_source) {
+    return message_of(a, n, send, peer, tag, count, dtype, any_source);
+  };
   switch (c) {
     case CallClass::kSend:
       wait_for(a, post_send(a, n, message(true, Param::peer, Param::tag, Param::count, id.dtype, false), send_mode(f)));
@@ -830,7 +843,7 @@ void Checker::execute(uint32_t a, uint32_t n) {
       slot_put(a, n, post_recv(a, n, message(false, Param::peer, Param::tag, Param::count, id.dtype, any),
                                c == CallClass::kRecvInit));
       break;
-    case CallClass::kSendrecv: {
+    default: {  // CallClass::kSendrecv
       const bool replace = f == kFunc_MPI_Sendrecv_replace;
       const uint32_t s = post_send(a, n, message(true, Param::peer, Param::tag, Param::count, id.dtype, false),
                                    SendMode::kStandard);
@@ -840,20 +853,82 @@ void Checker::execute(uint32_t a, uint32_t n) {
       wait_for(a, r);
       break;
     }
-    case CallClass::kProbe: {
-      Message m = message(false, Param::peer, Param::tag, Param::count, id.dtype, any);
-      m.tag = tag_of(ac, n, Param::tag, false);  // MPI_Probe's tag is the traced one (Emitter::call: tag())
-      if (m.src == kNoPeer) break;
-      Mailbox& b = box(m.ctx, m.dst);
-      bool found = false;
-      for (uint32_t s : b.sends) found |= fits(m, reqs_[s].msg);
-      if (!found) {
-        ac.probe = m;
-        ac.probe_box = static_cast<int64_t>(key(m.ctx, m.dst));
-        b.probers.push_back(a);
-      }
+  }
+}
+
+// MPI_Probe: returns at once where a message it fits is posted, else the
+// actor waits in the mailbox (wake_probers).
+void Checker::execute_probe(uint32_t a, uint32_t n) {
+  Actor& ac = actors_[a];
+  const Identity& id = identity(n);
+  const bool any = id.peer_class == PeerClass::kAnySource && !plan_.pin_wildcards;
+  Message m = message_of(a, n, false, Param::peer, Param::tag, Param::count, id.dtype, any);
+  m.tag = tag_of(ac, n, Param::tag, false);  // MPI_Probe's tag is the traced one (Emitter::call: tag())
+  if (m.src == kNoPeer) return;
+  Mailbox& b = box(m.ctx, m.dst);
+  bool found = false;
+  for (uint32_t s : b.sends) found |= fits(m, reqs_[s].msg);
+  if (!found) {
+    ac.probe = m;
+    ac.probe_box = static_cast<int64_t>(key(m.ctx, m.dst));
+    b.probers.push_back(a);
+  }
+}
+
+// Collectives, blocking or not, and the calls that make communicators over
+// their parent: on the call's communicator (the window's, the file's for
+// the calls that name none), else MPI_COMM_WORLD. MPI_Comm_create_group is
+// a collective over the new communicator's members.
+void Checker::execute_collective(uint32_t a, uint32_t n, CallClass c) {
+  Actor& ac = actors_[a];
+  const Identity& id = identity(n);
+  const uint32_t f = id.func;
+  if (c == CallClass::kCommCreateGroup) {
+    const int64_t nc = m_.value(event(n), Param::new_comm, ac.rank);
+    if (nc < 2 || static_cast<size_t>(nc) >= m_.comms.size()) return;
+    const CommSymbol& s = m_.comms[static_cast<size_t>(nc)];
+    const int32_t g = ac.rank < s.group_of.size() ? s.group_of[ac.rank] : -1;
+    if (g < 0) return;
+    const uint32_t ctx = context_id(nc, g, ac.generation[nc], true,
+                                    static_cast<uint32_t>(s.groups[static_cast<size_t>(g)].size()));
+    wait_for(a, post_collective(a, n, ctx, f, kNone));
+    return;
+  }
+  int64_t ctx;
+  if (f == kFunc_MPI_Win_free || f == kFunc_MPI_Win_fence) ctx = ac.win_ctx;
+  else if (id.comm < 0 && f >= kFunc_MPI_File_close && f <= kFunc_MPI_File_sync) ctx = ac.file_ctx;
+  else ctx = context_of(a, id.comm, n);
+  if (ctx < 0) ctx = context_of(a, 0, n);
+  if (f == kFunc_MPI_Win_create) ac.win_ctx = ctx;
+  if (f == kFunc_MPI_File_open) ac.file_ctx = ctx;
+  const uint32_t r = post_collective(a, n, static_cast<uint32_t>(ctx), f, id.root);
+  if (c == CallClass::kIcollective) slot_put(a, n, r);
+  else wait_for(a, r);
+}
+
+// Actor a makes the call at event node n (or, about to run a farm, the
+// farm): what it posts, waits for or completes, by the call's class; then
+// the node's instance counter (n<id>_i += stride) where a linear rule
+// reads it.
+void Checker::execute(uint32_t a, uint32_t n) {
+  Actor& ac = actors_[a];
+  ac.node = n;
+  ++out_.calls;
+  if (ac.farm >= 0) return execute_farm(a, n);
+  const CallClass c = call_class(identity(n).func);
+  switch (c) {
+    case CallClass::kSend:
+    case CallClass::kIsend:
+    case CallClass::kSendInit:
+    case CallClass::kRecv:
+    case CallClass::kIrecv:
+    case CallClass::kRecvInit:
+    case CallClass::kSendrecv:
+      execute_point_to_point(a, n, c);
       break;
-    }
+    case CallClass::kProbe:
+      execute_probe(a, n);
+      break;
     case CallClass::kStart:
     case CallClass::kComplete:
     case CallClass::kRequestFree:
@@ -861,32 +936,12 @@ void Checker::execute(uint32_t a, uint32_t n) {
       break;
     case CallClass::kCollective:
     case CallClass::kIcollective:
-    case CallClass::kCommCreate: {
-      int64_t ctx;
-      if (f == kFunc_MPI_Win_free || f == kFunc_MPI_Win_fence) ctx = ac.win_ctx;
-      else if (id.comm < 0 && f >= kFunc_MPI_File_close && f <= kFunc_MPI_File_sync) ctx = ac.file_ctx;
-      else ctx = context_of(a, id.comm, n);
-      if (ctx < 0) ctx = context_of(a, 0, n);
-      if (f == kFunc_MPI_Win_create) ac.win_ctx = ctx;
-      if (f == kFunc_MPI_File_open) ac.file_ctx = ctx;
-      const uint32_t r = post_collective(a, n, static_cast<uint32_t>(ctx), f, id.root);
-      if (c == CallClass::kIcollective) slot_put(a, n, r);
-      else wait_for(a, r);
+    case CallClass::kCommCreate:
+    case CallClass::kCommCreateGroup:
+      execute_collective(a, n, c);
       break;
-    }
-    case CallClass::kCommCreateGroup: {  // collective over the new communicator's members
-      const int64_t nc = m_.value(event(n), Param::new_comm, ac.rank);
-      if (nc < 2 || static_cast<size_t>(nc) >= m_.comms.size()) break;
-      const CommSymbol& s = m_.comms[static_cast<size_t>(nc)];
-      const int32_t g = ac.rank < s.group_of.size() ? s.group_of[ac.rank] : -1;
-      if (g < 0) break;
-      const uint32_t ctx = context_id(nc, g, ac.generation[nc], true,
-                                      static_cast<uint32_t>(s.groups[static_cast<size_t>(g)].size()));
-      wait_for(a, post_collective(a, n, ctx, f, kNone));
-      break;
-    }
     case CallClass::kCommFree:
-      if (id.comm >= 2) ac.comm.erase(id.comm);
+      if (identity(n).comm >= 2) ac.comm.erase(identity(n).comm);
       break;
     case CallClass::kFinalize:
       ac.returns_after_finalize = event(n).ranks.size() < P_;
@@ -895,7 +950,6 @@ void Checker::execute(uint32_t a, uint32_t n) {
     default:  // MPI_Init, MPI_Abort, local calls
       break;
   }
-  // the node's instance counter (n<id>_i += stride) where a linear rule reads it
   for (const CountRule& rule : p_.nodes[n].rules)
     if (!rule.is_cycle()) {
       ac.counter[n] += ac.stack.empty() ? 1.0 : ac.stack.back().stride;

@@ -238,7 +238,15 @@ class Finder {
   Op op_of(uint32_t r, size_t j) const;
   Op completion_op(uint32_t r, size_t j) const;
 
-  // A parameter's value at a call (Checker::rule_value, uncut).
+  // A parameter's value at a call of the application, uncut: kNone where
+  // absent; a rule's cycle entry at the call's instance or iteration; a
+  // linear rule at the call's instance, rounded; a mean's largest value
+  // (for every parameter). Not Checker::rule_value: that one computes what
+  // the generated C of the cut skeleton does (the skeleton's cycle index and
+  // stride-scaled instance counter, llround(a) + b * i truncated to int,
+  // a mean's largest only for a receive's capacity), and its callers
+  // (peer_of, tag_of, bytes_of) give absent and constant-rule peers other
+  // values.
   int64_t value(const Call& c, Param pm, uint32_t r) const {
     const MergedEvent& e = event(c.node);
     if (e.params[static_cast<size_t>(pm)].kind == ParamKind::kAbsent) return kNone;

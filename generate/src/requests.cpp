@@ -77,99 +77,143 @@ class Creators {
   std::vector<std::array<std::vector<size_t>, 2>> made_;  // per rank: [persistent] positions of its creating calls
 };
 
-RequestSlots assign_request_slots(const FoldedProgram& p) {
+namespace {
+
+uint32_t func_of(const FoldedProgram& p, uint32_t node) {
+  const MergedTrace& m = p.symbols;
+  return m.identities[m.events[p.nodes[node].symbol].identity].func;
+}
+
+// Pass 1: which creating nodes a reference reaches. Where one reference of
+// one rank reaches different creating nodes at different positions, those
+// nodes are joined (they share a ring). at: expand_nodes(p).
+UnionFind join_shared_creators(const FoldedProgram& p, const std::vector<uint32_t>& at) {
   const MergedTrace& m = p.symbols;
   const size_t N = p.nodes.size();
-  const uint32_t P = m.world_size;
-  auto func_of = [&](uint32_t node) { return m.identities[m.events[p.nodes[node].symbol].identity].func; };
-  std::vector<uint32_t> at = expand_nodes(p);
-  RequestSlots out;
-  // Pass 1: which creating nodes a reference reaches -> rings (union-find).
   std::vector<std::vector<std::vector<int64_t>>> first(N);  // [node][rank][j]: creator first seen
   UnionFind uf(N);
-  Creators creators1(m);
+  Creators creators(m);
   for (size_t q = 0; q < at.size(); ++q) {
     uint32_t w = at[q];
     const MergedEvent& e = m.events[static_cast<size_t>(p.nodes[w].symbol)];
-    if (creates_request(func_of(w))) creators1.made(q, e, func_of(w));
-    if (!uses_requests(func_of(w))) continue;
-    if (first[w].empty()) first[w].resize(P);
+    if (creates_request(func_of(p, w))) creators.made(q, e, func_of(p, w));
+    if (!uses_requests(func_of(p, w))) continue;
+    if (first[w].empty()) first[w].resize(m.world_size);
     for (uint32_t r : e.ranks) {
-      std::vector<size_t> refs = creators1.where(q, e, r);
+      std::vector<size_t> refs = creators.where(q, e, r);
       auto& mine = first[w][r];
       if (mine.size() < refs.size()) mine.resize(refs.size(), -1);
       for (size_t j = 0; j < refs.size(); ++j) {
         if (refs[j] == Creators::kUnknown) continue;
         uint32_t c = at[refs[j]];
-        if (!creates_request(func_of(c))) continue;
+        if (!creates_request(func_of(p, c))) continue;
         if (mine[j] < 0) mine[j] = c;
         else if (mine[j] != c) uf.join(c, static_cast<uint32_t>(mine[j]));
       }
     }
   }
+  return uf;
+}
+
+// Numbers the rings, one per set of joined creating nodes in the order of
+// their first node: fills out.ring_of_node, and out.ring_size with 1 each.
+void number_rings(const FoldedProgram& p, UnionFind& uf, RequestSlots& out) {
+  const size_t N = p.nodes.size();
   out.ring_of_node.assign(N, -1);
   std::vector<int32_t> ring_of_root(N, -1);
   for (uint32_t n = 0; n < N; ++n) {
-    if (p.nodes[n].is_loop() || !creates_request(func_of(n))) continue;
+    if (p.nodes[n].is_loop() || !creates_request(func_of(p, n))) continue;
     uint32_t root = uf.find(n);
     if (ring_of_root[root] < 0) ring_of_root[root] = static_cast<int32_t>(out.ring_size.size());
     out.ring_of_node[n] = ring_of_root[root];
     if (static_cast<size_t>(ring_of_root[root]) == out.ring_size.size()) out.ring_size.push_back(1);
   }
-  // Pass 2: per rank, count the requests each ring made; a reference is
-  // "the k-th latest" of its ring, and must be the same k every time.
-  out.refs.assign(N, {});
-  std::vector<std::vector<uint64_t>> made(P, std::vector<uint64_t>(out.ring_size.size(), 0));
-  std::vector<std::unordered_map<size_t, uint64_t>> instance(P);  // position -> instance number, pending only
-  std::vector<std::vector<std::vector<uint8_t>>> seen(N);
-  Creators creators2(m);
-  for (size_t q = 0; q < at.size(); ++q) {
-    uint32_t n = at[q];
-    uint32_t f = func_of(n);
-    const MergedEvent& e = m.events[static_cast<size_t>(p.nodes[n].symbol)];
-    if (creates_request(f)) {
-      creators2.made(q, e, f);
-      int32_t g = out.ring_of_node[n];
-      for (uint32_t r : e.ranks) instance[r][q] = made[r][static_cast<size_t>(g)]++;
-      continue;
-    }
-    if (!uses_requests(f)) continue;
-    if (out.refs[n].empty()) {
-      out.refs[n].resize(P);
-      seen[n].resize(P);
-    }
-    bool completes = f != kFunc_MPI_Start && f != kFunc_MPI_Startall;
-    for (uint32_t r : e.ranks) {
-      std::vector<size_t> refs = creators2.where(q, e, r);
-      auto& mine = out.refs[n][r];
-      if (mine.size() < refs.size()) {
-        mine.resize(refs.size());
-        seen[n][r].resize(refs.size(), 0);
+}
+
+// Pass 2: per rank, count the requests each ring made; a reference is
+// "the k-th latest" of its ring, and must be the same k every time. Fills
+// out.refs, grows out.ring_size to the deepest reference, and notes the
+// references that differ (out.problems, five at most). Needs the rings
+// numbered (number_rings).
+class RefResolver {
+ public:
+  RefResolver(const FoldedProgram& p, const std::vector<uint32_t>& at, RequestSlots& out)
+      : p_(p), m_(p.symbols), at_(at), out_(out), made_(m_.world_size, std::vector<uint64_t>(out.ring_size.size(), 0)),
+        instance_(m_.world_size), seen_(p.nodes.size()), creators_(m_) {}
+
+  void run() {
+    out_.refs.assign(p_.nodes.size(), {});
+    for (size_t q = 0; q < at_.size(); ++q) {
+      uint32_t n = at_[q];
+      uint32_t f = func_of(p_, n);
+      const MergedEvent& e = m_.events[static_cast<size_t>(p_.nodes[n].symbol)];
+      if (creates_request(f)) {
+        creators_.made(q, e, f);
+        int32_t g = out_.ring_of_node[n];
+        for (uint32_t r : e.ranks) instance_[r][q] = made_[r][static_cast<size_t>(g)]++;
+        continue;
       }
-      for (size_t j = 0; j < refs.size(); ++j) {
-        RequestRef ref;
-        if (refs[j] != Creators::kUnknown) {
-          size_t pos = refs[j];
-          uint32_t c = at[pos];
-          auto it = instance[r].find(pos);
-          if (creates_request(func_of(c)) && it != instance[r].end()) {
-            ref.ring = out.ring_of_node[c];
-            ref.back = static_cast<uint32_t>(made[r][static_cast<size_t>(ref.ring)] - it->second);
-            uint32_t& size = out.ring_size[static_cast<size_t>(ref.ring)];
-            size = std::max(size, ref.back);
-            if (completes && !creates_persistent_request(func_of(c))) instance[r].erase(it);
-          }
+      if (!uses_requests(f)) continue;
+      if (out_.refs[n].empty()) {
+        out_.refs[n].resize(m_.world_size);
+        seen_[n].resize(m_.world_size);
+      }
+      bool completes = f != kFunc_MPI_Start && f != kFunc_MPI_Startall;
+      for (uint32_t r : e.ranks) resolve(q, n, e, r, completes);
+    }
+  }
+
+ private:
+  // The references of node n (at position q, event e) for rank r.
+  void resolve(size_t q, uint32_t n, const MergedEvent& e, uint32_t r, bool completes) {
+    std::vector<size_t> refs = creators_.where(q, e, r);
+    auto& mine = out_.refs[n][r];
+    if (mine.size() < refs.size()) {
+      mine.resize(refs.size());
+      seen_[n][r].resize(refs.size(), 0);
+    }
+    for (size_t j = 0; j < refs.size(); ++j) {
+      RequestRef ref;
+      if (refs[j] != Creators::kUnknown) {
+        size_t pos = refs[j];
+        uint32_t c = at_[pos];
+        auto it = instance_[r].find(pos);
+        if (creates_request(func_of(p_, c)) && it != instance_[r].end()) {
+          ref.ring = out_.ring_of_node[c];
+          ref.back = static_cast<uint32_t>(made_[r][static_cast<size_t>(ref.ring)] - it->second);
+          uint32_t& size = out_.ring_size[static_cast<size_t>(ref.ring)];
+          size = std::max(size, ref.back);
+          if (completes && !creates_persistent_request(func_of(p_, c))) instance_[r].erase(it);
         }
-        if (!seen[n][r][j]) {
-          mine[j] = ref;
-          seen[n][r][j] = 1;
-        } else if (!(mine[j] == ref) && out.problems.size() < 5) {
-          out.problems.push_back("node " + std::to_string(n) + ", rank " + std::to_string(r) +
-                                 ": a request reference differs between iterations");
-        }
+      }
+      if (!seen_[n][r][j]) {
+        mine[j] = ref;
+        seen_[n][r][j] = 1;
+      } else if (!(mine[j] == ref) && out_.problems.size() < 5) {
+        out_.problems.push_back("node " + std::to_string(n) + ", rank " + std::to_string(r) +
+                                ": a request reference differs between iterations");
       }
     }
   }
+
+  const FoldedProgram& p_;
+  const MergedTrace& m_;
+  const std::vector<uint32_t>& at_;
+  RequestSlots& out_;
+  std::vector<std::vector<uint64_t>> made_;                   // [rank][ring]: requests made
+  std::vector<std::unordered_map<size_t, uint64_t>> instance_;  // per rank: position -> instance number, pending only
+  std::vector<std::vector<std::vector<uint8_t>>> seen_;        // [node][rank][j]: a reference kept
+  Creators creators_;
+};
+
+}  // namespace
+
+RequestSlots assign_request_slots(const FoldedProgram& p) {
+  std::vector<uint32_t> at = expand_nodes(p);
+  RequestSlots out;
+  UnionFind uf = join_shared_creators(p, at);
+  number_rings(p, uf, out);
+  RefResolver(p, at, out).run();
   for (uint32_t size : out.ring_size) {
     out.ring_base.push_back(out.num_slots);
     out.num_slots += size;

@@ -125,96 +125,130 @@ bool keeps_channel_order(const std::vector<Op>& before, const std::vector<Op>& a
   return per_channel(before) == per_channel(after);
 }
 
-}  // namespace
+// The run as the simulation sees it: each rank's calls in the emitted order
+// and the message ends they post. RunModel::add() fills ops and ends node by
+// node; pair_ends() then finds every end's tag and pairs sends with
+// receives, and number_messages() gives each pair its place in the global
+// order, which the ops' waits then name.
+class RunModel {
+ public:
+  RunModel(const FoldedProgram& p, const RequestSlots& slots)
+      : ops(p.symbols.world_size), p_(p), m_(p.symbols), slots_(slots), made_end_(p.symbols.world_size),
+        made_(p.symbols.world_size) {}
 
-// The simulation; `analysed` says whether it could model the run at all.
-SafeOrder simulated_order(const FoldedProgram& p, const RequestSlots& slots, const std::vector<uint32_t>& run,
-                          bool& analysed) {
-  analysed = false;
-  const MergedTrace& m = p.symbols;
-  const uint32_t P = m.world_size;
-  SafeOrder out;
-  std::vector<std::vector<Op>> ops(P);
-  std::vector<End> ends;
+  // Adds node n, at place pos of the run, for every rank that calls it.
+  // False where the run cannot be modelled: a peer that changes between
+  // the node's instances, a completion of requests made before the run.
+  bool add(uint32_t pos, uint32_t n);
+
+  std::vector<std::vector<Op>> ops;  // per world rank
+  std::vector<End> ends;             // the message ends every op posts (Op::sides); tag and message still unset
+
+ private:
+  int64_t add_end(Op& o, const MergedEvent& e, uint32_t r, uint32_t pos, bool send, Param peer, Param tag);
+  bool add_waits(Op& o, uint32_t n, uint32_t r);
+
+  const FoldedProgram& p_;
+  const MergedTrace& m_;
+  const RequestSlots& slots_;
   // per rank: (ring, request number within this run) -> the end it posted
-  std::vector<std::map<std::pair<int32_t, int64_t>, int64_t>> made_end(P);
-  std::vector<std::map<int32_t, int64_t>> made(P);  // per rank, per ring: requests made in this run
-  for (uint32_t pos = 0; pos < run.size(); ++pos) {
-    const uint32_t n = run[pos];
-    // peers that change between the node's instances (call sites joined):
-    // the symbol's are not this run's
-    if (p.nodes[n].rule(Param::peer) || p.nodes[n].rule(Param::peer2)) return out;
-    const MergedEvent& e = m.events[static_cast<size_t>(p.nodes[n].symbol)];
-    const Identity& id = m.identities[e.identity];
-    const uint32_t f = id.func;
-    // MPI_ANY_SOURCE receives are simulated with the source they matched in
-    // the trace (recorded as their peer): the order found is safe for the
-    // application's own matching, which is what the skeleton replays.
-    for (uint32_t r : e.ranks) {
-      Op o;
-      o.node = n;
-      auto add_end = [&](bool send, Param peer, Param tag) -> int64_t {
-        int64_t w = m.value(e, peer, r);
-        if (w < 0) return -1;  // MPI_PROC_NULL: no message
-        End x;
-        x.send = send;
-        x.rank = r;
-        x.peer = w;
-        x.comm = id.comm;
-        x.tag_param = tag;
-        x.node = n;
-        x.pos = pos;
-        ends.push_back(x);
-        o.sides.push_back(static_cast<uint32_t>(ends.size() - 1));
-        return static_cast<int64_t>(ends.size() - 1);
-      };
-      switch (f) {
-        case kFunc_MPI_Send: case kFunc_MPI_Ssend: case kFunc_MPI_Bsend: case kFunc_MPI_Rsend:
-          o.blocking = true;
-          add_end(true, Param::peer, Param::tag);
-          break;
-        case kFunc_MPI_Recv:
-          o.blocking = true;
-          add_end(false, Param::peer, Param::tag);
-          break;
-        case kFunc_MPI_Sendrecv: case kFunc_MPI_Sendrecv_replace:
-          o.blocking = true;
-          add_end(true, Param::peer, Param::tag);
-          add_end(false, Param::peer2, Param::tag2);
-          break;
-        case kFunc_MPI_Isend: case kFunc_MPI_Issend: case kFunc_MPI_Ibsend: case kFunc_MPI_Irsend:
-        case kFunc_MPI_Irecv: {
-          bool send = f != kFunc_MPI_Irecv;
-          int64_t x = add_end(send, Param::peer, Param::tag);
-          int32_t g = slots.ring_of_node[n];
-          if (g >= 0) made_end[r][{g, made[r][g]++}] = x;  // -1: MPI_PROC_NULL, nothing to wait for
-          break;
-        }
-        default: {  // Wait*: the ends it completes must come from this run
-          o.blocking = true;
-          const auto& refs = slots.refs[n];
-          if (refs.empty()) return out;
-          for (const RequestRef& x : refs[r]) {
-            if (x.ring < 0) continue;
-            auto it = made_end[r].find({x.ring, made[r][x.ring] - int64_t(x.back)});
-            if (it == made_end[r].end()) return out;  // a request from before the run: not ours to order
-            if (it->second >= 0) o.waits.push_back(static_cast<uint32_t>(it->second));  // end now, message below
-          }
-        }
-      }
-      if (o.blocking && f != kFunc_MPI_Wait && f != kFunc_MPI_Waitall && f != kFunc_MPI_Waitany &&
-          f != kFunc_MPI_Waitsome)
-        o.waits = o.sides;
-      ops[r].push_back(o);
-    }
+  std::vector<std::map<std::pair<int32_t, int64_t>, int64_t>> made_end_;
+  std::vector<std::map<int32_t, int64_t>> made_;  // per rank, per ring: requests made in this run
+};
+
+// The end rank r's op o posts to or from its peer parameter (-1 and no end
+// for MPI_PROC_NULL): its index in ends.
+int64_t RunModel::add_end(Op& o, const MergedEvent& e, uint32_t r, uint32_t pos, bool send, Param peer, Param tag) {
+  int64_t w = m_.value(e, peer, r);
+  if (w < 0) return -1;  // MPI_PROC_NULL: no message
+  End x;
+  x.send = send;
+  x.rank = r;
+  x.peer = w;
+  x.comm = m_.identities[e.identity].comm;
+  x.tag_param = tag;
+  x.node = o.node;
+  x.pos = pos;
+  ends.push_back(x);
+  o.sides.push_back(static_cast<uint32_t>(ends.size() - 1));
+  return static_cast<int64_t>(ends.size() - 1);
+}
+
+// Wait* node n on rank r: the ends it completes (as end indices, turned
+// into messages by number_messages), which must come from this run.
+bool RunModel::add_waits(Op& o, uint32_t n, uint32_t r) {
+  const auto& refs = slots_.refs[n];
+  if (refs.empty()) return false;
+  for (const RequestRef& x : refs[r]) {
+    if (x.ring < 0) continue;
+    auto it = made_end_[r].find({x.ring, made_[r][x.ring] - int64_t(x.back)});
+    if (it == made_end_[r].end()) return false;  // a request from before the run: not ours to order
+    if (it->second >= 0) o.waits.push_back(static_cast<uint32_t>(it->second));  // end now, message below
   }
-  // Pair the k-th send s->d with the k-th receive at d from s (same comm and
-  // tag), with the tags of the run's j-th time. Tags that change between
-  // instances must pair the same way every time: where the run's receive
-  // takes the message its send made the time before (a loop entered in the
-  // middle of a step), the messages cross the run, and it is not ours.
+  return true;
+}
+
+bool RunModel::add(uint32_t pos, uint32_t n) {
+  // peers that change between the node's instances (call sites joined):
+  // the symbol's are not this run's
+  if (p_.nodes[n].rule(Param::peer) || p_.nodes[n].rule(Param::peer2)) return false;
+  const MergedEvent& e = m_.events[static_cast<size_t>(p_.nodes[n].symbol)];
+  const uint32_t f = m_.identities[e.identity].func;
+  // MPI_ANY_SOURCE receives are simulated with the source they matched in
+  // the trace (recorded as their peer): the order found is safe for the
+  // application's own matching, which is what the skeleton replays.
+  for (uint32_t r : e.ranks) {
+    Op o;
+    o.node = n;
+    switch (f) {
+      case kFunc_MPI_Send: case kFunc_MPI_Ssend: case kFunc_MPI_Bsend: case kFunc_MPI_Rsend:
+        o.blocking = true;
+        add_end(o, e, r, pos, true, Param::peer, Param::tag);
+        break;
+      case kFunc_MPI_Recv:
+        o.blocking = true;
+        add_end(o, e, r, pos, false, Param::peer, Param::tag);
+        break;
+      case kFunc_MPI_Sendrecv: case kFunc_MPI_Sendrecv_replace:
+        o.blocking = true;
+        add_end(o, e, r, pos, true, Param::peer, Param::tag);
+        add_end(o, e, r, pos, false, Param::peer2, Param::tag2);
+        break;
+      case kFunc_MPI_Isend: case kFunc_MPI_Issend: case kFunc_MPI_Ibsend: case kFunc_MPI_Irsend:
+      case kFunc_MPI_Irecv: {
+        bool send = f != kFunc_MPI_Irecv;
+        int64_t x = add_end(o, e, r, pos, send, Param::peer, Param::tag);
+        int32_t g = slots_.ring_of_node[n];
+        if (g >= 0) made_end_[r][{g, made_[r][g]++}] = x;  // -1: MPI_PROC_NULL, nothing to wait for
+        break;
+      }
+      default:  // Wait*: the ends it completes must come from this run
+        o.blocking = true;
+        if (!add_waits(o, n, r)) return false;
+    }
+    if (o.blocking && f != kFunc_MPI_Wait && f != kFunc_MPI_Waitall && f != kFunc_MPI_Waitany &&
+        f != kFunc_MPI_Waitsome)
+      o.waits = o.sides;
+    ops[r].push_back(o);
+  }
+  return true;
+}
+
+using EndPairs = std::vector<std::pair<uint32_t, uint32_t>>;  // (send end, receive end)
+
+// Pair the k-th send s->d with the k-th receive at d from s (same comm and
+// tag), with the tags of the run's j-th time. Tags that change between
+// instances must pair the same way every time: where the run's receive
+// takes the message its send made the time before (a loop entered in the
+// middle of a step), the messages cross the run, and it is not ours.
+// Sets every end's tag (the first time's where they change); false where
+// the run cannot be modelled (that, an MPI_ANY_TAG receive, an end whose
+// other end is outside the run). first_pairs: the first time's pairs, in
+// the order of (comm, source, dest, tag, k).
+bool pair_ends(const FoldedProgram& p, const std::vector<uint32_t>& run, std::vector<End>& ends,
+               EndPairs& first_pairs) {
   const uint64_t times = std::max<uint64_t>(1, std::min<uint64_t>(p.nodes[run[0]].instances, 128));
-  std::vector<std::pair<uint32_t, uint32_t>> first_pairs, same_pairs;
+  EndPairs same_pairs;
   for (uint64_t j = 0; j < times; ++j) {
     bool varies = false;
     for (End& x : ends) {
@@ -225,16 +259,16 @@ SafeOrder simulated_order(const FoldedProgram& p, const RequestSlots& slots, con
     std::map<std::tuple<int64_t, int64_t, int64_t, int64_t>, std::vector<uint32_t>> sends, recvs;
     for (uint32_t i = 0; i < ends.size(); ++i) {
       const End& x = ends[i];
-      if (x.tag == -1 && !x.send) return out;  // MPI_ANY_TAG
+      if (x.tag == -1 && !x.send) return false;  // MPI_ANY_TAG
       auto key = x.send ? std::make_tuple(x.comm, int64_t(x.rank), x.peer, x.tag)
                         : std::make_tuple(x.comm, x.peer, int64_t(x.rank), x.tag);
       (x.send ? sends : recvs)[key].push_back(i);
     }
-    if (sends.size() != recvs.size()) return out;
-    std::vector<std::pair<uint32_t, uint32_t>> pairs;
+    if (sends.size() != recvs.size()) return false;
+    EndPairs pairs;
     for (auto& [key, s] : sends) {
       auto it = recvs.find(key);
-      if (it == recvs.end() || it->second.size() != s.size()) return out;  // crosses the run: not ours
+      if (it == recvs.end() || it->second.size() != s.size()) return false;  // crosses the run: not ours
       for (size_t k = 0; k < s.size(); ++k) pairs.emplace_back(s[k], it->second[k]);
     }
     if (j == 0) {
@@ -243,17 +277,22 @@ SafeOrder simulated_order(const FoldedProgram& p, const RequestSlots& slots, con
       same_pairs = pairs;
     } else {
       std::sort(pairs.begin(), pairs.end());
-      if (pairs != same_pairs) return out;
+      if (pairs != same_pairs) return false;
     }
   }
-  // The global order of the messages: by where the run first posts an end
-  // of each (the merged order, which follows the application's time), then
-  // by (comm, source, dest, tag, k). Any total order is deadlock-free; this
-  // one keeps a blocking round trip (0 sends, 1 receives and answers) a round
-  // trip, where ordering by source alone let rank 1 answer late, after the
-  // step's other exchanges, and the skeleton's step ran 13 % short
-  // (tests/apps/ring).
-  std::vector<std::pair<uint32_t, uint32_t>> message_ends = first_pairs;  // (send end, receive end)
+  return true;
+}
+
+// The global order of the messages: by where the run first posts an end
+// of each (the merged order, which follows the application's time), then
+// by (comm, source, dest, tag, k). Any total order is deadlock-free; this
+// one keeps a blocking round trip (0 sends, 1 receives and answers) a round
+// trip, where ordering by source alone let rank 1 answer late, after the
+// step's other exchanges, and the skeleton's step ran 13 % short
+// (tests/apps/ring). Sets End::message, turns the ops' waits from ends into
+// messages, and returns the number of messages.
+uint32_t number_messages(const EndPairs& first_pairs, std::vector<End>& ends, std::vector<std::vector<Op>>& ops) {
+  EndPairs message_ends = first_pairs;
   std::stable_sort(message_ends.begin(), message_ends.end(), [&](const auto& a, const auto& b) {
     return std::min(ends[a.first].pos, ends[a.second].pos) < std::min(ends[b.first].pos, ends[b.second].pos);
   });
@@ -262,11 +301,14 @@ SafeOrder simulated_order(const FoldedProgram& p, const RequestSlots& slots, con
   for (auto& r : ops)
     for (Op& o : r)
       for (uint32_t& w : o.waits) w = ends[w].message;
-  analysed = true;
-  if (simulate(ops, ends, messages)) return out;
-  // Posting calls first, in their order; then the blocking ones by their smallest message.
-  std::vector<std::vector<Op>> sorted(P);
-  for (uint32_t r = 0; r < P; ++r) {
+  return messages;
+}
+
+// Each rank's posting calls first, in their order; then its blocking ones
+// by their smallest message.
+std::vector<std::vector<Op>> by_smallest_message(const std::vector<std::vector<Op>>& ops) {
+  std::vector<std::vector<Op>> sorted(ops.size());
+  for (size_t r = 0; r < ops.size(); ++r) {
     for (const Op& o : ops[r])
       if (!o.blocking) sorted[r].push_back(o);
     std::vector<Op> blocking;
@@ -280,22 +322,49 @@ SafeOrder simulated_order(const FoldedProgram& p, const RequestSlots& slots, con
     std::stable_sort(blocking.begin(), blocking.end(), [&](const Op& a, const Op& b) { return first(a) < first(b); });
     sorted[r].insert(sorted[r].end(), blocking.begin(), blocking.end());
   }
-  if (!simulate(sorted, ends, messages)) {
-    out.verdict = SafeOrder::kUnproven;
-    return out;
-  }
-  for (uint32_t r = 0; r < P; ++r) {
+  return sorted;
+}
+
+// Whether every rank's new order keeps its request rings and its channels
+// in the order they were (keeps_request_order, keeps_channel_order).
+bool keeps_orders(const RequestSlots& slots, const std::vector<std::vector<Op>>& ops,
+                  const std::vector<std::vector<Op>>& sorted, const std::vector<End>& ends) {
+  for (uint32_t r = 0; r < ops.size(); ++r) {
     std::vector<uint32_t> before, after;
     for (const Op& o : ops[r]) before.push_back(o.node);
     for (const Op& o : sorted[r]) after.push_back(o.node);
-    if (!keeps_request_order(slots, before, after, r) || !keeps_channel_order(ops[r], sorted[r], ends)) {
-      out.verdict = SafeOrder::kUnproven;
-      return out;
-    }
+    if (!keeps_request_order(slots, before, after, r) || !keeps_channel_order(ops[r], sorted[r], ends)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+// The simulation; `analysed` says whether it could model the run at all
+// (false: the verdict is kAsEmitted and means nothing). Analysed, the
+// verdict is kAsEmitted where the emitted order completes, kReordered with
+// the order by smallest message where that completes and keeps every
+// rank's request rings and channels in order, else kUnproven.
+SafeOrder simulated_order(const FoldedProgram& p, const RequestSlots& slots, const std::vector<uint32_t>& run,
+                          bool& analysed) {
+  analysed = false;
+  SafeOrder out;
+  RunModel model(p, slots);
+  for (uint32_t pos = 0; pos < run.size(); ++pos)
+    if (!model.add(pos, run[pos])) return out;
+  EndPairs first_pairs;
+  if (!pair_ends(p, run, model.ends, first_pairs)) return out;
+  const uint32_t messages = number_messages(first_pairs, model.ends, model.ops);
+  analysed = true;
+  if (simulate(model.ops, model.ends, messages)) return out;
+  std::vector<std::vector<Op>> sorted = by_smallest_message(model.ops);
+  if (!simulate(sorted, model.ends, messages) || !keeps_orders(slots, model.ops, sorted, model.ends)) {
+    out.verdict = SafeOrder::kUnproven;
+    return out;
   }
   out.verdict = SafeOrder::kReordered;
-  out.order.resize(P);
-  for (uint32_t r = 0; r < P; ++r)
+  out.order.resize(sorted.size());
+  for (size_t r = 0; r < sorted.size(); ++r)
     for (const Op& o : sorted[r]) out.order[r].push_back(o.node);
   return out;
 }
