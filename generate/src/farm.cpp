@@ -347,10 +347,7 @@ void Finder::build_ops(uint32_t r) {
 void Finder::completed_by(uint32_t r, size_t j, const std::vector<size_t>& made) {
   const MergedEvent& e = event(calls_[r][j].node);
   std::vector<size_t>& out = reqs_[r].made_by;
-  if (!e.find_list(ListField::reqback)) {  // none completed (a Test* that found none), or an old file
-    if (e.find_list(ListField::reqrefs)) out.push_back(SIZE_MAX);
-    return;
-  }
+  if (!e.find_list(ListField::reqback)) return;  // none completed
   for (int64_t b : m_.list(e, ListField::reqback, r)) {  // 2k: the rank's k-th latest ordinary request
     const size_t k = b > 0 && b % 2 == 0 ? static_cast<size_t>(b / 2) : 0;
     out.push_back(k > 0 && k <= made.size() ? made[made.size() - k] : SIZE_MAX);

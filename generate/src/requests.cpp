@@ -55,20 +55,15 @@ class Creators {
     for (uint32_t r : e.ranks) made_[r][creates_persistent_request(func)].push_back(q);
   }
   // The positions of the calls that made the requests e names for rank r
-  // at position q (kUnknown: not in the trace). From reqback where the
-  // folded program has it (1.2), else from the event distances (reqrefs).
-  std::vector<size_t> where(size_t q, const MergedEvent& e, uint32_t r) const {
+  // (kUnknown: not in the trace), from the folded program's reqback.
+  std::vector<size_t> where(const MergedEvent& e, uint32_t r) const {
     std::vector<size_t> out;
-    if (e.find_list(ListField::reqback)) {
-      for (int64_t b : m_.list(e, ListField::reqback, r)) {
-        const std::vector<size_t>& mine = made_[r][b & 1];
-        size_t k = b > 0 ? static_cast<size_t>(b / 2) : 0;
-        out.push_back(k > 0 && k <= mine.size() ? mine[mine.size() - k] : kUnknown);
-      }
-      return out;
+    if (!e.find_list(ListField::reqback)) return out;
+    for (int64_t b : m_.list(e, ListField::reqback, r)) {
+      const std::vector<size_t>& mine = made_[r][b & 1];
+      size_t k = b > 0 ? static_cast<size_t>(b / 2) : 0;
+      out.push_back(k > 0 && k <= mine.size() ? mine[mine.size() - k] : kUnknown);
     }
-    for (int64_t d : m_.list(e, ListField::reqrefs, r))
-      out.push_back(d >= 0 && static_cast<size_t>(d) <= q ? q - static_cast<size_t>(d) : kUnknown);
     return out;
   }
 
@@ -100,7 +95,7 @@ UnionFind join_shared_creators(const FoldedProgram& p, const std::vector<uint32_
     if (!uses_requests(func_of(p, w))) continue;
     if (first[w].empty()) first[w].resize(m.world_size);
     for (uint32_t r : e.ranks) {
-      std::vector<size_t> refs = creators.where(q, e, r);
+      std::vector<size_t> refs = creators.where(e, r);
       auto& mine = first[w][r];
       if (mine.size() < refs.size()) mine.resize(refs.size(), -1);
       for (size_t j = 0; j < refs.size(); ++j) {
@@ -159,14 +154,14 @@ class RefResolver {
         seen_[n].resize(m_.world_size);
       }
       bool completes = f != kFunc_MPI_Start && f != kFunc_MPI_Startall;
-      for (uint32_t r : e.ranks) resolve(q, n, e, r, completes);
+      for (uint32_t r : e.ranks) resolve(n, e, r, completes);
     }
   }
 
  private:
-  // The references of node n (at position q, event e) for rank r.
-  void resolve(size_t q, uint32_t n, const MergedEvent& e, uint32_t r, bool completes) {
-    std::vector<size_t> refs = creators_.where(q, e, r);
+  // The references of node n (event e) for rank r.
+  void resolve(uint32_t n, const MergedEvent& e, uint32_t r, bool completes) {
+    std::vector<size_t> refs = creators_.where(e, r);
     auto& mine = out_.refs[n][r];
     if (mine.size() < refs.size()) {
       mine.resize(refs.size());

@@ -6,9 +6,7 @@
 // may have several requests pending at once (Irecv in a loop, then one
 // Waitall). A completion (Wait*, Test*, Start*, Request_free) names its
 // requests by how many of the rank's request-creating calls back they were
-// made (reqback; older folded programs: distance back in the merged event
-// sequence, reqrefs); expanding the
-// folded program turns that into "the k-th latest request of ring g",
+// made (reqback); expanding the folded program turns that into "the k-th latest request of ring g",
 // which the skeleton finds at run time from the ring's counter. When one
 // reference of one rank reaches different creating nodes at different
 // occurrences (an Irecv before a loop completed by the Wait in the loop's
