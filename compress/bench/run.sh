@@ -10,12 +10,12 @@
 # "shortest"; also longest-first, the choice rule used until 2026-11-25,
 # and naive, the O(n^2) repeat finder, skipped above NAIVE_MAX = 100000).
 set -euo pipefail
+source "$(dirname "$0")/../../common/bench/lib.sh"
 build=$1 reps=${2:-3}
 sizes=${SIZES:-"100000 1000000 10000000 100000000"}
 methods=${METHODS:-shortest}
 naive_max=${NAIVE_MAX:-100000}
-bench=$build/bench/fold_bench
-[ -x "$bench" ] || { echo "$0: $bench: not built (cmake --build $build --target fold_bench)" >&2; exit 2; }
+bench=$(bench_built "$build" bench/fold_bench)
 declare -A times cpus mem result
 field() { sed "s/.* $1=\([0-9.]*\).*/\1/" <<< " $2"; }
 for ((r = 0; r < reps; ++r)); do
@@ -38,11 +38,11 @@ for n in $sizes; do
       printf '%-10s %-14s %9s\n' "$n" "$method" "skipped (O(n^2))"
       continue
     fi
-    sorted=($(printf '%s\n' ${times[$n/$method]} | sort -g))
-    cpu=($(printf '%s\n' ${cpus[$n/$method]} | sort -g))
-    k=${#sorted[@]}
-    printf '%-10s %-14s %9s %9s %9s %9s %11s %12s\n' "$n" "$method" "${sorted[0]}" "${sorted[$(( (k - 1) / 2 ))]}" \
-      "${sorted[$((k - 1))]}" "${cpu[$(( (k - 1) / 2 ))]}" "${mem[$n/$method]}" \
+    # shellcheck disable=SC2086  # the runs' figures, one word each
+    read -r lo med hi < <(printf '%s\n' ${times[$n/$method]} | bench_min_median_max)
+    # shellcheck disable=SC2086
+    cpu=$(printf '%s\n' ${cpus[$n/$method]} | bench_median)
+    printf '%-10s %-14s %9s %9s %9s %9s %11s %12s\n' "$n" "$method" "$lo" "$med" "$hi" "$cpu" "${mem[$n/$method]}" \
       "$([ "$method" = naive ] && echo - || echo "${result[$n/$method]}")"
   done
 done

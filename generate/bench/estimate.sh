@@ -9,15 +9,13 @@
 # round's K = 1 prediction: median and min..max over the rounds.
 #   generate/bench/estimate.sh BUILD_DIR REPS "each trimmed" LAUNCHER... -- APP ARGS...
 set -euo pipefail
+source "$(dirname "$0")/../../common/bench/lib.sh"
 build=$1 reps=$2 estimators=$3
-shift 3
-launch=()
-while [ "$1" != -- ]; do launch+=("$1"); shift; done
-shift
+bench_launcher_and_app "${@:4}"
+sk=$(bench_built "$build" bin/skelgen)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-sk=$build/bin/skelgen
-"$sk" trace -q --force -o "$work/trace" -- "${launch[@]}" "$@" > /dev/null
+"$sk" trace -q --force -o "$work/trace" -- "${launch[@]}" "${app[@]}" > /dev/null
 "$sk" generate "$work/trace" -K 1 -o "$work/k1.c" --build -q > /dev/null 2>&1
 "$sk" generate "$work/trace" -K 10 -o "$work/k10.c" -q > /dev/null 2>&1
 grep "^ \*   cut loop" "$work/k10.c" | sed 's/^ \*  */  /' >&2 || true
@@ -35,7 +33,7 @@ for i in $(seq "$reps"); do
   "${launch[@]}" "$work/k1" | grep SKELGEN_RESULT | sed "s/^/K1 /" >> "$work/runs.txt"
   for n in "${names[@]}"; do "${launch[@]}" "$work/k10-$n" | grep SKELGEN_RESULT | sed "s/^/$n /" >> "$work/runs.txt"; done
 done
-python3 - "$work/runs.txt" "$*" "${names[*]}" <<'PY'
+python3 - "$work/runs.txt" "${app[*]}" "${names[*]}" <<'PY'
 import re, statistics, sys
 lines, app, names = open(sys.argv[1]).read().splitlines(), sys.argv[2], sys.argv[3].split()
 rounds, cur = [], None

@@ -12,38 +12,36 @@
 # expression, keeps the programs whose name it matches (e.g. '^nb-').
 #   generate/bench/farm.sh BUILD_DIR [REPS] [WORK_DIR]
 set -euo pipefail
+source "$(dirname "$0")/../../common/bench/lib.sh"
 build=$(cd "$1" && pwd)
 reps=${2:-5}
 work=${3:-$build/farm-bench}
-skelgen=$build/bin/skelgen
+skelgen=$(bench_built "$build" bin/skelgen)
 rm -rf "$work" && mkdir -p "$work"
-ompi=(mpirun.openmpi --allow-run-as-root --oversubscribe)
-# name | flavor | launcher | program and arguments (farm TASKS WORK SKEW [SLEEP_US]; farm2 TASKS WORK MODE;
+# name | flavor | ranks | program and arguments (farm TASKS WORK SKEW [SLEEP_US]; farm2 TASKS WORK MODE;
 # farm3 TASKS WORK SKEW MODE, SKEW 0: random sizes)
 programs=(
-  "uniform-openmpi-4|openmpi|${ompi[*]} -n 4|$build/tests/apps-openmpi/farm 300 4000000 1"
-  "skewed-openmpi-4|openmpi|${ompi[*]} -n 4|$build/tests/apps-openmpi/farm 300 1500000 4"
-  "seeded-random-openmpi-4|openmpi|${ompi[*]} -n 4|$build/tests/apps-openmpi/farm2 300 3000000 seeded"
-  "probe-random-openmpi-4|openmpi|${ompi[*]} -n 4|$build/tests/apps-openmpi/farm2 300 3000000 probe"
-  "uniform-openmpi-8|openmpi|${ompi[*]} -n 8|$build/tests/apps-openmpi/farm 400 3000000 1"
-  "skewed-mpich-2|mpich|mpiexec.mpich -n 2|$build/tests/apps-mpich/farm 200 2000000 4"
-  "nb-wait-uniform-openmpi-4|openmpi|${ompi[*]} -n 4|$build/tests/apps-openmpi/farm3 300 4000000 1 wait"
-  "nb-waitany-random-openmpi-4|openmpi|${ompi[*]} -n 4|$build/tests/apps-openmpi/farm3 300 3000000 0 waitany"
-  "nb-cancel-skewed-openmpi-4|openmpi|${ompi[*]} -n 4|$build/tests/apps-openmpi/farm3 300 1500000 4 cancel"
-  "nb-waitany-random-mpich-2|mpich|mpiexec.mpich -n 2|$build/tests/apps-mpich/farm3 200 2000000 0 waitany"
-  "sleep-openmpi-4|openmpi|${ompi[*]} -n 4|$build/tests/apps-openmpi/farm 200 300000 1 5000"
-  "sleep-mpich-2|mpich|mpiexec.mpich -n 2|$build/tests/apps-mpich/farm 100 300000 1 5000"
+  "uniform-openmpi-4|openmpi|4|$build/tests/apps-openmpi/farm 300 4000000 1"
+  "skewed-openmpi-4|openmpi|4|$build/tests/apps-openmpi/farm 300 1500000 4"
+  "seeded-random-openmpi-4|openmpi|4|$build/tests/apps-openmpi/farm2 300 3000000 seeded"
+  "probe-random-openmpi-4|openmpi|4|$build/tests/apps-openmpi/farm2 300 3000000 probe"
+  "uniform-openmpi-8|openmpi|8|$build/tests/apps-openmpi/farm 400 3000000 1"
+  "skewed-mpich-2|mpich|2|$build/tests/apps-mpich/farm 200 2000000 4"
+  "nb-wait-uniform-openmpi-4|openmpi|4|$build/tests/apps-openmpi/farm3 300 4000000 1 wait"
+  "nb-waitany-random-openmpi-4|openmpi|4|$build/tests/apps-openmpi/farm3 300 3000000 0 waitany"
+  "nb-cancel-skewed-openmpi-4|openmpi|4|$build/tests/apps-openmpi/farm3 300 1500000 4 cancel"
+  "nb-waitany-random-mpich-2|mpich|2|$build/tests/apps-mpich/farm3 200 2000000 0 waitany"
+  "sleep-openmpi-4|openmpi|4|$build/tests/apps-openmpi/farm 200 300000 1 5000"
+  "sleep-mpich-2|mpich|2|$build/tests/apps-mpich/farm 100 300000 1 5000"
 )
-median() { sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
-range() { sort -g | awk 'NR==1 {lo=$1} {hi=$1} END {printf "%.3f-%.3f", lo, hi}'; }
+# "MEDIAN (MIN-MAX)" of the numbers in FILE, MIN and MAX to 3 decimals
+median_range() { bench_min_median_max < "$1" | awk '{printf "%s (%.3f-%.3f)", $2, $1, $3}'; }
 err() { awk -v p="$1" -v a="$2" 'BEGIN {printf "%+.1f %%", 100 * (p - a) / a}'; }
 echo "| program | tasks | application s | K = 1 predicted s | error | K = 10 predicted s | error | K = 10 skeleton s | replayed shares, K = 10 | error | hangs |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|"
 for spec in "${programs[@]}"; do
-  IFS='|' read -r name flavor launch app <<< "$spec"
+  bench_program_line "$spec"
   [[ -n "${FARM_BENCH_ONLY:-}" && ! "$name" =~ $FARM_BENCH_ONLY ]] && continue
-  read -ra launch <<< "$launch"
-  read -ra app <<< "$app"
   d=$work/$name
   mkdir -p "$d"
   echo "== $name: tracing" >&2
@@ -59,21 +57,21 @@ for spec in "${programs[@]}"; do
   for s in k1 k10 replay; do : > "$d/$s.pred"; : > "$d/$s.meas"; done
   for ((i = 1; i <= reps; i++)); do
     echo "== $name: round $i/$reps" >&2
-    "$skelgen" time -r 1 -- "${launch[@]}" "${app[@]}" 2> /dev/null | sed -n 's/.*median_s=\([0-9.]*\).*/\1/p' >> "$d/app.txt"
+    bench_app_seconds "$skelgen" "${launch[@]}" "${app[@]}" >> "$d/app.txt"
     for s in "${skels[@]}"; do
       out=$(timeout 600 "${launch[@]}" "$d/$s" 2> /dev/null | grep SKELGEN_RESULT || true)
       if [ -z "$out" ]; then hangs=$((hangs + 1)); continue; fi
-      sed -n 's/.*predicted_s=\([0-9.]*\).*/\1/p' <<< "$out" >> "$d/$s.pred"
-      sed -n 's/.*measured_s=\([0-9.]*\).*/\1/p' <<< "$out" >> "$d/$s.meas"
+      bench_result_field predicted_s <<< "$out" >> "$d/$s.pred"
+      bench_result_field measured_s <<< "$out" >> "$d/$s.meas"
     done
   done
-  a=$(median < "$d/app.txt")
-  row="| $name | $tasks | $a ($(range < "$d/app.txt"))"
+  a=$(bench_median < "$d/app.txt")
+  row="| $name | $tasks | $(median_range "$d/app.txt")"
   for s in k1 k10 replay; do
     if [ ! -x "$d/$s" ]; then row+=" | refused | -"; continue; fi
-    p=$(median < "$d/$s.pred")
-    row+=" | $p ($(range < "$d/$s.pred")) | $(err "$p" "$a")"
-    [ $s = k10 ] && row+=" | $(median < "$d/k10.meas")"
+    p=$(bench_median < "$d/$s.pred")
+    if [ -n "$p" ]; then row+=" | $(median_range "$d/$s.pred") | $(err "$p" "$a")"; else row+=" | - | -"; fi
+    [ $s = k10 ] && row+=" | $(bench_median < "$d/k10.meas")"
   done
   echo "$row | $hangs |"
 done

@@ -12,39 +12,36 @@
 # thread's calls folded on their own: "folded" is the sum of the threads').
 #   generate/bench/irregular.sh BUILD_DIR [REPS] [WORK_DIR] [SET]
 set -euo pipefail
+source "$(dirname "$0")/../../common/bench/lib.sh"
 build=$(cd "$1" && pwd)
 reps=${2:-5}
 set=${4:-irregular}
 work=${3:-$build/$set-bench}
-skelgen=$build/bin/skelgen
+skelgen=$(bench_built "$build" bin/skelgen)
 rm -rf "$work" && mkdir -p "$work"
-ompi=(mpirun.openmpi --allow-run-as-root --oversubscribe)
-# name  flavor  launcher...  --  program args
+# name | flavor | ranks | program and arguments (bench_program_line)
 case $set in
   irregular) programs=(
-  "amr-openmpi-4|openmpi|${ompi[*]} -n 4|$build/tests/apps-openmpi/amr 300 20000"
-  "amr-flat-openmpi-4|openmpi|${ompi[*]} -n 4|$build/tests/apps-openmpi/amr 300 20000 1"
-  "amr-mpich-2|mpich|mpiexec.mpich -n 2|$build/tests/apps-mpich/amr 300 20000"
-  "amr-flat-mpich-2|mpich|mpiexec.mpich -n 2|$build/tests/apps-mpich/amr 300 20000 1"
-  "amr-openmpi-8|openmpi|${ompi[*]} -n 8|$build/tests/apps-openmpi/amr 200 10000"
+  "amr-openmpi-4|openmpi|4|$build/tests/apps-openmpi/amr 300 20000"
+  "amr-flat-openmpi-4|openmpi|4|$build/tests/apps-openmpi/amr 300 20000 1"
+  "amr-mpich-2|mpich|2|$build/tests/apps-mpich/amr 300 20000"
+  "amr-flat-mpich-2|mpich|2|$build/tests/apps-mpich/amr 300 20000 1"
+  "amr-openmpi-8|openmpi|8|$build/tests/apps-openmpi/amr 200 10000"
   ) ;;
   # thread_halo THREADS STEPS WORK (pthreads started and joined by the first thread)
   threads) programs=(
-  "thread_halo-2x2-mpich|mpich|mpiexec.mpich -n 2|$build/tests/apps-mpich/thread_halo 2 400 400000"
-  "thread_halo-4x2-openmpi|openmpi|${ompi[*]} -n 4|$build/tests/apps-openmpi/thread_halo 2 400 200000"
-  "thread_halo-2x3-openmpi|openmpi|${ompi[*]} -n 2|$build/tests/apps-openmpi/thread_halo 3 400 300000"
+  "thread_halo-2x2-mpich|mpich|2|$build/tests/apps-mpich/thread_halo 2 400 400000"
+  "thread_halo-4x2-openmpi|openmpi|4|$build/tests/apps-openmpi/thread_halo 2 400 200000"
+  "thread_halo-2x3-openmpi|openmpi|2|$build/tests/apps-openmpi/thread_halo 3 400 300000"
   # omp_halo THREADS REGIONS STEPS WORK
-  "omp_halo-2x3-openmpi|openmpi|${ompi[*]} -n 2|$build/tests/apps-openmpi/omp_halo 3 4 100 200000"
+  "omp_halo-2x3-openmpi|openmpi|2|$build/tests/apps-openmpi/omp_halo 3 4 100 200000"
   ) ;;
   *) echo "unknown set $set (irregular, threads)" >&2; exit 2 ;;
 esac
-median() { sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
 echo "| program | calls/rank | folded | C lines | compile s | application s | skeleton s | shrink | prediction | hangs |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
 for spec in "${programs[@]}"; do
-  IFS='|' read -r name flavor launch app <<< "$spec"
-  read -ra launch <<< "$launch"
-  read -ra app <<< "$app"
+  bench_program_line "$spec"
   d=$work/$name
   mkdir -p "$d"
   echo "== $name: tracing" >&2
@@ -63,18 +60,18 @@ for spec in "${programs[@]}"; do
   : > "$d/app.txt"; : > "$d/skel.txt"; : > "$d/pred.txt"
   for ((i = 1; i <= reps; i++)); do
     echo "== $name: round $i of $reps" >&2
-    "$skelgen" time -r 1 -- "${launch[@]}" "${app[@]}" 2> /dev/null | sed -n 's/.*median_s=\([0-9.]*\).*/\1/p' >> "$d/app.txt"
+    bench_app_seconds "$skelgen" "${launch[@]}" "${app[@]}" >> "$d/app.txt"
     if out=$(SKELGEN_WATCHDOG_S=60 timeout 300 "${launch[@]}" "$d/skel" 2>&1) && grep -q '^SKELGEN_RESULT' <<< "$out"; then
-      sed -n 's/.*measured_s=\([0-9.]*\).*/\1/p' <<< "$out" >> "$d/skel.txt"
-      sed -n 's/.*predicted_s=\([0-9.]*\).*/\1/p' <<< "$out" >> "$d/pred.txt"
+      bench_result_field measured_s <<< "$out" >> "$d/skel.txt"
+      bench_result_field predicted_s <<< "$out" >> "$d/pred.txt"
     else
       hangs=$((hangs + 1))
     fi
   done
-  a=$(median < "$d/app.txt") s=$(median < "$d/skel.txt") p=$(median < "$d/pred.txt")
-  arange="$(sort -g "$d/app.txt" | head -1)-$(sort -g "$d/app.txt" | tail -1)"
-  srange="$(sort -g "$d/skel.txt" | head -1)-$(sort -g "$d/skel.txt" | tail -1)"
+  read -r a_min a a_max < <(bench_min_median_max < "$d/app.txt")
+  read -r s_min s s_max < <(bench_min_median_max < "$d/skel.txt")
+  p=$(bench_median < "$d/pred.txt")
   python3 -c "
 a, s, p = $a, $s, $p
-print(f'| $name | $calls | $folded | $lines | {float(\"$compile\"):.1f} | {a:.3f} ($arange) | {s:.3f} ($srange) | {a / s:.1f}x | {100 * (p - a) / a:+.1f} % | $hangs |')"
+print(f'| $name | $calls | $folded | $lines | {float(\"$compile\"):.1f} | {a:.3f} ($a_min-$a_max) | {s:.3f} ($s_min-$s_max) | {a / s:.1f}x | {100 * (p - a) / a:+.1f} % | $hangs |')"
 done

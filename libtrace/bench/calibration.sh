@@ -6,9 +6,9 @@
 # the tracer records) and for the fastest run's rate.
 #   libtrace/bench/calibration.sh BUILD_DIR [TRIALS [CALIBRATION_MS]]   (20 ms: the tracer's default)
 set -euo pipefail
+source "$(dirname "$0")/../../common/bench/lib.sh"
 build=$1 trials=${2:-6} cal_ms=${3:-20}
-exe=$build/bench/calibration
-[ -x "$exe" ] || { echo "calibration.sh: $exe not built (cmake --build $build)" >&2; exit 1; }
+exe=$(bench_built "$build" bench/calibration)
 out=$(for i in $(seq "$trials"); do "$exe" 0.24 0.24 "$cal_ms" & "$exe" 0.24 0.24 "$cal_ms"; wait; done)
 echo "$out"
 echo "$out" | python3 -c '

@@ -7,16 +7,14 @@
 # spread (min, max, max/min) of gaps and of both works.
 #   libtrace/bench/run_rate.sh BUILD_DIR TRIALS LAUNCHER... -- APP ARGS...
 set -euo pipefail
+source "$(dirname "$0")/../../common/bench/lib.sh"
 build=$1 trials=$2
-shift 2
-launch=()
-while [ "$1" != -- ]; do launch+=("$1"); shift; done
-shift
-sk=$build/bin/skelgen
+bench_launcher_and_app "${@:3}"
+sk=$(bench_built "$build" bin/skelgen)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 for i in $(seq "$trials"); do
-  "$sk" trace -q --force -o "$work/t$i" -- "${launch[@]}" "$@" > /dev/null
+  "$sk" trace -q --force -o "$work/t$i" -- "${launch[@]}" "${app[@]}" > /dev/null
   "$sk" dump -f jsonl --info "$work/t$i" > "$work/t$i.jsonl"
 done
 python3 - "$work" "$trials" <<'PY'

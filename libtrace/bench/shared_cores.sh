@@ -13,11 +13,13 @@
 # WORK is the computation per iteration (terms of a series; 100000 is about
 # 0.2 ms on this machine's cores).
 set -euo pipefail
+source "$(dirname "$0")/../../common/bench/lib.sh"
 build=$1 reps=${2:-5} np=${3:-64} iters=${4:-200} work=${5:-100000} old=${6:-}
-app=$build/bench/shared_cores
-lib=$build/lib/libskeltrace-openmpi.so
-for f in "$app" "$lib" ${old:+"$old"}; do [ -e "$f" ] || { echo "shared_cores.sh: $f: not found" >&2; exit 2; }; done
-launch=(mpirun.openmpi --allow-run-as-root --oversubscribe -np "$np")
+exe=$(bench_built "$build" bench/shared_cores)
+lib=$(bench_built "$build" lib/libskeltrace-openmpi.so)
+sk=$(bench_built "$build" bin/skelgen)
+[ -z "$old" ] || [ -e "$old" ] || { echo "shared_cores.sh: $old: not found" >&2; exit 2; }
+bench_mpi_launcher openmpi "$np"
 work_dir=$(mktemp -d)
 trap 'rm -rf "$work_dir"' EXIT
 variants=(untraced auto wall)
@@ -30,7 +32,7 @@ run() {  # VARIANT TRACE_DIR -> loop seconds
     wall) env=(-x "LD_PRELOAD=$lib" -x "SKELTRACE_DIR=$dir" -x SKELTRACE_GAP_CLOCK=wall) ;;
     old) env=(-x "LD_PRELOAD=$old" -x "SKELTRACE_DIR=$dir") ;;
   esac
-  "${launch[@]}" "${env[@]}" "$app" "$iters" "$work" | sed -n 's/^loop_s=//p'
+  "${launch[@]}" "${env[@]}" "$exe" "$iters" "$work" | sed -n 's/^loop_s=//p'
 }
 echo "# $np ranks, $iters iterations of $work terms; $(nproc) CPUs; load $(cut -d' ' -f1-3 /proc/loadavg)"
 for ((r = 1; r <= reps; ++r)); do
@@ -43,7 +45,7 @@ for ((r = 1; r <= reps; ++r)); do
   done
   echo "$line"
   if [ "$r" = 1 ]; then  # what the default tracer wrote
-    "$build/bin/skelgen" dump "$work_dir/auto" --format jsonl |
+    "$sk" dump "$work_dir/auto" --format jsonl |
       python3 -c '
 import json, sys
 n = cpu = 0

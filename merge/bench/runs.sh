@@ -13,20 +13,17 @@
 # the rounds ((max - min) / median): how much the traced runs move it.
 #   [SIMGRID=PLATFORM.xml] merge/bench/runs.sh BUILD_DIR ROUNDS LAUNCHER... -- APP ARGS...
 set -euo pipefail
+source "$(dirname "$0")/../../common/bench/lib.sh"
 build=$1 rounds=$2
-shift 2
-launch=()
-while [ "$1" != -- ]; do launch+=("$1"); shift; done
-shift
+bench_launcher_and_app "${@:3}"
+sk=$(bench_built "$build" bin/skelgen)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-sk=$build/bin/skelgen
-result() { grep SKELGEN_RESULT | sed 's/.*predicted_s=\([0-9.]*\).*/\1/'; }
 echo "| round | traced runs s | spread | application s | one run: predicted s | error | median of 3: predicted s | error |"
 echo "|---|---|---|---|---|---|---|---|"
 for r in $(seq "$rounds"); do
   t=$work/t$r
-  "$sk" trace -q --runs 3 -o "$t" -- "${launch[@]}" "$@" > /dev/null
+  "$sk" trace -q --runs 3 -o "$t" -- "${launch[@]}" "${app[@]}" > /dev/null
   runs=$("$sk" merge "$t" -o "$t.skm" --json -q | python3 -c "
 import json, sys
 r = json.load(sys.stdin)['runs']
@@ -35,16 +32,16 @@ print(', '.join(f'{x:.3f}' for x in r['total_s']), f\"{100 * r['spread']:.1f} %\
     "$sk" generate "$t/run-1" -K 10 -o "$work/one$r.c" -q > /dev/null 2>&1
     "$sk" generate "$t.skm" -K 10 -o "$work/med$r.c" -q > /dev/null 2>&1
     sg() { "$sk" predict "$1" --simgrid "$SIMGRID" -r 1 --json -q | python3 -c "import json, sys; print(json.load(sys.stdin)['predicted_s'])"; }
-    app=0 one=$(sg "$work/one$r.c") med=$(sg "$work/med$r.c")
+    app_s=0 one=$(sg "$work/one$r.c") med=$(sg "$work/med$r.c")
   else
     "$sk" generate "$t/run-1" -K 10 -o "$work/one$r.c" --build -q > /dev/null 2>&1
     "$sk" generate "$t.skm" -K 10 -o "$work/med$r.c" --build -q > /dev/null 2>&1
-    app=$("$sk" time -r 1 -- "${launch[@]}" "$@" 2> /dev/null | sed -n 's/^SKELGEN_APP .*min_s=\([0-9.]*\).*/\1/p')
-    one=$("${launch[@]}" "$work/one$r" | result)
-    med=$("${launch[@]}" "$work/med$r" | result)
+    app_s=$(bench_app_seconds "$sk" "${launch[@]}" "${app[@]}")
+    one=$("${launch[@]}" "$work/one$r" | bench_result_field predicted_s)
+    med=$("${launch[@]}" "$work/med$r" | bench_result_field predicted_s)
   fi
   python3 -c "
-a, o, m = $app, $one, $med
+a, o, m = $app_s, $one, $med
 e = lambda p: f'{100 * (p / a - 1):+.1f} %' if a > 0 else '-'
 print(f'| $r | ${runs%%|*} | ${runs#*|} | {a:.3f} | {o:.3f} | {e(o)} | {m:.3f} | {e(m)} |')"
 done | tee "$work/rows.txt"

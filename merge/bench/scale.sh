@@ -15,14 +15,14 @@
 # about 460 calls per rank each. WORK: where the traces go (default a
 # temporary directory; about 0.8 GB at 16,384 ranks).
 set -euo pipefail
+source "$(dirname "$0")/../../common/bench/lib.sh"
 build=$1 reps=${2:-3}
 sizes=${SIZES:-"256 1024 4096 16384"}
 programs=${PROGRAMS:-"halo lu"}
 halo_iter=${HALO_ITER:-50} lu_iter=${LU_ITER:-3} lu_nz=${LU_NZ:-20}
-skelgen=$build/bin/skelgen
-for x in "$skelgen" "$build/bench/halo2d_traces" "$build/bench/lu_like_traces"; do
-  [ -x "$x" ] || { echo "$0: $x: not built" >&2; exit 2; }
-done
+skelgen=$(bench_built "$build" bin/skelgen)
+halo_traces=$(bench_built "$build" bench/halo2d_traces)
+lu_traces=$(bench_built "$build" bench/lu_like_traces)
 work=${WORK:-$(mktemp -d)}
 mkdir -p "$work"
 [ -n "${WORK:-}" ] || trap 'rm -rf "$work"' EXIT
@@ -31,8 +31,8 @@ results=$work/results.txt
 
 generate() {  # program P directory
   case $1 in
-    halo) "$build/bench/halo2d_traces" "$3" "$2" "$halo_iter" ;;
-    lu) "$build/bench/lu_like_traces" "$3" "$2" "$lu_iter" "$lu_nz" ;;
+    halo) "$halo_traces" "$3" "$2" "$halo_iter" ;;
+    lu) "$lu_traces" "$3" "$2" "$lu_iter" "$lu_nz" ;;
   esac > /dev/null
 }
 

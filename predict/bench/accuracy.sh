@@ -17,11 +17,13 @@
 # on the heterogeneous one. Prints a markdown table; progress on stderr.
 #   predict/bench/accuracy.sh BUILD_DIR [WORK_DIR]
 set -euo pipefail
+source "$(dirname "$0")/../../common/bench/lib.sh"
 build=$(cd "$1" && pwd)
 work=${2:-$build/accuracy}
 root=$(cd "$(dirname "$0")/../.." && pwd)
-skelgen=$build/bin/skelgen
+skelgen=$(bench_built "$build" bin/skelgen)
 np=2
+bench_mpi_launcher mpich "$np"
 rm -rf "$work" && mkdir -p "$work/tmp"
 export TMPDIR=$work/tmp  # smpirun -tmpdir is broken in SimGrid 3.32
 apps=$root/tests/apps
@@ -53,7 +55,7 @@ for entry in "${programs[@]}"; do
   read -r name src args <<< "$entry"
   w=$work/$name && mkdir -p "$w"
   # shellcheck disable=SC2086
-  "$skelgen" trace -q -o "$w/trace" -- mpiexec.mpich -n $np "$(native "$name")" $args > /dev/null
+  "$skelgen" trace -q -o "$w/trace" -- "${launch[@]}" "$(native "$name")" $args > /dev/null
   "$skelgen" generate "$w/trace" -K 10 -o "$w/skel.c" -q > /dev/null
   flops=$(sed -n 's/.*kernel_flops_per_s=\([0-9.e+]*\).*/\1/p' "$w/skel.c" | head -1)
   case $src in

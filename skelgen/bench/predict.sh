@@ -7,24 +7,22 @@
 # are the slowest rank's, from MPI_Init's return to MPI_Finalize.
 #   skelgen/bench/predict.sh BUILD_DIR REPS LAUNCHER... -- APP ARGS...
 set -euo pipefail
+source "$(dirname "$0")/../../common/bench/lib.sh"
 build=$1 reps=$2
-shift 2
-launch=()
-while [ "$1" != -- ]; do launch+=("$1"); shift; done
-shift
+bench_launcher_and_app "${@:3}"
+sk=$(bench_built "$build" bin/skelgen)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-sk=$build/bin/skelgen
-"$sk" trace -q --force -o "$work/trace" -- "${launch[@]}" "$@" > /dev/null
+"$sk" trace -q --force -o "$work/trace" -- "${launch[@]}" "${app[@]}" > /dev/null
 for K in 1 10; do
   "$sk" generate "$work/trace" -K "$K" -o "$work/k$K.c" --build -q > "$work/gen$K.txt" 2>&1
 done
 traced=$("$sk" generate "$work/trace" -K 10 -o "$work/tmp.c" 2>/dev/null | sed -n 's/^traced: *\([0-9.]*\) s.*/\1/p')
 for i in $(seq "$reps"); do
-  "$sk" time -r 1 -- "${launch[@]}" "$@" 2> /dev/null | sed -n 's/^SKELGEN_APP .*min_s=\([0-9.]*\).*/app \1/p' >> "$work/runs.txt"
+  bench_app_seconds "$sk" "${launch[@]}" "${app[@]}" | sed 's/^/app /' >> "$work/runs.txt"
   for K in 1 10; do "${launch[@]}" "$work/k$K" | grep SKELGEN_RESULT | sed "s/^/K$K /" >> "$work/runs.txt"; done
 done
-python3 - "$traced" "$work/runs.txt" "$*" <<'PY'
+python3 - "$traced" "$work/runs.txt" "${app[*]}" <<'PY'
 import re, statistics, sys
 traced, runs, app = float(sys.argv[1]), open(sys.argv[2]).read().splitlines(), sys.argv[3]
 res, t_app = {1: [], 10: []}, []
