@@ -190,7 +190,7 @@ json info_json(const skt::TraceFile& f) {
   json comms = json::array();
   for (const auto& [id, c] : f.comms())
     comms.push_back({{"id", id}, {"parent", nullable(c.parent)}, {"created_by", func_label(c.created_by)},
-                     {"members", c.members}});
+                     {"members", c.members()}});
   j["comms"] = comms;
   json types = json::array();
   for (const auto& [id, t] : f.datatypes()) types.push_back({{"id", id}, {"size", t.size}, {"name", t.name}});

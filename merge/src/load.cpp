@@ -40,7 +40,7 @@ struct Interner {
   // communicator symbols by (creating func, callsite, parent symbol, slot)
   std::map<std::array<int64_t, 4>, uint32_t> comms;
   std::unordered_map<Identity, uint32_t, IdentityHash> identities;
-  std::vector<std::map<std::vector<int64_t>, int32_t>> group_index;  // per comm symbol: group -> index
+  std::vector<std::map<std::vector<int64_t>, int32_t>> group_index;  // per comm symbol: group (CommInfo::runs) -> index
 
   explicit Interner(MergedTrace& tables) : t(tables) {}
 
@@ -143,8 +143,8 @@ int64_t create_comm(Interner& in, RankMaps& maps, const TraceFile& f, const Even
     // each distinct group once: look it up in this symbol's index
     if (in.group_index.size() <= it->second) in.group_index.resize(it->second + 1);
     auto& index = in.group_index[it->second];
-    auto [g, fresh_group] = index.emplace(def->second.members, static_cast<int32_t>(c.groups.size()));
-    if (fresh_group) c.groups.push_back(def->second.members);
+    auto [g, fresh_group] = index.emplace(def->second.runs, static_cast<int32_t>(c.groups.size()));
+    if (fresh_group) c.groups.push_back(def->second.members());
     c.group_of[rank] = g->second;
   }
   if (ev.func == kFunc_MPI_Cart_create && c.dims.empty()) {

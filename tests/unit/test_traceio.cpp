@@ -7,11 +7,13 @@
 
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <map>
 
 #include "skel/codec.h"
 #include "skel/folded.h"
 #include "skel/merged.h"
+#include "skel/skel_funcs.h"
 #include "skel/trace.h"
 #include "skel/trace_writer.h"
 #include "trace_fixtures.h"
@@ -120,6 +122,70 @@ TEST(TraceFormat, RoundTripManyChunks) {
   EXPECT_EQ(f.callsite_name(1), "app+0x1010");
   EXPECT_EQ(f.datatype_size(256), 24);
   ASSERT_TRUE(f.comms().count(2) || f.comms().empty());
+}
+
+// A communicator's members are written as runs of consecutive world ranks
+// (2.3) and read back as the ranks they were; members outside the world, or
+// more of them than the world has, are refused (a run claiming 2^40 ranks
+// must not be written out). A list of ranks (before 2.3) reads the same.
+TEST(TraceFormat, CommunicatorMembersAreRunsReadBackAndCheckedAgainstTheWorld) {
+  const std::string dir = temp_dir("runs");
+  auto write = [&](const std::string& name, const std::function<void(TraceWriter&)>& define) {
+    const std::string path = dir + "/" + name;
+    TraceWriter w;
+    EXPECT_TRUE(w.open(path, sample_header(0, 16, 9), 4096, 1)) << w.error();
+    define(w);
+    w.begin_event(kFunc_MPI_Barrier, 0);
+    w.put_int(Field::kComm, 2);
+    w.end_event(10, 20);
+    EXPECT_TRUE(w.close(EndStatus::kFinalized));
+    return path;
+  };
+  const std::vector<int64_t> members = {3, 4, 5, 0, 1, 9, 15, 14};
+  const std::string good = write("good.skt", [&](TraceWriter& w) {
+    w.define_comm(2, 0, kFunc_MPI_Comm_split, members.data(), members.size());
+  });
+  {
+    TraceFile f(good);
+    read_all(f);
+    ASSERT_EQ(f.comms().count(2), 1u);
+    EXPECT_EQ(f.comms().at(2).members(), members);
+    EXPECT_EQ(f.comms().at(2).runs, (std::vector<int64_t>{3, 3, 0, 2, 9, 1, 15, 1, 14, 1}));
+  }
+  const std::string listed = write("listed.skt", [&](TraceWriter& w) {  // as a 2.2 tracer wrote it
+    w.begin_record(RecordKind::kCommDef);
+    w.put_int(Field::kId, 2);
+    w.put_int(Field::kParent, 0);
+    w.put_int(Field::kFunc, kFunc_MPI_Comm_split);
+    w.put_list(Field::kMembers, members.data(), members.size());
+    w.end_record();
+  });
+  {
+    TraceFile f(listed);
+    read_all(f);
+    EXPECT_EQ(f.comms().at(2).members(), members);
+  }
+  const std::vector<std::vector<int64_t>> hostile = {{0, int64_t(1) << 40}, {15, 2}, {-1, 1}, {0, 0}, {0, 9, 0, 9}, {3}};
+  for (const auto& runs : hostile) {
+    const std::string bad = write("bad.skt", [&](TraceWriter& w) {
+      w.begin_record(RecordKind::kCommDef);
+      w.put_int(Field::kId, 2);
+      w.put_int(Field::kParent, 0);
+      w.put_int(Field::kFunc, kFunc_MPI_Comm_split);
+      w.put_list(Field::kMemberRuns, runs.data(), runs.size());
+      w.end_record();
+    });
+    try {
+      TraceFile f(bad);
+      read_all(f);
+      ADD_FAILURE() << "accepted member runs of " << runs.size() << " values starting " << runs[0];
+    } catch (const TraceError& e) {
+      EXPECT_NE(std::string(e.what()).find("corrupt communicator definition (members outside the world of 16 ranks)"),
+                std::string::npos)
+          << e.what();
+    }
+    std::remove(bad.c_str());
+  }
 }
 
 // A 1.x file (before chunk checksums) is refused, naming its version; a

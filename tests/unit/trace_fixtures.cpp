@@ -113,8 +113,9 @@ std::vector<Event> write_trace(const std::string& path, const TraceHeader& h, co
       w.define_callsite(defined_sites++, frames, 2);
     }
     if (e.new_comm != kNone) {
-      int64_t members[] = {0, 2, 4};
-      w.define_comm(static_cast<uint32_t>(e.new_comm), 0, kFunc_MPI_Comm_split, members, 3);
+      std::vector<int64_t> members;  // every other rank of the world, as a Comm_split by parity makes
+      for (int64_t q = 0; q < static_cast<int64_t>(h.world_size); q += 2) members.push_back(q);
+      w.define_comm(static_cast<uint32_t>(e.new_comm), 0, kFunc_MPI_Comm_split, members.data(), members.size());
     }
     w.begin_event(e.func, e.callsite);
     auto put = [&](Field f, int64_t v) {

@@ -235,12 +235,43 @@ bool TraceFile::load_chunk() {
   return true;
 }
 
+std::vector<int64_t> runs_of_ranks(const int64_t* ranks, size_t n) {
+  std::vector<int64_t> runs;
+  for (size_t i = 0; i < n; ++i) {
+    if (!runs.empty() && runs[runs.size() - 2] + runs.back() == ranks[i]) ++runs.back();
+    else runs.push_back(ranks[i]), runs.push_back(1);
+  }
+  return runs;
+}
+
+std::vector<int64_t> CommInfo::members() const {
+  std::vector<int64_t> out;
+  for (size_t i = 0; i + 1 < runs.size(); i += 2)
+    for (int64_t k = 0; k < runs[i + 1]; ++k) out.push_back(runs[i] + k);
+  return out;
+}
+
 namespace {
+
+// Runs (first, count) of ranks within a world of `world` ranks, at most
+// `world` members in all (so that writing them out is bounded).
+bool valid_runs(const std::vector<int64_t>& runs, uint32_t world) {
+  if (runs.size() % 2) return false;
+  int64_t total = 0;
+  for (size_t i = 0; i < runs.size(); i += 2) {
+    const int64_t first = runs[i], count = runs[i + 1];
+    if (first < 0 || count < 1 || first > world || count > world - first) return false;
+    total += count;
+    if (total > world) return false;
+  }
+  return true;
+}
+
 // Reads the tagged fields of one record into ev (events) or a scratch event
 // (definitions); strings go to name.
 bool read_fields(codec::Cursor& c, Event& ev, std::string& name, int64_t& id, int64_t& size,
-                 std::vector<int64_t>& list_frames, std::vector<int64_t>& members, int64_t& parent,
-                 int64_t& func) {
+                 std::vector<int64_t>& list_frames, std::vector<int64_t>& members, std::vector<int64_t>& member_runs,
+                 int64_t& parent, int64_t& func) {
   for (;;) {
     uint64_t tag;
     if (!c.varint(tag)) return false;
@@ -299,6 +330,7 @@ bool read_fields(codec::Cursor& c, Event& ev, std::string& name, int64_t& id, in
         case Field::kPeriods: dst = &ev.periods; break;
         case Field::kFrames: dst = &list_frames; break;
         case Field::kMembers: dst = &members; break;
+        case Field::kMemberRuns: dst = &member_runs; break;
         default: break;
       }
       dst->resize(n);
@@ -330,11 +362,11 @@ bool TraceFile::decode_record(Event& ev) {
     Event scratch;
     std::string name;
     int64_t id = kNone, size = kNone, parent = kNone, func = kNone;
-    std::vector<int64_t> frames, members;
+    std::vector<int64_t> frames, members, member_runs;
     if (kind == static_cast<uint64_t>(RecordKind::kEvent)) {
       ev = Event();
       uint64_t f, cs;
-      if (!c.varint(f) || !c.varint(cs) || !read_fields(c, ev, name, id, size, frames, members, parent, func))
+      if (!c.varint(f) || !c.varint(cs) || !read_fields(c, ev, name, id, size, frames, members, member_runs, parent, func))
         fail("corrupt event record " + std::to_string(next_seq_));
       ev.func = static_cast<uint32_t>(f);
       ev.callsite = static_cast<uint32_t>(cs);
@@ -369,7 +401,7 @@ bool TraceFile::decode_record(Event& ev) {
       fill_bytes(ev.bytes2, ev.count2, ev.counts2, ev.dtype2);
       return true;
     }
-    if (!read_fields(c, scratch, name, id, size, frames, members, parent, func) || id < 0)
+    if (!read_fields(c, scratch, name, id, size, frames, members, member_runs, parent, func) || id < 0)
       fail("corrupt definition record before event " + std::to_string(next_seq_));
     io.rec_pos = io.rec_end - c.remaining();
     auto uid = static_cast<uint32_t>(id);
@@ -391,7 +423,10 @@ bool TraceFile::decode_record(Event& ev) {
         ci.id = uid;
         ci.parent = parent;
         ci.created_by = func < 0 ? 0 : static_cast<uint32_t>(func);
-        ci.members = members;
+        ci.runs = member_runs.empty() ? runs_of_ranks(members.data(), members.size()) : member_runs;  // a list of ranks before 2.3
+        if (!valid_runs(ci.runs, header_.world_size))
+          fail("corrupt communicator definition (members outside the world of " +
+               std::to_string(header_.world_size) + " ranks)");
         comms_[uid] = ci;
         break;
       }

@@ -210,7 +210,8 @@ void TraceWriter::define_comm(uint32_t id, int64_t parent, uint32_t created_by, 
   put_int(Field::kId, id);
   put_int(Field::kParent, parent);
   put_int(Field::kFunc, created_by);
-  put_list(Field::kMembers, members, n);
+  const std::vector<int64_t> runs = runs_of_ranks(members, n);
+  put_list(Field::kMemberRuns, runs.data(), runs.size());
   end_record();
 }
 

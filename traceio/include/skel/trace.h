@@ -100,8 +100,14 @@ struct CommInfo {
   uint32_t id = 0;
   int64_t parent = kNone;     // comm id it was derived from
   uint32_t created_by = 0;    // function id of the creating call
-  std::vector<int64_t> members;  // world ranks, in comm rank order
+  // The members, world ranks in comm rank order, as runs of consecutive
+  // ranks: first, count, first, count ... (a communicator over every rank
+  // is one run). The reader checks them against the world size.
+  std::vector<int64_t> runs;
+  std::vector<int64_t> members() const;  // the runs written out
 };
+// World ranks as CommInfo::runs.
+std::vector<int64_t> runs_of_ranks(const int64_t* ranks, size_t n);
 struct DatatypeInfo {
   uint32_t id = 0;
   int64_t size = 0;  // bytes

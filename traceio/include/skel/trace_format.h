@@ -27,7 +27,9 @@ inline constexpr char kFileMagic[8] = {'S', 'K', 'E', 'L', 'T', 'R', 'C', '\0'};
 // 2.2: kCpuGap may be absent with GapClock::kThreadCpu (the gap was short and
 //      not interrupted: its CPU time is its wall time); kBlocked.
 inline constexpr uint16_t kVersionMajor = 2;
-inline constexpr uint16_t kVersionMinor = 2;
+// 2.3: kMemberRuns (a communicator's members as runs of world ranks: the
+//      Cartesian grid over every rank is one run, not P ranks in every file).
+inline constexpr uint16_t kVersionMinor = 3;
 inline constexpr uint32_t kFixedHeaderBytes = 16;
 
 // Clock the event times come from.
@@ -129,7 +131,8 @@ enum class FieldType : uint32_t {
   X(kSize, 35, kInt)                                                           \
   X(kMembers, 36, kIntList)                                                    \
   X(kParent, 37, kInt)                                                         \
-  X(kFunc, 38, kInt)
+  X(kFunc, 38, kInt)                                                           \
+  X(kMemberRuns, 39, kIntList) /* (2.3) members as runs: first world rank, count, ... in comm rank order */
 
 enum class Field : uint32_t {
 #define SKT_FIELD_ENUM(name, id, type) name = id,
