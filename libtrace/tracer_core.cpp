@@ -81,7 +81,8 @@ struct State {
   // Timing-only mode (SKELTRACE_TIME_FILE): nothing is recorded; the wrappers
   // pass straight through and MPI_Finalize writes the run time to this file.
   std::string time_file;
-  int64_t time_start_ns = 0;  // when MPI_Init returned
+  int64_t time_start_ns = 0;      // when MPI_Init returned
+  int64_t time_start_cpu_ns = 0;  // the process's CPU time (all its threads) then
   // Kernel samples during the run (SKELTRACE_CALIBRATE_EVERY_MS): every
   // sample_every_ns of wall time (thread CPU gap clock: of each thread's CPU
   // time), after a call, sample_units of kernel timed on the gap clock;
@@ -853,6 +854,7 @@ void start(int64_t t0, int64_t t1, uint32_t func, const void* ret, int provided,
     // Like the skeleton's own clock: from MPI_Init's return to MPI_Finalize's entry.
     s.time_file = tf;
     s.time_start_ns = t1;
+    s.time_start_cpu_ns = clock_ns<CLOCK_PROCESS_CPUTIME_ID>();
     return;
   }
   s.multiple = provided == MPI_THREAD_MULTIPLE;
@@ -990,11 +992,13 @@ void before_finalize() {
   State& s = st();
   if (s.time_file.empty()) return;
   double mine = static_cast<double>(now_ns() - s.time_start_ns) * 1e-9, slowest = mine;
+  double cpu = static_cast<double>(clock_ns<CLOCK_PROCESS_CPUTIME_ID>() - s.time_start_cpu_ns) * 1e-9, cpu_sum = cpu;
   // Every rank is in MPI_Finalize, which is collective over MPI_COMM_WORLD.
   PMPI_Reduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+  PMPI_Reduce(&cpu, &cpu_sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
   if (s.rank == 0) {
     FILE* f = std::fopen(s.time_file.c_str(), "w");
-    bool ok = f && std::fprintf(f, "measured_s=%.9f ranks=%d\n", slowest, s.size) > 0;
+    bool ok = f && std::fprintf(f, "measured_s=%.9f ranks=%d cpu_s=%.9f\n", slowest, s.size, cpu_sum) > 0;
     int err = errno;
     if (f && std::fclose(f) != 0) ok = false, err = errno;
     // Once, here: warn_once() speaks only while recording, which this mode never does.

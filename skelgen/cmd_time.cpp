@@ -18,12 +18,14 @@
 namespace skelgen {
 namespace {
 
-// Reads "measured_s=<s> ranks=<n>" as the tracer wrote it; false if absent or malformed.
-bool read_time_file(const std::string& path, double& seconds, int& ranks) {
+// Reads "measured_s=<s> ranks=<n> cpu_s=<s>" as the tracer wrote it; false
+// if absent or malformed.
+bool read_time_file(const std::string& path, double& seconds, int& ranks, double& cpu) {
   std::ifstream in(path);
   std::string line;
   if (!std::getline(in, line)) return false;
-  return std::sscanf(line.c_str(), "measured_s=%lf ranks=%d", &seconds, &ranks) == 2 && seconds >= 0;
+  return std::sscanf(line.c_str(), "measured_s=%lf ranks=%d cpu_s=%lf", &seconds, &ranks, &cpu) == 3 &&
+         seconds >= 0 && cpu >= 0;
 }
 
 double median(std::vector<double> v) {
@@ -40,8 +42,11 @@ void setup_time(CLI::App& app, TimeOptions& opt) {
       "time from MPI_Init's return to MPI_Finalize, as a skeleton's SKELGEN_RESULT line measures\n"
       "its own. Use it to check a prediction against the real thing.\n"
       "Example: skelgen time -r 5 -- mpiexec.mpich -n 2 ./jacobi2d 400 1000\n"
-      "The application's stdout goes to stderr; stdout gets one line per run and the summary\n"
-      "  SKELGEN_APP runs=<n> min_s=<s> median_s=<s> ranks=<n>\n"
+      "The application's stdout goes to stderr; stdout gets one line per run (its time, and the\n"
+      "CPU time its ranks used over it, every thread of every rank) and the summary\n"
+      "  SKELGEN_APP runs=<n> min_s=<s> median_s=<s> ranks=<n> cpu_median_s=<s>\n"
+      "Where ranks share cores, the same work can take more CPU time in one run than in another\n"
+      "(ranks competing for a core's caches and memory bandwidth): compare the runs' CPU times.\n"
       "The MPI is detected as for `skelgen trace` (the tracer library only times, records nothing).");
   app.add_option("-r,--repeat", opt.repeat, "Runs (default 3)")->check(CLI::Range(1, 1000));
   app.add_option("--mpi", opt.mpi, "MPI library the application uses")->check(CLI::IsMember({"mpich", "openmpi"}));
@@ -54,14 +59,14 @@ int run_time(const TimeOptions& opt) {
   TracerLaunch tracer = resolve_tracer(opt.command, opt.mpi);
   skt::proc::TempDir tmp("time");  // private (0700): rank 0 creates the file in it
   const std::string file = tmp.file("time");
-  std::vector<double> times;
+  std::vector<double> times, cpus;
   int ranks = 0;
   for (int i = 1; i <= opt.repeat; ++i) {
     std::remove(file.c_str());
     int rc = run_with_tracer(opt.command, tracer, {{"SKELTRACE_TIME_FILE", file}}, true);
-    double s = 0;
+    double s = 0, cpu = 0;
     int n = 0;
-    bool got = read_time_file(file, s, n);
+    bool got = read_time_file(file, s, n, cpu);
     if (rc != 0 || !got) {
       std::remove(file.c_str());
       if (rc != 0) throw std::runtime_error("run " + std::to_string(i) + ": the application exited with status " +
@@ -70,13 +75,15 @@ int run_time(const TimeOptions& opt) {
                                ": no time was reported (did every rank call MPI_Init and MPI_Finalize?)");
     }
     times.push_back(s);
+    cpus.push_back(cpu);
     ranks = n;
-    std::printf("run %d/%d: %.6f s\n", i, opt.repeat, s);
+    std::printf("run %d/%d: %.6f s (ranks' CPU time %.6f s)\n", i, opt.repeat, s, cpu);
     std::fflush(stdout);
   }
   std::remove(file.c_str());
   double lo = *std::min_element(times.begin(), times.end()), med = median(times);
-  std::printf("SKELGEN_APP runs=%d min_s=%.6f median_s=%.6f ranks=%d\n", opt.repeat, lo, med, ranks);
+  std::printf("SKELGEN_APP runs=%d min_s=%.6f median_s=%.6f ranks=%d cpu_median_s=%.6f\n", opt.repeat, lo, med, ranks,
+              median(cpus));
   return 0;
 }
 
