@@ -13,7 +13,7 @@
 # SIZES (default "256 1024 4096 16384"; powers of two), PROGRAMS (default
 # "halo lu"), HALO_ITER (default 50), LU_ITER and LU_NZ (default 3 and 20):
 # about 460 calls per rank each. WORK: where the traces go (default a
-# temporary directory; about 0.8 GB at 16,384 ranks).
+# temporary directory; about 0.25 GB at 16,384 ranks).
 set -euo pipefail
 source "$(dirname "$0")/../../common/bench/lib.sh"
 build=$1 reps=${2:-3}

@@ -152,14 +152,16 @@ TEST(TraceFormat, CommunicatorMembersAreRunsReadBackAndCheckedAgainstTheWorld) {
     EXPECT_EQ(f.comms().at(2).members(), members);
     EXPECT_EQ(f.comms().at(2).runs, (std::vector<int64_t>{3, 3, 0, 2, 9, 1, 15, 1, 14, 1}));
   }
-  const std::string listed = write("listed.skt", [&](TraceWriter& w) {  // as a 2.2 tracer wrote it
+  // A communicator definition by hand, its members in `field`.
+  auto define = [](TraceWriter& w, Field field, const std::vector<int64_t>& list) {
     w.begin_record(RecordKind::kCommDef);
     w.put_int(Field::kId, 2);
     w.put_int(Field::kParent, 0);
     w.put_int(Field::kFunc, kFunc_MPI_Comm_split);
-    w.put_list(Field::kMembers, members.data(), members.size());
+    w.put_list(field, list.data(), list.size());
     w.end_record();
-  });
+  };
+  const std::string listed = write("listed.skt", [&](TraceWriter& w) { define(w, Field::kMembers, members); });  // 2.2
   {
     TraceFile f(listed);
     read_all(f);
@@ -167,14 +169,7 @@ TEST(TraceFormat, CommunicatorMembersAreRunsReadBackAndCheckedAgainstTheWorld) {
   }
   const std::vector<std::vector<int64_t>> hostile = {{0, int64_t(1) << 40}, {15, 2}, {-1, 1}, {0, 0}, {0, 9, 0, 9}, {3}};
   for (const auto& runs : hostile) {
-    const std::string bad = write("bad.skt", [&](TraceWriter& w) {
-      w.begin_record(RecordKind::kCommDef);
-      w.put_int(Field::kId, 2);
-      w.put_int(Field::kParent, 0);
-      w.put_int(Field::kFunc, kFunc_MPI_Comm_split);
-      w.put_list(Field::kMemberRuns, runs.data(), runs.size());
-      w.end_record();
-    });
+    const std::string bad = write("bad.skt", [&](TraceWriter& w) { define(w, Field::kMemberRuns, runs); });
     try {
       TraceFile f(bad);
       read_all(f);
