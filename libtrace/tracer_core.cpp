@@ -81,6 +81,11 @@ struct State {
   // Timing-only mode (SKELTRACE_TIME_FILE): nothing is recorded; the wrappers
   // pass straight through and MPI_Finalize writes the run time to this file.
   std::string time_file;
+  // Merging inside the job (SKELTRACE_MERGE_IN_JOB): the rank file goes to
+  // stage_dir, a directory of this node, and MPI_Finalize merges the ranks'
+  // files into dir + ".skm" (merge_in_job); keep: the rank files go to dir too.
+  bool merge_in_job = false, keep_rank_files = false;
+  std::string stage_dir;
   int64_t time_start_ns = 0;      // when MPI_Init returned
   int64_t time_start_cpu_ns = 0;  // the process's CPU time (all its threads) then
   // Kernel samples during the run (SKELTRACE_CALIBRATE_EVERY_MS): every
@@ -553,6 +558,86 @@ int open_trace_dir(const std::string& dir, std::string& why) {
   return fd;
 }
 
+// A copy of the staged rank file `from` as `name` in the trace directory
+// (created, never through a symlink or over an existing file).
+bool copy_into(const std::string& from, const std::string& dir, const std::string& name, std::string& why) {
+  int dir_fd = open_trace_dir(dir, why);
+  if (dir_fd < 0) return false;
+  int in = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
+  int out = ::openat(dir_fd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  ::close(dir_fd);
+  bool ok = in >= 0 && out >= 0;
+  char buf[1 << 16];
+  for (ssize_t n; ok && (n = ::read(in, buf, sizeof buf)) != 0;) ok = n > 0 && ::write(out, buf, n) == n;
+  if (!ok) why = "cannot copy " + from + " to " + dir + "/" + name + ": " + std::strerror(errno);
+  if (in >= 0) ::close(in);
+  if (out >= 0 && ::close(out) != 0) ok = false;
+  return ok;
+}
+
+// The in-job merge's library, beside this tracer: libskelinjob-<MPI>.so.
+using MergeInJob = int (*)(MPI_Comm, const char*, const char*, const char*, const char*, char*, size_t);
+// SKELTRACE_MERGE_IN_JOB_LIB names another.
+MergeInJob load_merge_in_job(std::string& why) {
+  std::string path;
+  Dl_info info{};
+  if (const char* lib = std::getenv("SKELTRACE_MERGE_IN_JOB_LIB"); lib && *lib) {
+    path = lib;
+  } else if (dladdr(reinterpret_cast<void*>(&load_merge_in_job), &info) && info.dli_fname) {
+    path = info.dli_fname;
+    path = path.substr(0, path.rfind('/') + 1);
+#if defined(OPEN_MPI)
+    path += "libskelinjob-openmpi.so";
+#else
+    path += "libskelinjob-mpich.so";
+#endif
+  } else {
+    why = "cannot find the tracer's own directory";
+    return nullptr;
+  }
+  void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  void* fn = lib ? dlsym(lib, "skel_merge_in_job") : nullptr;
+  if (!fn) why = std::string("cannot load the in-job merge: ") + dlerror();
+  return reinterpret_cast<MergeInJob>(fn);
+}
+
+// At MPI_Finalize (every rank, the file closed): the ranks' files merged
+// along a tree of the ranks into dir.skm (generate/injob/injob.cpp). Where
+// that fails, nothing is lost: each rank's file goes to the trace directory
+// as without SKELTRACE_MERGE_IN_JOB, and rank 0 says why.
+void merge_in_job(State& s) {
+  const std::string name = TraceDir::rank_file_name(static_cast<uint32_t>(s.rank));
+  const std::string staged = s.stage_dir + "/" + name;
+  std::string why;
+  MergeInJob fn = load_merge_in_job(why);
+  int loaded = fn != nullptr;
+  PMPI_Allreduce(MPI_IN_PLACE, &loaded, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  char message[1024] = "";
+  int rc = 1;
+  if (loaded) {
+    MPI_Comm comm;
+    PMPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    rc = fn(comm, staged.c_str(), s.stage_dir.c_str(), (s.dir + ".skm").c_str(), s.dir.c_str(), message,
+            sizeof message);
+    PMPI_Comm_free(&comm);
+  } else if (!why.empty()) {
+    std::snprintf(message, sizeof message, "%s", why.c_str());
+  } else {
+    std::snprintf(message, sizeof message, "another rank could not load the in-job merge");
+  }
+  if ((rc != 0 || s.keep_rank_files) && !copy_into(staged, s.dir, name, why))
+    std::fprintf(stderr, "skeltrace: rank %d: %s; the file stays in %s\n", s.rank, why.c_str(), s.stage_dir.c_str());
+  else
+    ::unlink(staged.c_str());
+  ::rmdir(s.stage_dir.c_str());  // the last rank of the node to get here removes it
+  if (s.rank != 0) return;
+  if (rc == 0)
+    std::fprintf(stderr, "skeltrace: merged in the job into %s.skm: %s\n", s.dir.c_str(), message);
+  else
+    std::fprintf(stderr, "skeltrace: the merge in the job failed (%s); the rank files are in %s\n", message,
+                 s.dir.c_str());
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------- public
@@ -896,6 +981,19 @@ void start(int64_t t0, int64_t t1, uint32_t func, const void* ret, int provided,
   MPI_Comm parent = MPI_COMM_NULL;
   PMPI_Comm_get_parent(&parent);
   if (parent != MPI_COMM_NULL) s.dir += "/" + TraceDir::spawned_dir_name(run_id);
+  if (const char* mj = std::getenv("SKELTRACE_MERGE_IN_JOB"); mj && *mj && std::strcmp(mj, "0") != 0) {
+    if (parent != MPI_COMM_NULL) {
+      if (s.rank == 0) std::fprintf(stderr, "skeltrace: a world started by MPI_Comm_spawn is not merged in the job\n");
+    } else {
+      const char* tmp = std::getenv("TMPDIR");
+      char name[96];
+      std::snprintf(name, sizeof name, "/skeltrace-stage-%u-%016llx", static_cast<unsigned>(geteuid()),
+                    static_cast<unsigned long long>(run_id));
+      s.stage_dir = std::string(tmp && *tmp == '/' ? tmp : "/tmp") + name;
+      s.merge_in_job = true;
+      s.keep_rank_files = std::strcmp(mj, "keep") == 0;
+    }
+  }
   char exe[4096];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n > 0) s.exe.assign(exe, static_cast<size_t>(n));
@@ -959,12 +1057,13 @@ void start(int64_t t0, int64_t t1, uint32_t func, const void* ret, int provided,
   const std::string name = TraceDir::rank_file_name(static_cast<uint32_t>(s.rank));
   s.enabled = true;
   std::string why;
-  int dir_fd = open_trace_dir(s.dir, why);
+  const std::string& file_dir = s.merge_in_job ? s.stage_dir : s.dir;
+  int dir_fd = open_trace_dir(file_dir, why);
   if (dir_fd < 0) {
     warn_once(why);
     return;
   }
-  bool opened = s.writer.open_at(dir_fd, name, s.dir + "/" + name, h, static_cast<size_t>(buffer_kb) * 1024, level);
+  bool opened = s.writer.open_at(dir_fd, name, file_dir + "/" + name, h, static_cast<size_t>(buffer_kb) * 1024, level);
   ::close(dir_fd);
   if (!opened) {
     warn_once(s.writer.error());
@@ -1026,8 +1125,14 @@ void finish(int64_t t0, int64_t t1, const void* ret, bool fortran) {
   if (!s.writer.close(EndStatus::kFinalized)) warn_once(s.writer.error());
   if (s.verbose && s.rank == 0)
     std::fprintf(stderr, "skeltrace: rank 0 wrote %llu events to %s/\n", static_cast<unsigned long long>(events),
-                 s.dir.c_str());
+                 (s.merge_in_job ? s.stage_dir : s.dir).c_str());
   s.enabled = false;
+  if (s.merge_in_job) merge_in_job(s);
+}
+
+void finish_in_job(int64_t t0, const void* ret, bool fortran) {
+  State& s = st();
+  if (s.merge_in_job && s.enabled && getpid() == s.pid) finish(t0, t0, ret, fortran);
 }
 
 void abort_flush(const void* ret, MPI_Comm comm, int errorcode, bool fortran) {

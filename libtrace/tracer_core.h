@@ -152,6 +152,10 @@ void start(int64_t t0, int64_t t1, uint32_t func, const void* ret, int thread_le
 // slowest rank's MPI_Init-return to MPI_Finalize-entry time; before PMPI_Finalize.
 void before_finalize();
 void finish(int64_t t0, int64_t t1, const void* ret, bool fortran);  // after PMPI_Finalize
+// Merging inside the job (SKELTRACE_MERGE_IN_JOB): before PMPI_Finalize, the
+// file is finished (MPI_Finalize recorded as taking no time) and the ranks
+// merge their files while MPI still runs; finish() afterwards does nothing.
+void finish_in_job(int64_t t0, const void* ret, bool fortran);
 void abort_flush(const void* ret, MPI_Comm comm, int errorcode, bool fortran);  // before PMPI_Abort
 
 }  // namespace skt::tracer

@@ -193,6 +193,7 @@ extern "C" int MPI_Finalize(void) {
   before_finalize();
   mark_entry();
   int64_t t0 = now_ns();
+  finish_in_job(t0, __builtin_return_address(0), false);
   int rc = PMPI_Finalize();
   int64_t t1 = now_ns();
   finish(t0, t1, __builtin_return_address(0), false);
@@ -353,6 +354,7 @@ extern "C" void mpi_finalize_(MPI_Fint* ierr) {
   push();
   mark_entry();
   int64_t t0 = now_ns();
+  finish_in_job(t0, __builtin_return_address(0), true);
   pmpi_finalize_(ierr);
   int64_t t1 = now_ns();
   pop();

@@ -106,6 +106,14 @@ void setup_trace(CLI::App& app, TraceOptions& opt) {
                  "generate DIR) then takes each call's times as the median over the runs, so that one disturbed\n"
                  "run does not become the prediction, and says how much the runs disagreed (docs/tracer.md)")
       ->check(CLI::Range(1, 100));
+  auto* in_job = app.add_flag(
+      "--merge-in-job", opt.merge_in_job,
+      "At MPI_Finalize the ranks send their traces along a tree of the ranks to rank 0, which merges them\n"
+      "(as skelgen merge) into DIR.skm: one file on the shared file system instead of one per rank; the rank\n"
+      "files are written on each node's TMPDIR (or /tmp) meanwhile. Where the merge fails they go to DIR");
+  app.add_flag("--keep-rank-files", opt.keep_rank_files,
+               "With --merge-in-job: also leave every rank's file in DIR (to compare with skelgen merge DIR)")
+      ->needs(in_job);
   app.add_flag("--force", opt.force, "Replace a trace already in the output directory");
   app.add_flag("-q,--quiet", opt.quiet, "Do not print the summary");
   app.add_option("command", opt.command, "Launcher and application: -- LAUNCHER [ARGS] APP [ARGS]")
@@ -208,9 +216,21 @@ int trace_once(const TraceOptions& opt, const TracerLaunch& tracer, std::string 
 
   if (!opt.quiet)
     std::fprintf(stderr, "skelgen: tracing with %s into %s\n", basename_of(tracer.lib).c_str(), dir.c_str());
-  int rc = run_with_tracer(opt.command, tracer,
-                           {{"SKELTRACE_DIR", dir}, {"SKELTRACE_STACK_DEPTH", std::to_string(opt.stack_depth)}},
-                           false);
+  std::vector<std::pair<std::string, std::string>> env{{"SKELTRACE_DIR", dir},
+                                                       {"SKELTRACE_STACK_DEPTH", std::to_string(opt.stack_depth)}};
+  const std::string merged = dir + ".skm";
+  if (opt.merge_in_job) {
+    env.push_back({"SKELTRACE_MERGE_IN_JOB", opt.keep_rank_files ? "keep" : "1"});
+    std::remove(merged.c_str());  // a merged trace of an earlier run must not pass for this one's
+  }
+  int rc = run_with_tracer(opt.command, tracer, env, false);
+  struct stat sb {};
+  if (opt.merge_in_job && stat(merged.c_str(), &sb) == 0 && !opt.keep_rank_files) {
+    if (rc != 0) std::fprintf(stderr, "skelgen: the application exited with status %d\n", rc);
+    if (!opt.quiet) std::fprintf(stderr, "skelgen: merged in the job: %s (skelgen generate %s)\n", merged.c_str(),
+                                 merged.c_str());
+    return rc;
+  }
   if (rank_files(dir).empty()) {
     if (rc != 0)
       std::fprintf(stderr,
@@ -251,6 +271,8 @@ int run_trace(const TraceOptions& opt) {
     for (const std::string& w : skt::TraceDir::spawned_worlds(dir)) std::filesystem::remove_all(dir + "/" + w, ignored);
     for (const std::string& r : old_runs) std::filesystem::remove_all(r, ignored);
   }
+  if (opt.merge_in_job && opt.runs > 0)
+    throw std::runtime_error("--merge-in-job merges one run; trace several runs without it");
   if (opt.runs == 0) return trace_once(opt, tracer, dir);
   for (int k = 1; k <= opt.runs; ++k) {
     if (!opt.quiet) std::fprintf(stderr, "skelgen: run %d/%d\n", k, opt.runs);

@@ -19,6 +19,8 @@ struct TraceOptions {
   int runs = 0;  // --runs N: N runs into out_dir/run-1 ... run-N (0: one run into out_dir itself)
   bool force = false;
   bool quiet = false;
+  bool merge_in_job = false;     // --merge-in-job: the ranks merge at MPI_Finalize into out_dir.skm
+  bool keep_rank_files = false;  // --keep-rank-files: and the rank files stay in out_dir too
   std::vector<std::string> command;
 };
 void setup_trace(CLI::App& app, TraceOptions& opt);
