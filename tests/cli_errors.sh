@@ -38,6 +38,8 @@ expect_error "format" "$skelgen" dump --format xml "$corpus/text.skt"
 expect_error "command not found: no-such-launcher" "$skelgen" trace -o "$work/t" -- no-such-launcher -n 2 ./app
 expect_error "cannot tell which MPI" "$skelgen" trace -o "$work/t" -- /bin/true
 expect_error "required" "$skelgen" trace -o "$work/t"
+expect_error "keep-rank-files requires --merge-in-job" "$skelgen" trace --keep-rank-files -o "$work/t" -- /bin/true
+expect_error "merge-in-job merges one run" "$skelgen" trace --merge-in-job --runs 2 --mpi mpich -o "$work/t" -- /bin/true
 # a program path holding a quote and a command: never run by a shell
 qdir="$work/q';touch pwned;'x" && mkdir -p "$qdir" && cp /bin/true "$qdir/prog"
 pushd "$work" > /dev/null
