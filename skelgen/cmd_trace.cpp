@@ -184,7 +184,15 @@ int run_with_tracer(const std::vector<std::string>& command, const TracerLaunch&
   if (lflavor.empty() && is_launcher(launcher))
     std::fprintf(stderr, "skelgen: note: unknown launcher %s; passing the tracer through the environment\n",
                  launcher.c_str());
-  argv.insert(argv.end(), command.begin() + 1, command.end());
+  // Open MPI applies -x to the application context it precedes: an MPMD
+  // command (APP1 : APP2 ...) passes the settings again after every ':',
+  // or the later contexts' ranks run untraced (and the traced ones wait for
+  // them in MPI_Init's collectives).
+  for (auto it = command.begin() + 1; it != command.end(); ++it) {
+    argv.push_back(*it);
+    if (lflavor == "openmpi" && *it == ":")
+      for (const auto& [k, v] : env) argv.insert(argv.end(), {"-x", k + "=" + v});
+  }
 
   std::fflush(nullptr);
   skt::proc::StopSignals stop_signals;  // before the start: a stop that comes before the wait still ends the child
