@@ -86,6 +86,7 @@ struct State {
   // files into dir + ".skm" (merge_in_job); keep: the rank files go to dir too.
   bool merge_in_job = false, keep_rank_files = false;
   std::string stage_dir;
+  pid_t in_job_pid = 0;  // the rank's process (a forked child takes no part)
   int64_t time_start_ns = 0;      // when MPI_Init returned
   int64_t time_start_cpu_ns = 0;  // the process's CPU time (all its threads) then
   // Kernel samples during the run (SKELTRACE_CALIBRATE_EVERY_MS): every
@@ -561,12 +562,19 @@ int open_trace_dir(const std::string& dir, std::string& why) {
 // A copy of the staged rank file `from` as `name` in the trace directory
 // (created, never through a symlink or over an existing file).
 bool copy_into(const std::string& from, const std::string& dir, const std::string& name, std::string& why) {
-  int dir_fd = open_trace_dir(dir, why);
-  if (dir_fd < 0) return false;
   int in = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in < 0) {
+    why = "cannot read " + from + ": " + std::strerror(errno);
+    return false;
+  }
+  int dir_fd = open_trace_dir(dir, why);
+  if (dir_fd < 0) {
+    ::close(in);
+    return false;
+  }
   int out = ::openat(dir_fd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   ::close(dir_fd);
-  bool ok = in >= 0 && out >= 0;
+  bool ok = out >= 0;
   char buf[1 << 16];
   for (ssize_t n; ok && (n = ::read(in, buf, sizeof buf)) != 0;) ok = n > 0 && ::write(out, buf, n) == n;
   if (!ok) why = "cannot copy " + from + " to " + dir + "/" + name + ": " + std::strerror(errno);
@@ -625,7 +633,9 @@ void merge_in_job(State& s) {
   } else {
     std::snprintf(message, sizeof message, "another rank could not load the in-job merge");
   }
-  if ((rc != 0 || s.keep_rank_files) && !copy_into(staged, s.dir, name, why))
+  struct stat sb {};
+  const bool have_file = ::stat(staged.c_str(), &sb) == 0;  // not where this rank's tracing never started
+  if (have_file && (rc != 0 || s.keep_rank_files) && !copy_into(staged, s.dir, name, why))
     std::fprintf(stderr, "skeltrace: rank %d: %s; the file stays in %s\n", s.rank, why.c_str(), s.stage_dir.c_str());
   else
     ::unlink(staged.c_str());
@@ -985,12 +995,14 @@ void start(int64_t t0, int64_t t1, uint32_t func, const void* ret, int provided,
     if (parent != MPI_COMM_NULL) {
       if (s.rank == 0) std::fprintf(stderr, "skeltrace: a world started by MPI_Comm_spawn is not merged in the job\n");
     } else {
-      const char* tmp = std::getenv("TMPDIR");
+      const char* tmp = std::getenv("SKELTRACE_STAGE_DIR");
+      if (!tmp || *tmp != '/') tmp = std::getenv("TMPDIR");
       char name[96];
       std::snprintf(name, sizeof name, "/skeltrace-stage-%u-%016llx", static_cast<unsigned>(geteuid()),
                     static_cast<unsigned long long>(run_id));
       s.stage_dir = std::string(tmp && *tmp == '/' ? tmp : "/tmp") + name;
       s.merge_in_job = true;
+      s.in_job_pid = getpid();
       s.keep_rank_files = std::strcmp(mj, "keep") == 0;
     }
   }
@@ -1132,7 +1144,12 @@ void finish(int64_t t0, int64_t t1, const void* ret, bool fortran) {
 
 void finish_in_job(int64_t t0, const void* ret, bool fortran) {
   State& s = st();
-  if (s.merge_in_job && s.enabled && getpid() == s.pid) finish(t0, t0, ret, fortran);
+  if (!s.merge_in_job || getpid() != s.in_job_pid) return;
+  // A rank whose tracing stopped (its file could not be opened, a full
+  // disk) still takes part in the merge's collectives: every rank must, or
+  // the others would wait for it forever. Its missing file stops the merge.
+  if (s.enabled && getpid() == s.pid) finish(t0, t0, ret, fortran);
+  else merge_in_job(s);
 }
 
 void abort_flush(const void* ret, MPI_Comm comm, int errorcode, bool fortran) {

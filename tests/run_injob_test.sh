@@ -15,7 +15,7 @@ case $flavor in
   *) echo "unknown MPI $flavor"; exit 2 ;;
 esac
 rm -rf "$work" && mkdir -p "$work/stage"
-export TMPDIR=$work/stage APPLOG_DIR=$work/log
+export SKELTRACE_STAGE_DIR=$work/stage APPLOG_DIR=$work/log
 mkdir -p "$APPLOG_DIR"
 fail() { echo "FAIL: $*"; exit 1; }
 
@@ -43,5 +43,18 @@ grep -q "the merge in the job failed (cannot load the in-job merge" "$work/fallb
   { cat "$work/fallback.log"; fail "no line saying why the merge failed"; }
 [ "$(ls "$work/fallback"/rank-*.skt | wc -l)" = "$np" ] || fail "the rank files did not reach $work/fallback"
 "$skelgen" merge "$work/fallback" -o "$work/fallback.skm" -q || fail "merge of the fallback's rank files"
+[ -z "$(ls -A "$work/stage")" ] || fail "left in the staging directory: $(ls "$work/stage")"
+# 4. one rank cannot trace (its staging directory cannot be made): the others must not wait for it
+# at MPI_Finalize; their files reach the trace directory
+case $flavor in
+  mpich) split=(mpiexec.mpich -n 1 -env SKELTRACE_STAGE_DIR /etc/hostname "$app" "$@" : -n $((np - 1)) "$app" "$@") ;;
+  openmpi) split=(mpirun.openmpi --allow-run-as-root --oversubscribe -n 1 -x SKELTRACE_STAGE_DIR=/etc/hostname "$app" "$@" :
+                  -n $((np - 1)) "$app" "$@") ;;
+esac
+timeout 120 "$skelgen" trace --merge-in-job -o "$work/onefails" -- "${split[@]}" > "$work/onefails.log" 2>&1
+rc=$?
+[ $rc = 124 ] && fail "the job hung at MPI_Finalize with one rank not tracing"
+[ "$(ls "$work/onefails"/rank-*.skt 2>/dev/null | wc -l)" = $((np - 1)) ] ||
+  { cat "$work/onefails.log"; fail "the $((np - 1)) tracing ranks' files did not reach $work/onefails (status $rc)"; }
 [ -z "$(ls -A "$work/stage")" ] || fail "left in the staging directory: $(ls "$work/stage")"
 echo "PASS: $np ranks, in-job merge identical to skelgen merge ($(stat -c %s "$work/kept.skm") bytes)"
