@@ -91,7 +91,7 @@ echo "== timing the application untraced, 3 runs (skelgen time): the reference f
 "$build/bin/skelgen" time -r 3 -- mpiexec.mpich -n 2 "$build/examples/jacobi2d" 400 1000 2> /dev/null \
   | tee "$build/app-time.txt"
 traced=$(sed -n 's/^traced: *\([0-9.]*\) s.*/\1/p' "$build/generate.txt")
-untraced=$(sed -n 's/^SKELGEN_APP .*median_s=\([0-9.]*\).*/\1/p' "$build/app-time.txt")
+untraced=$(sed -n 's/^SKELGEN_APP .* median_s=\([0-9.]*\).*/\1/p' "$build/app-time.txt")
 predicted=$(sed -n 's/.*predicted_s=\([0-9.]*\).*/\1/p' "$build/skeleton.txt")
 measured=$(sed -n 's/.*measured_s=\([0-9.]*\).*/\1/p' "$build/skeleton.txt")
 python3 -c "

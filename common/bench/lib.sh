@@ -47,7 +47,7 @@ bench_program_line() {  # LINE
 # The application's time in one untraced run (skelgen time -r 1: from
 # MPI_Init's return to MPI_Finalize, the slowest rank), in seconds.
 bench_app_seconds() {  # SKELGEN LAUNCHER... APP ARGS...
-  "$1" time -r 1 -- "${@:2}" 2> /dev/null | sed -n 's/^SKELGEN_APP .*median_s=\([0-9.]*\).*/\1/p'
+  "$1" time -r 1 -- "${@:2}" 2> /dev/null | sed -n 's/^SKELGEN_APP .* median_s=\([0-9.]*\).*/\1/p'
 }
 
 # A field (measured_s, predicted_s) of the SKELGEN_RESULT line in a
