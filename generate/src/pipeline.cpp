@@ -48,10 +48,10 @@ FoldedProgram fold(const MergedTrace& m, const InputOptions& opt) {
 
 // Whether the fold the judge made of the chosen order is the program:
 // one stream (the judge folded each thread's stream apart), both orders
-// judged, folded as the judge folds (per call site), no rank ending early
-// (a partial trace is cut first). Then it is not folded a third time.
-bool judged_fold_is_final(const MergedTrace& m, const std::vector<FoldedProgram>& judged, const InputOptions& opt) {
-  if (judged.size() != 2 || !m.threads.empty() || opt.join_callsites) return false;
+// judged and kept (not with --join-call-sites), no rank ending early (a
+// partial trace is cut first). Then it is not folded a third time.
+bool judged_fold_is_final(const MergedTrace& m, const std::vector<FoldedProgram>& judged) {
+  if (judged.size() != 2 || !m.threads.empty()) return false;
   for (const MergedRank& r : m.ranks)
     if (r.end != TraceEnd::kFinalized) return false;
   return true;
@@ -93,14 +93,16 @@ FoldedProgram load_program(const std::string& input, const InputOptions& opt) {
     merge::Options mo;
     mo.allow_partial = opt.allow_partial;
     mo.progress = opt.say;
-    std::vector<FoldedProgram> judged;  // the judge's folds: the walk's order, the alignment's
-    set_merge_order(mo, opt.merge_order, &judged);  // after the progress: the judge reports through it
+    // The judge's folds (the walk's order, the alignment's), kept only where one can be the
+    // program: folded per call site, as the judge folds; otherwise not held in memory.
+    std::vector<FoldedProgram> judged;
+    set_merge_order(mo, opt.merge_order, opt.join_callsites ? nullptr : &judged);  // after the progress
     say(opt, "merging the ranks of " + input);
     merge::Loaded loaded = merge::load(input, mo);
     merge::Ordered ordered;
     MergedTrace m = merge::merge(loaded, mo, &ordered);
     say(opt, "merged " + merge::describe(ordered, kMergeScore));
-    if (judged_fold_is_final(m, judged, opt)) {
+    if (judged_fold_is_final(m, judged)) {
       say(opt, "folded " + std::to_string(m.events.size()) + " merged events (while choosing the order)");
       return std::move(judged[ordered.used == merge::Order::kAlign ? 1 : 0]);
     }
