@@ -17,6 +17,19 @@ bool is_peer(Param p) { return p == Param::peer || p == Param::peer2; }
 // not count as a rank's turn in the merge's fairness (below).
 bool posts_a_message(uint32_t f) { return message_role(f) != MessageRole::kNone && creates_request(f); }
 
+// Calls that the members of a communicator make in one order (collectives,
+// making and freeing communicators, MPI_Finalize): a member that makes one
+// later must first make what it does before, however far ahead that is.
+bool ordered_across_members(uint32_t f) {
+  switch (call_class(f)) {
+    case CallClass::kCollective: case CallClass::kIcollective: case CallClass::kCommCreate:
+    case CallClass::kCommFree: case CallClass::kFinalize:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // The most compact exact description of values[k] of ranks[k]; tables go to
 // e.tables. `cart` tries a Cartesian-neighbour rule (needs the whole event).
 template <typename CartTry>
@@ -91,6 +104,12 @@ std::string describe(const Ordered& o, const std::string& score) {
   std::string how = o.used == Order::kAlign ? "by alignment" : "by the look-ahead walk";
   if (o.used == Order::kWalk && o.align_gave_up)
     return how + " (the ranks are too unlike to align within the work bound)";
+  if (o.walk_collectives != o.align_collectives) {
+    const bool a = o.used == Order::kAlign;
+    return how + " (" + std::to_string(a ? o.align_collectives : o.walk_collectives) + " events of collectives against the " +
+           (a ? "walk's " : "alignment's ") + std::to_string(a ? o.walk_collectives : o.align_collectives) +
+           ", which splits them among fewer members)";
+  }
   if (o.walk_judged || o.align_judged) {
     const bool a = o.used == Order::kAlign;
     return how + " (" + score + " " + std::to_string(a ? o.align_judged : o.walk_judged) + " against the " +
@@ -112,7 +131,9 @@ class Walk {
         look_(std::max<uint32_t>(1, lookahead)),
         identities_(in.tables.identities),
         cur_(P_, 0),
-        last_served_(P_, -1) {}
+        last_served_(P_, -1) {
+    count_ordered_calls();
+  }
 
   // Columns until every rank's calls are taken: all the active ranks' at
   // once where they agree, otherwise the holders of the best candidate.
@@ -151,11 +172,62 @@ class Walk {
     return -1;
   }
 
+  // How a candidate is blocked, the least first: it goes before the others.
+  // A collective waiting for a member is the last resort: taken without it,
+  // it is split in two events.
+  enum class Block : uint8_t { kFree, kInWindow, kMemberLater };
+
+  // Per rank, how many calls of each ordered identity (ordered_across_members) it has yet to make.
+  void count_ordered_calls() {
+    ordered_.resize(identities_.size());
+    for (size_t x = 0; x < identities_.size(); ++x) ordered_[x] = ordered_across_members(identities_[x].func);
+    ahead_.resize(P_);
+    std::vector<uint32_t> ids;
+    for (uint32_t r = 0; r < P_; ++r) {
+      ids.clear();
+      for (const RankEvent& e : in_.ranks[r].events)
+        if (ordered_[e.identity]) ids.push_back(e.identity);
+      std::sort(ids.begin(), ids.end());
+      for (uint32_t x : ids)
+        if (ahead_[r].empty() || ahead_[r].back().first != x) ahead_[r].push_back({x, 1});
+        else ++ahead_[r].back().second;
+    }
+  }
+  uint32_t* calls_ahead(uint32_t r, uint32_t x) {
+    auto& a = ahead_[r];
+    auto it = std::lower_bound(a.begin(), a.end(), std::make_pair(x, 0u));
+    return it != a.end() && it->first == x ? &it->second : nullptr;
+  }
+
+  // Ordered identity x, which some active ranks make now: does a rank of the
+  // same communicator (the same group of it) that is not at x make it later?
+  // Not one that is at an ordered call on the same communicator now: that
+  // call is the one matching x, made from another call site (NPB MG's ranks
+  // reach one MPI_Allreduce from different branches).
+  bool member_makes_later(uint32_t x) {
+    const int64_t comm = identities_[x].comm;
+    const CommSymbol* c = comm > kCommWorld && comm < static_cast<int64_t>(in_.tables.comms.size())
+                              ? &in_.tables.comms[static_cast<size_t>(comm)]
+                              : nullptr;  // MPI_COMM_WORLD, or no communicator (MPI_Finalize): every rank
+    auto group = [&](uint32_t r) { return c && r < c->group_of.size() ? c->group_of[r] : 0; };
+    groups_.clear();
+    for (uint32_t r : active_)
+      if (ident(r) == x) groups_.push_back(group(r));
+    for (uint32_t s : active_) {
+      const uint32_t now = ident(s);
+      if (now == x || (ordered_[now] && identities_[now].comm == comm)) continue;
+      const uint32_t* n = calls_ahead(s, x);
+      if (n && *n > 0 && std::find(groups_.begin(), groups_.end(), group(s)) != groups_.end()) return true;
+    }
+    return false;
+  }
+
   // Column x made by ranks, each moved past its call.
   void take(uint32_t x, const std::vector<uint32_t>& ranks) {
     const bool posts = posts_a_message(identities_[x].func);
     for (uint32_t r : ranks) {
       if (!posts) last_served_[r] = static_cast<int64_t>(cols_.size());
+      if (ordered_[x]) --*calls_ahead(r, x);
       ++cur_[r];
     }
     cols_.push_back(Column{x, ranks});
@@ -163,16 +235,22 @@ class Walk {
 
   // Candidates: the current calls of the active ranks. One is blocked when a
   // rank that is not at it now will make it later (within the window): that
-  // rank must first make what comes before. Unblocked candidates go first.
+  // rank must first make what comes before. A collective (any call of
+  // ordered_across_members) is blocked by a member that makes it later at
+  // any distance, and goes after the other blocked candidates: a master polling with MPI_Iprobe hundreds of times before
+  // its step's MPI_Allreduce would otherwise see the workers' Allreduce taken
+  // without it, the step's collective split in two events and the steps
+  // merged out of line (a farm inside a time-step loop: its folded
+  // program had a third of the merged events). Unblocked candidates go first.
   // Among equals, the candidate whose ranks were served longest ago wins, so
   // that no rank runs ahead of the others: in a pipeline (every candidate
   // blocked) this keeps the ranks in step and the merged program periodic
   // like the application. Posting a message (Isend, Irecv) is not a turn: a
   // master that posts an Irecv and waits for it keeps pace with a worker that
   // makes one Send a round. Then more ranks, then the lowest rank.
-  uint32_t best_candidate() const {
+  uint32_t best_candidate() {
     uint32_t best = 0;
-    bool best_free = false;
+    Block best_block = Block::kFree;
     int64_t best_served = 0;
     long best_holders = -1;
     std::vector<uint32_t> seen;
@@ -182,21 +260,22 @@ class Walk {
       seen.push_back(x);
       long holders_n = 0;
       int64_t served = INT64_MAX;
-      bool blocked = false;
+      Block block = Block::kFree;
       for (uint32_t s : active_) {
         if (ident(s) == x) {
           ++holders_n;
           served = std::min(served, last_served_[s]);
-        } else if (!blocked && find_in_window(s, x) > 0) {
-          blocked = true;
+        } else if (block == Block::kFree && find_in_window(s, x) > 0) {
+          block = Block::kInWindow;
         }
       }
-      bool better = best_holders < 0 || (!blocked && !best_free) ||
-                    (blocked == !best_free &&
+      if (ordered_[x] && member_makes_later(x)) block = Block::kMemberLater;
+      bool better = best_holders < 0 || block < best_block ||
+                    (block == best_block &&
                      (served < best_served || (served == best_served && holders_n > best_holders)));
       if (better) {
         best = x;
-        best_free = !blocked;
+        best_block = block;
         best_served = served;
         best_holders = holders_n;
       }
@@ -212,6 +291,9 @@ class Walk {
   std::vector<int64_t> last_served_;  // column of each rank's last call (fairness)
   std::vector<uint32_t> active_, holders_;
   std::vector<Column> cols_;
+  std::vector<bool> ordered_;  // per identity: ordered_across_members
+  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> ahead_;  // per rank: (ordered identity, calls to come)
+  std::vector<int32_t> groups_;  // member_makes_later's scratch
 };
 
 }  // namespace
@@ -401,6 +483,15 @@ MergedTrace build(const Loaded& in, const std::vector<Column>& cols, const Optio
 
 namespace {
 
+// The events an order makes of the calls that the members of a communicator
+// make in one order (ordered_across_members): the same calls in every order,
+// so more events means collectives split among events of fewer members.
+size_t collective_events(const Loaded& in, const std::vector<Column>& order) {
+  size_t n = 0;
+  for (const Column& c : order) n += ordered_across_members(in.tables.identities[c.identity].func);
+  return n;
+}
+
 MergedTrace merge_stream(const Loaded& in, const Options& opt, Ordered* ordered) {
   if (opt.order == Order::kAuto && !opt.judge) throw std::logic_error("merge: Order::kAuto needs Options::judge");
   Ordered how;
@@ -419,6 +510,10 @@ MergedTrace merge_stream(const Loaded& in, const Options& opt, Ordered* ordered)
     walked = walk_ranks(in, opt.lookahead);
     how.walk_events = walked.size();
   }
+  if (opt.order == Order::kAuto && !aligned.empty()) {
+    how.walk_collectives = collective_events(in, walked);
+    how.align_collectives = collective_events(in, aligned);
+  }
   MergedTrace m;
   if (aligned.empty() || (opt.order == Order::kAuto && aligned == walked)) {
     how.used = Order::kWalk;
@@ -426,6 +521,10 @@ MergedTrace merge_stream(const Loaded& in, const Options& opt, Ordered* ordered)
   } else if (opt.order == Order::kAlign) {
     how.used = Order::kAlign;
     m = build(in, aligned, opt);
+  } else if (how.walk_collectives != how.align_collectives) {
+    // auto, one order splits more collectives in events of fewer members: the other (no judging)
+    how.used = how.walk_collectives < how.align_collectives ? Order::kWalk : Order::kAlign;
+    m = build(in, how.used == Order::kWalk ? walked : aligned, opt);
   } else {  // auto, two different orders: the one the judge scores lower, the walk's on a tie
     if (opt.progress) opt.progress("judging the walk's merge and the alignment's");
     m = build(in, walked, opt);

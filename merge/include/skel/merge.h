@@ -12,8 +12,10 @@
 //                  do not take part. O(n L) when ranks agree, O(m n L) at
 //                  most, for n ranks of L calls;
 //                - an alignment of the ranks' sequences (align_ranks).
-//                With Order::kAuto, both, and the one a judge (the caller's:
-//                skelgen's folds each) scores lower.
+//                With Order::kAuto, both, and the one that splits fewer
+//                collectives among events of fewer members; where they
+//                split as many, the one a judge (the caller's: skelgen's
+//                folds each) scores lower.
 //   verify()     rebuilds every rank's sequence from a merged trace and
 //                compares it with the normalised input, call for call.
 #pragma once
@@ -32,7 +34,7 @@ namespace skt::merge {
 enum class Order : uint8_t {
   kWalk,   // the look-ahead walk (walk_ranks)
   kAlign,  // the alignment (align_ranks); the walk where it gives up
-  kAuto,   // both; where they differ, the merge Options::judge scores lower, the walk's on a tie
+  kAuto,   // both; the one splitting fewer collectives, else the one Options::judge scores lower (walk on a tie)
 };
 const char* order_name(Order o);  // "auto", "walk", "align"
 Order order_from_name(const std::string& name);  // the inverse; throws std::invalid_argument
@@ -171,6 +173,11 @@ struct Ordered {
   size_t walk_events = 0, align_events = 0;
   bool align_gave_up = false;
   uint64_t walk_judged = 0, align_judged = 0;  // 0: not judged
+  // Order::kAuto: the events each order makes of collectives (and other calls a communicator's members make
+  // in one order). Where they differ, the order with fewer is used, unjudged: the other has split some
+  // collective among events of fewer members (a master polling with MPI_Iprobe between its steps'
+  // MPI_Allreduce, aligned: every step out of line, 12,530 lines of C that no step could be left out of).
+  size_t walk_collectives = 0, align_collectives = 0;
 };
 
 MergedTrace merge(const Loaded& in, const Options& opt, Ordered* ordered = nullptr);

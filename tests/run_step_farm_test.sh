@@ -1,0 +1,38 @@
+#!/bin/bash
+# A master-worker farm inside a time-step loop whose master polls with
+# MPI_Iprobe (tests/apps/step_farm.c): the merged trace (skelgen merge
+# --order auto) holds each step's MPI_Allreduce as one event of every rank
+# (the program makes STEPS of them on MPI_COMM_WORLD: the independent truth),
+# and the K = 10 skeleton leaves time steps out (the generator's note), is
+# at least 3 times shorter than the traced run as planned (a first step
+# slowed by the ranks' start stands for the steps after it: 5-9x here), at most 5,000
+# lines of C, and runs to its end. Prints the figures.
+#   run_step_farm_test.sh SKELGEN FLAVOR NP APP WORK STEPS TASKS TASK_WORK
+set -euo pipefail
+skelgen=$1 flavor=$2 np=$3 app=$4 work=$5 steps=$6
+shift 5
+case $flavor in
+  mpich) launch=(mpiexec.mpich -n "$np") ;;
+  openmpi) launch=(mpirun.openmpi --allow-run-as-root --oversubscribe -n "$np") ;;
+esac
+rm -rf "$work" && mkdir -p "$work"
+"$skelgen" trace -q --force -o "$work/trace" -- "${launch[@]}" "$app" "$@" > /dev/null
+"$skelgen" merge -q --order auto "$work/trace" -o "$work/app.skm"
+"$skelgen" dump "$work/app.skm" > "$work/merged.txt"
+whole=$(grep -c ' MPI_Allreduce .* ranks=all' "$work/merged.txt" || true)
+split=$(grep ' MPI_Allreduce ' "$work/merged.txt" | grep -vc ' ranks=all' || true)
+echo "merged: $whole MPI_Allreduce events of every rank, $split of fewer (the program makes $steps)"
+[ "$whole" -eq "$steps" ] && [ "$split" -eq 0 ] ||
+  { echo "FAIL: the steps' MPI_Allreduce are not $steps events of every rank" >&2; exit 1; }
+"$skelgen" generate "$work/trace" -K 10 -o "$work/skel.c" > "$work/generate.txt" 2>&1
+grep -q "did not fold into one loop" "$work/generate.txt" || { cat "$work/generate.txt"; echo "FAIL: no time steps left out" >&2; exit 1; }
+traced=$(sed -n 's/^traced: *\([0-9.]*\) s.*/\1/p' "$work/generate.txt")
+expected=$(sed -n 's/^expected: *\([0-9.]*\) s.*/\1/p' "$work/generate.txt")
+lines=$(wc -l < "$work/skel.c")
+echo "K = 10: $lines lines of C; traced $traced s, expected $expected s"
+python3 -c "import sys; sys.exit(0 if $expected > 0 and $traced / $expected >= 3 else 1)" ||
+  { echo "FAIL: the skeleton is not 3 times shorter than the traced run as planned" >&2; exit 1; }
+[ "$lines" -le 5000 ] || { echo "FAIL: $lines lines of C (at most 5,000)" >&2; exit 1; }
+"$skelgen" build "$work/skel.c" --mpi "$flavor" -q -o "$work/skel"
+SKELGEN_WATCHDOG_S=20 timeout 120 "${launch[@]}" "$work/skel" > "$work/skel.out" 2>&1 || { cat "$work/skel.out"; echo "FAIL: the skeleton did not complete" >&2; exit 1; }
+grep '^SKELGEN_RESULT' "$work/skel.out" || { echo "FAIL: no result line" >&2; exit 1; }
