@@ -585,6 +585,30 @@ TEST(Merge, AutoOrderKeepsTheWalkOnATie) {
   EXPECT_EQ(events_of(automatic.merged), events_of(walked.merged));
 }
 
+TEST(Merge, ACollectiveWaitsForAMemberPollingFarAhead) {
+  // Rank 0 polls 200 times before the MPI_Allreduce (and MPI_Finalize) that rank 1 makes at once: beyond
+  // the look-ahead of 64, the walk still makes each one event of both ranks (it took rank 1's alone).
+  auto program = [](uint32_t r) {
+    std::vector<Syn> v{simple(kFunc_MPI_Init, 0)};
+    if (r == 0)
+      for (int i = 0; i < 200; ++i) v.push_back(simple(kFunc_MPI_Iprobe, 7));
+    v.push_back(simple(kFunc_MPI_Allreduce, 8));
+    v.push_back(simple(kFunc_MPI_Finalize, 1));
+    return v;
+  };
+  for (merge::Order order : {merge::Order::kWalk, merge::Order::kAuto}) {
+    Result res = run(2, program, 64, order, kDefaultWork, [](const MergedTrace&) { return 1u; });
+    size_t collectives = 0;
+    for (const MergedEvent& e : res.merged.events) {
+      const uint32_t f = res.merged.identities[e.identity].func;
+      if (f != kFunc_MPI_Allreduce && f != kFunc_MPI_Finalize) continue;
+      ++collectives;
+      EXPECT_EQ(e.ranks, (std::vector<uint32_t>{0, 1})) << merge::order_name(order);
+    }
+    EXPECT_EQ(collectives, 2u) << merge::order_name(order);
+  }
+}
+
 TEST(Merge, AutoOrderJudgesNothingWhereTheOrdersAgree) {
   int judged = 0;
   auto judge = [&](const MergedTrace&) { return ++judged, 1u; };
