@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -11,7 +12,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <regex>
 #include <sstream>
 #include <stdexcept>
 
@@ -371,19 +371,74 @@ std::vector<std::string> simgrid_pinned_config() {
           "--cfg=network/crosstraffic:0",       "--cfg=smpi/coll-selector:mpich", "--log=root.thres:critical"};
 }
 
+namespace {
+
+// An element's start tag: its name and attributes.
+struct XmlTag {
+  std::string name;
+  std::map<std::string, std::string> attributes;
+};
+
+bool xml_word(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// Attributes name="value" (or 'value') in the text of a start tag.
+std::map<std::string, std::string> xml_attributes(const std::string& body) {
+  std::map<std::string, std::string> a;
+  size_t i = 0;
+  while (i < body.size()) {
+    if (!std::isalpha(static_cast<unsigned char>(body[i])) && body[i] != '_') {
+      ++i;
+      continue;
+    }
+    size_t end = i;
+    while (end < body.size() && (std::isalpha(static_cast<unsigned char>(body[end])) || body[end] == '_')) ++end;
+    size_t q = end;
+    while (q < body.size() && std::isspace(static_cast<unsigned char>(body[q]))) ++q;
+    if (q < body.size() && body[q] == '=') {
+      ++q;
+      while (q < body.size() && std::isspace(static_cast<unsigned char>(body[q]))) ++q;
+      if (q < body.size() && (body[q] == '"' || body[q] == '\'')) {
+        const size_t close = body.find_first_of("\"'", q + 1);
+        if (close != std::string::npos) {
+          a[body.substr(i, end - i)] = body.substr(q + 1, close - q - 1);
+          i = close + 1;
+          continue;
+        }
+      }
+    }
+    i = end;
+  }
+  return a;
+}
+
+// The start tags of the elements named in `names`, in file order (a scan
+// for SimGrid platform files, not an XML parser). Not std::regex: GCC 12's
+// <regex> warns -Wmaybe-uninitialized in its own code under the sanitizer build.
+std::vector<XmlTag> xml_tags(const std::string& xml, const std::vector<std::string>& names) {
+  std::vector<XmlTag> tags;
+  for (size_t at = xml.find('<'); at != std::string::npos; at = xml.find('<', at + 1)) {
+    size_t end = at + 1;
+    while (end < xml.size() && xml_word(xml[end])) ++end;
+    const std::string name = xml.substr(at + 1, end - at - 1);
+    if (std::find(names.begin(), names.end(), name) == names.end()) continue;
+    const size_t close = xml.find('>', end);
+    if (close == std::string::npos) break;
+    tags.push_back({name, xml_attributes(xml.substr(end, close - end))});
+    at = close;
+  }
+  return tags;
+}
+
+}  // namespace
+
 std::vector<std::string> platform_hosts(const std::string& platform_xml) {
   std::string xml = read_all(platform_xml);
   if (xml.find("<platform") == std::string::npos)
     throw std::runtime_error(platform_xml + ": not a SimGrid platform file (no <platform> element)");
   std::vector<std::string> hosts;
-  static const std::regex tag(R"(<(host|cluster)\b([^>]*)>)");
-  static const std::regex attr(R"re(([A-Za-z_]+)\s*=\s*["']([^"']*)["'])re");
-  for (auto it = std::sregex_iterator(xml.begin(), xml.end(), tag); it != std::sregex_iterator(); ++it) {
-    std::map<std::string, std::string> a;
-    std::string body = (*it)[2];
-    for (auto jt = std::sregex_iterator(body.begin(), body.end(), attr); jt != std::sregex_iterator(); ++jt)
-      a[(*jt)[1]] = (*jt)[2];
-    if ((*it)[1] == "host") {
+  for (const XmlTag& t : xml_tags(xml, {"host", "cluster"})) {
+    std::map<std::string, std::string> a = t.attributes;
+    if (t.name == "host") {
       if (a["id"].empty()) throw std::runtime_error(platform_xml + ": a <host> without id");
       hosts.push_back(a["id"]);
       continue;

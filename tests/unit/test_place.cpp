@@ -166,6 +166,10 @@ TEST(Predict, PlatformHostsOfTheShippedPlatforms) {
                                           "suffix=\".x\" radical=\"0-1,5\" speed=\"1Gf\" bw=\"1GBps\" lat=\"0\"/>"
                                           "<host_link id=\"l\" up=\"u\" down=\"d\"/></zone></platform>");
   EXPECT_EQ(sp::platform_hosts(hosts), (std::vector<std::string>{"a", "c-0.x", "c-1.x", "c-5.x"}));
+  std::string quoted = write_temp("p.xml", "<platform><host id = 'b' speed='1Gf'/>\n<host\tspeed=\"2Gf\" id=\"d\"></host>"
+                                           "<hostess id=\"no\"/></platform>");
+  EXPECT_EQ(sp::platform_hosts(quoted), (std::vector<std::string>{"b", "d"}));
+  EXPECT_THROW(sp::platform_hosts(write_temp("p.xml", "<platform><host speed=\"1Gf\"/></platform>")), std::runtime_error);
   EXPECT_THROW(sp::platform_hosts(write_temp("p.xml", "<html></html>")), std::runtime_error);
   EXPECT_THROW(sp::platform_hosts(write_temp("p.xml", "<platform></platform>")), std::runtime_error);
 }
