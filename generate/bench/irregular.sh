@@ -7,8 +7,8 @@
 # (application median / skeleton median), prediction error (median of the
 # skeleton's predicted_s against the application's median) and hangs
 # (skeleton runs that did not print their result line). Progress on stderr.
-# SET: irregular (the adaptive-refinement program, docs/results/performance.md
-# "Irregular time steps") or threads (MPI_THREAD_MULTIPLE programs, each
+# SET: irregular (the adaptive-refinement program and the farm in time steps,
+# docs/results/performance.md "Irregular time steps") or threads (MPI_THREAD_MULTIPLE programs, each
 # thread's calls folded on their own: "folded" is the sum of the threads').
 #   generate/bench/irregular.sh BUILD_DIR [REPS] [WORK_DIR] [SET]
 set -euo pipefail
@@ -27,6 +27,10 @@ case $set in
   "amr-mpich-2|mpich|2|$build/tests/apps-mpich/amr 300 20000"
   "amr-flat-mpich-2|mpich|2|$build/tests/apps-mpich/amr 300 20000 1"
   "amr-openmpi-8|openmpi|8|$build/tests/apps-openmpi/amr 200 10000"
+  # step_farm STEPS TASKS WORK: a farm in each time step, the master polling with MPI_Iprobe
+  "step_farm-openmpi-4|openmpi|4|$build/tests/apps-openmpi/step_farm 60 20 100000"
+  "step_farm-openmpi-8|openmpi|8|$build/tests/apps-openmpi/step_farm 60 40 100000"
+  "step_farm-mpich-2|mpich|2|$build/tests/apps-mpich/step_farm 60 20 100000"
   ) ;;
   # thread_halo THREADS STEPS WORK (pthreads started and joined by the first thread)
   threads) programs=(

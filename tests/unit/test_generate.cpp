@@ -816,3 +816,42 @@ TEST(GenerateExpected, EveryCutLoopIsTakenOutOfTheExpectedTime) {
   EXPECT_NEAR(st.traced_s, thread_loop_s, 0.02 * thread_loop_s);
   EXPECT_NEAR(st.kept_s, st.traced_s - 0.9 * thread_loop_s, 0.05 * thread_loop_s) << "traced " << st.traced_s;
 }
+
+// Rank 0 polls with MPI_Iprobe(MPI_ANY_SOURCE) 50 times in vain, then finds
+// rank 1's message and receives it. The skeleton leaves the polling loop when
+// a message is in (the application left it then, not after 50), and only
+// that loop: polls that found something, or that named their source, run
+// their traced count.
+TEST(Generate, APollingLoopEndsWhenAMessageIsIn) {
+  auto program = [](bool any_source) {
+    return [any_source](uint32_t r) {
+      std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0)};
+      if (r == 0) {
+        skt::testing::Syn poll = call(skt::kFunc_MPI_Iprobe, 1);
+        poll.tag = 2;
+        poll.flags = skt::kFlagTestFailed | (any_source ? skt::kFlagAnySource : 0);
+        poll.peer = any_source ? skt::kNone : 1;
+        for (int i = 0; i < 50; ++i) v.push_back(poll);
+        poll.flags &= ~uint64_t(skt::kFlagTestFailed);
+        poll.peer = 1;
+        v.push_back(poll);
+        v.push_back(message(skt::kFunc_MPI_Recv, 2, 1, 2));
+      } else {
+        v.push_back(message(skt::kFunc_MPI_Send, 3, 0, 2));
+      }
+      v.push_back(call(skt::kFunc_MPI_Finalize, 9));
+      return v;
+    };
+  };
+  skt::gen::GenerateOptions opt;
+  opt.scale = 1;
+  const std::string c = skt::gen::generate(folded_from(2, program(true)), opt).code;
+  const size_t loop = c.find("for (long ");
+  ASSERT_NE(loop, std::string::npos) << c;
+  const size_t brk = c.find("if (skel_flag) break;", loop);
+  ASSERT_NE(brk, std::string::npos) << c;
+  EXPECT_EQ(c.find("if (skel_flag) break;", brk + 1), std::string::npos) << "one break: in the loop, not after it";
+  EXPECT_LT(brk, c.find("MPI_Recv(", loop));
+  const std::string named = skt::gen::generate(folded_from(2, program(false)), opt).code;
+  EXPECT_EQ(named.find("if (skel_flag) break;"), std::string::npos) << named;
+}
