@@ -7,11 +7,9 @@ set -u
 skelgen=$1 flavor=$2 np=$3 app=$4 work=$5
 shift 5
 here=$(cd "$(dirname "$0")" && pwd)
-case $flavor in
-  mpich) launch=(mpiexec.mpich -n "$np") ;;
-  openmpi) launch=(mpirun.openmpi --allow-run-as-root --oversubscribe -n "$np") ;;
-  *) echo "unknown MPI $flavor"; exit 2 ;;
-esac
+# the MPI's launcher for np ranks, in the array launch (the bench scripts' own)
+source "$(dirname "$0")/../common/bench/lib.sh"
+bench_mpi_launcher "$flavor" "$np"
 rm -rf "$work" && mkdir -p "$work/log"
 expect_rc=0
 [[ " $* " == *" --prefix-ranks "* ]] && expect_rc=nonzero

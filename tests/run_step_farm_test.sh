@@ -12,10 +12,9 @@
 set -euo pipefail
 skelgen=$1 flavor=$2 np=$3 app=$4 work=$5 steps=$6
 shift 5
-case $flavor in
-  mpich) launch=(mpiexec.mpich -n "$np") ;;
-  openmpi) launch=(mpirun.openmpi --allow-run-as-root --oversubscribe -n "$np") ;;
-esac
+# the MPI's launcher for np ranks, in the array launch (the bench scripts' own)
+source "$(dirname "$0")/../common/bench/lib.sh"
+bench_mpi_launcher "$flavor" "$np"
 rm -rf "$work" && mkdir -p "$work"
 "$skelgen" trace -q --force -o "$work/trace" -- "${launch[@]}" "$app" "$@" > /dev/null
 "$skelgen" merge -q --order auto "$work/trace" -o "$work/app.skm"

@@ -1,5 +1,6 @@
 # shellcheck shell=bash
-# What the bench scripts (*/bench/*.sh) share: the build's programs, the MPI
+# What the bench scripts (*/bench/*.sh) share (the test scripts, tests/*.sh,
+# take their MPI launchers from here too): the build's programs, the MPI
 # launchers, one untraced run of an application, a skeleton's result line,
 # and min / median / max of a list of numbers. Sourced, after set -euo pipefail:
 #   source "$(dirname "$0")/../../common/bench/lib.sh"
