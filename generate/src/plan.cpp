@@ -353,7 +353,8 @@ class CutChooser {
   bool cuttable(uint32_t id, bool say) const {
     if (!holds_time(id)) return false;
     std::string why;
-    if (only_polls(id)) why = "it only polls (MPI_Iprobe): its time is a wait for a message, which cutting it does not shorten";
+    if (only_polls(id))
+      why = "it only polls (MPI_Iprobe): its time is a wait for a message, which cutting it does not shorten";
     else if (closed(p_, id, &why)) return true;
     if (say)
       notes_.insert("loop n" + std::to_string(id) + " (" + std::to_string(p_.nodes[id].count) +

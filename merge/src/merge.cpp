@@ -106,9 +106,9 @@ std::string describe(const Ordered& o, const std::string& score) {
     return how + " (the ranks are too unlike to align within the work bound)";
   if (o.walk_collectives != o.align_collectives) {
     const bool a = o.used == Order::kAlign;
-    return how + " (" + std::to_string(a ? o.align_collectives : o.walk_collectives) + " events of collectives against the " +
-           (a ? "walk's " : "alignment's ") + std::to_string(a ? o.walk_collectives : o.align_collectives) +
-           ", which splits them among fewer members)";
+    return how + " (" + std::to_string(a ? o.align_collectives : o.walk_collectives) +
+           " events of collectives against the " + (a ? "walk's " : "alignment's ") +
+           std::to_string(a ? o.walk_collectives : o.align_collectives) + ", which splits them among fewer members)";
   }
   if (o.walk_judged || o.align_judged) {
     const bool a = o.used == Order::kAlign;
@@ -237,11 +237,11 @@ class Walk {
   // rank that is not at it now will make it later (within the window): that
   // rank must first make what comes before. A collective (any call of
   // ordered_across_members) is blocked by a member that makes it later at
-  // any distance, and goes after the other blocked candidates: a master polling with MPI_Iprobe hundreds of times before
-  // its step's MPI_Allreduce would otherwise see the workers' Allreduce taken
-  // without it, the step's collective split in two events and the steps
-  // merged out of line (a farm inside a time-step loop: its folded
-  // program had a third of the merged events). Unblocked candidates go first.
+  // any distance (member_makes_later), and goes after the other blocked
+  // candidates: a master polling with MPI_Iprobe hundreds of times before
+  // each step's MPI_Allreduce had its workers' Allreduce taken without it,
+  // and no step of the merged program closed (tests/apps/step_farm.c).
+  // Unblocked candidates go first.
   // Among equals, the candidate whose ranks were served longest ago wins, so
   // that no rank runs ahead of the others: in a pipeline (every candidate
   // blocked) this keeps the ranks in step and the merged program periodic
