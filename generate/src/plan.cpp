@@ -131,29 +131,21 @@ class MessageBalance {
   using Key = std::tuple<int64_t, int64_t, int64_t, std::vector<int64_t>>;  // sender, receiver, comm, tag
   using End = std::tuple<int64_t, int64_t, std::vector<int64_t>>;           // receiver, comm, tag
 
+  // Node id's messages, times over, each instance's ends as message_ends
+  // describes them (cycles exact, other peers by their first values).
   void add(const FoldedProgram& p, uint32_t id, double times) {
-    const MergedEvent& e = event_of(p, id);
-    const Identity& idn = identity_of(p, id);
-    const MessageRole role = message_role(idn.func);
-    const bool send = role == MessageRole::kSend || role == MessageRole::kSendRecv;
-    const bool recv = role == MessageRole::kRecv || role == MessageRole::kSendRecv;
-    const bool both = role == MessageRole::kSendRecv;
-    for (uint32_t r : e.ranks) {
-      if (send)
-        for (const auto& [to, tag, share] : message_ends(p, id, Param::peer, Param::tag, r))
-          if (to >= 0) {
-            sent_[{r, to, idn.comm, tag}] += times * share;
-            into_[{to, idn.comm, tag}] += times * share;
-          }
-      if (recv)
-        for (const auto& [from, tag, share] :
-             message_ends(p, id, both ? Param::peer2 : Param::peer, both ? Param::tag2 : Param::tag, r)) {
-          any_tag_ |= std::find(tag.begin(), tag.end(), kAnyTag) != tag.end();
-          if (idn.peer_class != PeerClass::kAnySource && from < 0) continue;  // MPI_PROC_NULL
-          if (idn.peer_class != PeerClass::kAnySource) received_[{from, r, idn.comm, tag}] += times * share;
-          taken_[{r, idn.comm, tag}] += times * share;
-        }
-    }
+    add_ends(p, id, times, [&](Param peer, Param tag, uint32_t r) { return message_ends(p, id, peer, tag, r); });
+  }
+
+  // Node id's messages, each of its instances 0 .. instances - 1 with its own
+  // peer and tag: exact where add() takes a node's table of peers (a farm's
+  // master receiving from whichever worker asked) as its first value. For the
+  // top level's closed runs, whose nodes run all their instances there.
+  void add_instances(const FoldedProgram& p, uint32_t id, uint64_t instances) {
+    for (uint64_t j = 0; j < instances; ++j)
+      add_ends(p, id, 1.0, [&](Param peer, Param tag, uint32_t r) {
+        return std::vector<MessageEnd>{{value_at(p, id, peer, r, j), {value_at(p, id, tag, r, j)}, 1.0}};
+      });
   }
 
   // Whether every message received was sent, and what arrives is taken.
@@ -173,6 +165,31 @@ class MessageBalance {
   }
 
  private:
+  template <typename Ends>
+  void add_ends(const FoldedProgram& p, uint32_t id, double times, Ends ends) {
+    const MergedEvent& e = event_of(p, id);
+    const Identity& idn = identity_of(p, id);
+    const MessageRole role = message_role(idn.func);
+    const bool send = role == MessageRole::kSend || role == MessageRole::kSendRecv;
+    const bool recv = role == MessageRole::kRecv || role == MessageRole::kSendRecv;
+    const bool both = role == MessageRole::kSendRecv;
+    for (uint32_t r : e.ranks) {
+      if (send)
+        for (const auto& [to, tag, share] : ends(Param::peer, Param::tag, r))
+          if (to >= 0) {
+            sent_[{r, to, idn.comm, tag}] += times * share;
+            into_[{to, idn.comm, tag}] += times * share;
+          }
+      if (recv)
+        for (const auto& [from, tag, share] : ends(both ? Param::peer2 : Param::peer, both ? Param::tag2 : Param::tag, r)) {
+          any_tag_ |= std::find(tag.begin(), tag.end(), kAnyTag) != tag.end();
+          if (idn.peer_class != PeerClass::kAnySource && from < 0) continue;  // MPI_PROC_NULL
+          if (idn.peer_class != PeerClass::kAnySource) received_[{from, r, idn.comm, tag}] += times * share;
+          taken_[{r, idn.comm, tag}] += times * share;
+        }
+    }
+  }
+
   template <class M>
   static void without_tags(M& counts) {
     M out;
@@ -476,7 +493,7 @@ std::vector<TopRun> shortest_closed_runs(const FoldedProgram& p, const NodeTimes
       for (uint32_t c : n.body) add(c, times * static_cast<double>(n.count));
       return;
     }
-    balance.add(p, id, times);
+    balance.add_instances(p, id, static_cast<uint64_t>(times));
     run.may_leave = run.may_leave && !outlives_its_run(p, id) && all_members_take_part(p, id);
     run.has_work |= times > 1 || message_role(identity_of(p, id).func) != MessageRole::kNone;
   };
