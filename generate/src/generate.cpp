@@ -118,7 +118,7 @@ class Emitter {
     uint32_t node;
   };
   std::vector<OpenLoop> open_loops_;
-  int64_t polling_loop_ = -1;  // the loop (polls_until_found) whose body is being written, or -1
+  bool in_polling_loop_ = false;  // writing the body of a loop that polls_until_found
   // The calls written, for the watchdog's message (skel_calls[]): what, 100 x
   // the longest traced duration, the loops around it.
   struct CallRecord {
@@ -1259,24 +1259,23 @@ void Emitter::emit_event(uint32_t n, int depth, const std::string& loop_var, dou
   for (const std::string& l : lines)
     if (!l.empty()) body_ << in << l << "\n";
   if (counted_.count(n)) body_ << in << "n" << n << "_i += " << exact(stride) << ";\n";
-  if (polling_loop_ >= 0 && !open_loops_.empty() && open_loops_.back().node == polling_loop_)
+  if (in_polling_loop_)
     body_ << in << "if (skel_flag) break; /* a message is in: where the application stopped polling */\n";
   if (!g.empty()) body_ << indent(depth) << "}\n";
 }
 
-// Loop n polls for a message and found none in the trace: every call of its
-// body an MPI_Iprobe(MPI_ANY_SOURCE) that found nothing (no source), none
-// with per-instance tables, and it is not cut. The application left it when
-// a message came, not after a count: the skeleton leaves it there too
-// (polls_until_found's break), or after its traced count, whichever is
-// first; then come the application's next calls, its successful probe and
-// the receive. (tests/apps/step_farm.c, 2 MPICH ranks: replaying the traced
-// count of polls made the master the slowest, K = 1 0.609 s for 0.537 s
-// traced and 0.519 s untraced.)
+// Loop n polls for a message (only_polls: never cut) and found none in the
+// trace: every call of its body, none a loop, an MPI_Iprobe(MPI_ANY_SOURCE)
+// that found nothing (no source) without per-instance tables. The
+// application left it when a message came, not after a count: the skeleton
+// leaves it there too (the break emit_event writes), or after its traced
+// count, whichever is first; then come the application's next calls, its
+// successful probe and the receive. (tests/apps/step_farm.c, 2 MPICH ranks:
+// replaying the traced count of polls made the master the slowest, K = 1
+// 0.609 s for 0.537 s traced and 0.519 s untraced.)
 bool Emitter::polls_until_found(uint32_t n) const {
-  const FoldedNode& loop = p_.nodes[n];
-  if (plan_.cut_of[n] >= 0 || loop.body.empty()) return false;
-  for (uint32_t c : loop.body) {
+  if (!only_polls(p_, n)) return false;
+  for (uint32_t c : p_.nodes[n].body) {
     if (p_.nodes[c].is_loop() || counted_.count(c)) return false;
     const Identity& id = identity(c);
     if (id.func != kFunc_MPI_Iprobe || id.peer_class != PeerClass::kAnySource ||
@@ -1307,10 +1306,9 @@ void Emitter::emit_loop(uint32_t n, int depth, const std::string& loop_var, doub
   double inner = c >= 0 ? stride * static_cast<double>(node.count) / static_cast<double>(iters) : stride;
   open_loops_.push_back({var, iters, node.count, n});
   loop_depth_ = std::max(loop_depth_, open_loops_.size());
-  const int64_t outer_polling = polling_loop_;
-  polling_loop_ = polls_until_found(n) ? static_cast<int64_t>(n) : -1;
+  in_polling_loop_ = polls_until_found(n);  // no loop inside such a loop: nothing to restore after
   emit_items(node.body, depth + 1, var, inner);
-  polling_loop_ = outer_polling;
+  in_polling_loop_ = false;
   open_loops_.pop_back();
   if (c >= 0 && iters >= 2) {  // the end of each period (of value_period iterations): skel_estimate.h
     const uint64_t period = plan_.cuts[static_cast<size_t>(c)].period;

@@ -277,6 +277,13 @@ bool closed_items(const FoldedProgram& p, const std::vector<uint32_t>& items, st
 
 bool closed(const FoldedProgram& p, uint32_t loop, std::string* why) { return closed_items(p, p.nodes[loop].body, why); }
 
+bool only_polls(const FoldedProgram& p, uint32_t loop) {
+  for (uint32_t c : p.nodes[loop].body)
+    if (p.nodes[c].is_loop() ? !only_polls(p, c) : call_class(identity_of(p, c).func) != CallClass::kIprobe)
+      return false;
+  return true;
+}
+
 // The iterations after which a loop's calls come back to the same values: 1,
 // or where a node inside it has a cycle rule, the iterations its period
 // spans: an instance cycle of p over a node made m times per iteration,
@@ -370,25 +377,13 @@ class CutChooser {
   bool cuttable(uint32_t id, bool say) const {
     if (!holds_time(id)) return false;
     std::string why;
-    if (only_polls(id))
+    if (only_polls(p_, id))
       why = "it only polls (MPI_Iprobe): its time is a wait for a message, which cutting it does not shorten";
     else if (closed(p_, id, &why)) return true;
     if (say)
       notes_.insert("loop n" + std::to_string(id) + " (" + std::to_string(p_.nodes[id].count) +
                     " iterations) is not cut: " + why);
     return false;
-  }
-  // A loop whose calls are all MPI_Iprobe (and the computation between
-  // them): the application left it when a message came. Cut, the skeleton
-  // left it as early and waited in the receive after it, and the left-out
-  // polls' time was added on top (a farm master polling between tasks:
-  // +19 % on 2 MPICH ranks, tests/apps/step_farm.c).
-  bool only_polls(uint32_t id) const {
-    for (uint32_t c : p_.nodes[id].body) {
-      if (p_.nodes[c].is_loop() ? !only_polls(c) : call_class(identity_of(p_, c).func) != CallClass::kIprobe)
-        return false;
-    }
-    return true;
   }
   bool has_candidate(const std::vector<uint32_t>& items) const {
     for (uint32_t id : items) {

@@ -99,6 +99,15 @@ struct Plan {
 // rank. `why` (optional) says what fails.
 bool closed(const FoldedProgram& p, uint32_t loop, std::string* why = nullptr);
 
+// A loop whose calls are all MPI_Iprobe (with the computation between them,
+// in loops of its own or not): a wait for a message, which the application
+// left when one came. Never cut: cut, the skeleton left it as early, waited
+// in the receive after it, and the left-out polls' time was added on top (a
+// farm master polling between tasks: +19 % on 2 MPICH ranks,
+// tests/apps/step_farm.c). The emitter ends some of them when a message is
+// in (docs/generate.md).
+bool only_polls(const FoldedProgram& p, uint32_t loop);
+
 // A run of nodes (p.top[first, end), or a loop's body) is closed in the same
 // sense: messages and collectives all inside it.
 bool closed_items(const FoldedProgram& p, const std::vector<uint32_t>& items, std::string* why = nullptr);
