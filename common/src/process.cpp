@@ -266,6 +266,8 @@ StopSignals::~StopSignals() {
   for (size_t i = 0; i < kStopSignals.size(); ++i) sigaction(kStopSignals[i], &old_[i], nullptr);
 }
 
+int StopSignals::noted() { return g_stop_signal; }
+
 void StopSignals::die_of(int sig) {
   for (const std::string& d : live_temp_dirs()) remove_tree(d);
   struct sigaction dfl {};
@@ -412,6 +414,7 @@ TempDir::~TempDir() {
   remove_tree(path_);
   auto& dirs = live_temp_dirs();
   dirs.erase(std::remove(dirs.begin(), dirs.end(), path_), dirs.end());
+  if (int sig = StopSignals::noted()) StopSignals::die_of(sig);  // a stop no run acted on
 }
 
 std::string basename_of(const std::string& path) {

@@ -4,8 +4,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "skel/build_record.h"
 #include "skel/process.h"
@@ -49,4 +53,26 @@ TEST(BuildRecord, ReusedOnlyWhileSourceAndExecutableAreTheSame) {
   EXPECT_EQ(sp::why_not_reusable(exe, in), "no build record yet");
   std::ofstream(sp::record_path(exe)) << "skelgen build record 1\nsource_sha256 0\n";
   EXPECT_EQ(sp::why_not_reusable(exe, in), "the build record is damaged");
+}
+
+// A stop signal that comes while a TempDir lives but no run is going (predict
+// between two runs: it took the default action and left the directory
+// behind, once in a clean-clone CI) is noted; the directory removed when it
+// goes, skelgen then dies of the signal.
+TEST(TempDir, AStopBetweenRunsEndsSkelgenWithTheDirectoryRemoved) {
+  std::string inside = ::testing::TempDir() + "/tempdir-stop-test-XXXXXX";  // not a TempDir: die_of removes those
+  ASSERT_NE(mkdtemp(inside.data()), nullptr);
+  EXPECT_EXIT(
+      {
+        setenv("TMPDIR", inside.c_str(), 1);
+        skt::proc::TempDir dir("predict");
+        std::ofstream(dir.file("run.out")) << "a run's output";
+        raise(SIGTERM);  // noted, not acted on: no run is going
+        std::ofstream(inside + "/still-here") << "";
+      },
+      ::testing::KilledBySignal(SIGTERM), "");
+  std::vector<std::string> left;
+  for (const auto& e : std::filesystem::directory_iterator(inside)) left.push_back(e.path().filename());
+  EXPECT_EQ(left, std::vector<std::string>{"still-here"}) << "the directory must be gone, the code after the signal run";
+  std::filesystem::remove_all(inside);
 }

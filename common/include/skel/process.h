@@ -64,6 +64,7 @@ class StopSignals {
   StopSignals(const StopSignals&) = delete;
   StopSignals& operator=(const StopSignals&) = delete;
   [[noreturn]] static void die_of(int sig);  // as the signal's default action would (exit status 128 + sig)
+  static int noted();  // the stop signal noted while one lived (0: none)
 
  private:
   std::array<struct sigaction, 3> old_{};  // SIGINT's, SIGTERM's, SIGHUP's
@@ -91,7 +92,12 @@ std::string temp_root();
 // skelgen-<what>-XXXXXX) for one command's temporary files. It is removed
 // with its contents when the object goes (normal return or an exception),
 // and when skelgen dies of a stop signal (StopSignals::die_of removes every
-// live one first). Throws std::runtime_error when it cannot be made.
+// live one first). While it lives, stop signals are noted (StopSignals),
+// also between the runs that act on them (wait_passing_stops): one that
+// came when no run was going ends skelgen at the next run, or when the
+// directory goes. (Before, a SIGTERM between two of predict's runs took the
+// default action and left the directory behind.) Throws std::runtime_error
+// when it cannot be made.
 class TempDir {
  public:
   explicit TempDir(const std::string& what);
@@ -102,6 +108,7 @@ class TempDir {
   std::string file(const std::string& name) const { return path_ + "/" + name; }
 
  private:
+  StopSignals stop_signals_;  // before path_ is made: a stop from then on is noted
   std::string path_;
 };
 
