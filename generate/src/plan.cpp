@@ -315,6 +315,12 @@ uint64_t value_period(const FoldedProgram& p, uint32_t loop) {
   return period;
 }
 
+void Plan::index_farms(size_t top_items) {
+  farm_of_top.assign(top_items, -1);
+  for (size_t k = 0; k < farms.size(); ++k)
+    for (size_t i = farms[k].first; i < farms[k].end; ++i) farm_of_top[i] = static_cast<int32_t>(k);
+}
+
 void Plan::uncut(uint32_t loop) {
   const int32_t c = cut_of[loop];
   if (c < 0) return;
@@ -499,7 +505,8 @@ std::vector<TopRun> shortest_closed_runs(const FoldedProgram& p, const NodeTimes
     if (step != plan.steps.end()) step_end = std::max(step_end, i + step->second.nodes.size());
     add(id, 1.0);
     for (uint32_t r = 0; r < P; ++r) rank_time[r] += t.total[id][r];
-    if (i + 1 < p.top.size() && (i + 1 < step_end || !balance.balanced())) continue;
+    const bool in_farm = plan.farm_at(i) >= 0 && plan.farm_at(i + 1) == plan.farm_at(i);  // a farm runs whole
+    if (i + 1 < p.top.size() && (i + 1 < step_end || in_farm || !balance.balanced())) continue;
     run.end = i + 1;
     run.time = *std::max_element(rank_time.begin(), rank_time.end());
     runs.push_back(run);
@@ -595,13 +602,17 @@ std::vector<double> planned_rank_times(const FoldedProgram& p, const NodeTimes& 
   return kept;
 }
 
-void leave_out_steps(const FoldedProgram& p, const NodeTimes& t, const GenerateOptions& opt, Plan& plan,
-                     std::set<std::string>& notes) {
-  const double K = opt.scale;
-  if (K < 2 || t.program <= 0 || p.top.empty() || !plan.farms.empty()) return;
+namespace {
+
+// The runs of the top level left out (Plan::left_out) and those kept that
+// stand for them (Plan::kept_runs), where the plan's cut loops and farms
+// leave the skeleton longer than kLeaveOutAbove / K of the run. False where
+// none is left out (the plan unchanged).
+bool choose_left_out_steps(const FoldedProgram& p, const NodeTimes& t, double K, Plan& plan,
+                           std::set<std::string>& notes) {
   const std::vector<double> by_rank = planned_rank_times(p, t, plan);
   const double planned = *std::max_element(by_rank.begin(), by_rank.end());
-  if (planned <= kLeaveOutAbove * t.program / K) return;
+  if (planned <= kLeaveOutAbove * t.program / K) return false;
   const std::vector<TopRun> runs = closed_top_runs(p, t, plan);
   plan.left_out.assign(p.top.size(), false);
   std::vector<size_t> by_index;  // per kept run: its index in runs
@@ -662,11 +673,41 @@ void leave_out_steps(const FoldedProgram& p, const NodeTimes& t, const GenerateO
                        plan.kept_runs.end());
   if (left == 0) {
     plan.keep_all();
-    return;
+    return false;
   }
   notes.insert("the time steps did not fold into one loop: " + std::to_string(plan.kept_runs.size()) +
                " runs of top-level calls each stand for the runs after them (" + std::to_string(left) + " of " +
                std::to_string(p.top.size()) + " top-level nodes left out), their time scaled by the traced ratio");
+  return true;
+}
+
+}  // namespace
+
+void leave_out_steps(const FoldedProgram& p, const NodeTimes& t, const GenerateOptions& opt, Plan& plan,
+                     std::set<std::string>& notes) {
+  const double K = opt.scale;
+  if (K < 2 || t.program <= 0 || p.top.empty()) return;
+  if (plan.farms.empty()) {
+    choose_left_out_steps(p, t, K, plan, notes);
+    return;
+  }
+  // Fewer farms than K keep every K-th task each (find_farms). As many or
+  // more are a farm per time step (tests/apps/step_farm.c): the steps are
+  // left out as any others, those kept run their farms with every task,
+  // and the farms of the steps left out go with them.
+  if (static_cast<double>(plan.farms.size()) < K) return;
+  Plan trial = plan;
+  for (Farm& f : trial.farms) {
+    f.kept.resize(f.task_ns.size());
+    std::iota(f.kept.begin(), f.kept.end(), 0);
+  }
+  if (!choose_left_out_steps(p, t, K, trial, notes)) return;
+  std::vector<Farm> kept;
+  for (Farm& f : trial.farms)
+    if (!trial.leaves_out(f.first)) kept.push_back(std::move(f));
+  trial.farms = std::move(kept);
+  trial.index_farms(p.top.size());
+  plan = std::move(trial);
 }
 
 namespace {
@@ -675,12 +716,11 @@ void find_farms_of(const FoldedProgram& p, const GenerateOptions& opt, Plan& pla
   std::vector<double> rate(p.symbols.world_size, 0);  // kernel units per ns (checked by generate())
   for (uint32_t r = 0; r < p.symbols.world_size && r < p.symbols.ranks.size(); ++r)
     rate[r] = p.symbols.ranks[r].kernel_units_per_s * 1e-9;
-  plan.farm_of_top.assign(p.top.size(), -1);
-  if (!opt.farms) return;
-  if (opt.progress) opt.progress("looking for master-worker farms");
-  plan.farms = find_farms(p, rate, opt.scale, notes);
-  for (size_t k = 0; k < plan.farms.size(); ++k)
-    for (size_t i = plan.farms[k].first; i < plan.farms[k].end; ++i) plan.farm_of_top[i] = static_cast<int32_t>(k);
+  if (opt.farms) {
+    if (opt.progress) opt.progress("looking for master-worker farms");
+    plan.farms = find_farms(p, rate, opt.scale, notes);
+  }
+  plan.index_farms(p.top.size());
 }
 
 }  // namespace

@@ -77,12 +77,14 @@ struct Plan {
   }
 
   // Dynamic master-worker farms (farm.h): each runs its own protocol in
-  // place of its top-level items, with every K-th task.
+  // place of its top-level items, with every K-th task (every task where
+  // the farms are in time steps that are left out: leave_out_steps).
   std::vector<Farm> farms;
   std::vector<int32_t> farm_of_top;  // per index in p.top: the farm it is in, -1: none
   int32_t farm_at(size_t top_index) const {
     return top_index < farm_of_top.size() ? farm_of_top[top_index] : -1;
   }
+  void index_farms(size_t top_items);  // farm_of_top, from farms
 
   // The iterations loop node n runs in the skeleton.
   uint64_t iterations(const FoldedProgram& p, uint32_t n) const {
