@@ -33,6 +33,12 @@ programs=(
   "nb-waitany-random-mpich-2|mpich|2|$build/tests/apps-mpich/farm3 200 2000000 0 waitany"
   "sleep-openmpi-4|openmpi|4|$build/tests/apps-openmpi/farm 200 300000 1 5000"
   "sleep-mpich-2|mpich|2|$build/tests/apps-mpich/farm 100 300000 1 5000"
+  # the last results taken, then every worker stopped (drain); the same, the master polling with MPI_Iprobe
+  "drain-random-openmpi-4|openmpi|4|$build/tests/apps-openmpi/farm2 300 3000000 drain"
+  "poll-random-openmpi-4|openmpi|4|$build/tests/apps-openmpi/farm2 300 3000000 poll"
+  "poll-random-openmpi-8|openmpi|8|$build/tests/apps-openmpi/farm2 400 3000000 poll"
+  "poll-random-mpich-2|mpich|2|$build/tests/apps-mpich/farm2 200 2000000 poll"
+  "nb-test-random-openmpi-4|openmpi|4|$build/tests/apps-openmpi/farm3 300 3000000 0 test"
 )
 # "MEDIAN (MIN-MAX)" of the numbers in FILE, MIN and MAX to 3 decimals
 median_range() { bench_min_median_max < "$1" | awk '{printf "%s (%.3f-%.3f)", $2, $1, $3}'; }

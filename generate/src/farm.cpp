@@ -27,10 +27,14 @@ constexpr uint64_t kMinKeptPerWorker = 4;
 
 // One answer of the master's (its sends to one worker), and the receive of
 // the request it answers (its receives from that worker), as indices into
-// the master's calls.
+// the master's calls: the request's [request, request_end), the answer's
+// [answer_from, answer_end). The master's calls between them belong to
+// neither (other requests taken before this one is answered: a drain).
 struct MasterStep {
   size_t request = SIZE_MAX;  // the receive's first call (SIZE_MAX: a seed, sent unasked)
-  size_t recv_at = SIZE_MAX;  // the call that took the request: MPI_Recv, MPI_Probe, or MPI_Wait*/Test* of an MPI_Irecv
+  size_t recv_at = SIZE_MAX;  // the call that took the request: MPI_Recv, MPI_Probe, MPI_Iprobe, or MPI_Wait*/Test* of an MPI_Irecv
+  size_t request_end = SIZE_MAX;
+  size_t answer_from = 0;     // the calls before the answer's first send that go with it
   size_t answer = 0;          // the answer's first send
   size_t answer_end = 0;      // after its last
   int64_t worker = 0;         // world rank
@@ -43,16 +47,16 @@ enum class OpKind : uint8_t {
   kOther,  // none of these
   kSend,   // MPI_Send, MPI_Ssend, MPI_Rsend, or MPI_Isend / MPI_Issend
   kRecv,   // MPI_Recv, or a completion (MPI_Wait*, MPI_Test*) of exactly one MPI_Irecv (and any sends)
-  kProbe,  // MPI_Probe
+  kProbe,  // MPI_Probe, or an MPI_Iprobe that found a message
   kPost,   // MPI_Irecv: the message comes with its completion
-  kDone,   // a completion of sends only, or of nothing (an MPI_Test* that found none)
+  kDone,   // a completion of sends only, or of nothing (an MPI_Test* or MPI_Iprobe that found none)
 };
 
 struct Op {
   OpKind kind = OpKind::kOther;
   bool any_source = false;   // a receive from MPI_ANY_SOURCE: peer is the rank it matched
   bool chosen = false;       // kRecv by MPI_Waitany/Testany/Waitsome/Testsome: one of several receives posted
-  bool nonblocking = false;  // kSend by MPI_Isend*, kRecv by a completion
+  bool nonblocking = false;  // kSend by MPI_Isend*, kRecv by a completion, kProbe by MPI_Iprobe
   int64_t peer = kNone, tag = kNone, comm = 0;
   uint64_t bytes = 0;
 };
@@ -201,11 +205,24 @@ class Finder {
   static bool chooses(uint32_t f) {
     return f == kFunc_MPI_Waitany || f == kFunc_MPI_Testany || f == kFunc_MPI_Waitsome || f == kFunc_MPI_Testsome;
   }
+  // An MPI_Iprobe that found a message: the trace names its source (none where it found nothing).
+  bool found(const Call& c) const {
+    return event(c.node).params[static_cast<size_t>(Param::peer)].kind != ParamKind::kAbsent;
+  }
+  bool failed_probe(uint32_t r, size_t j) const {
+    return func(calls_[r][j].node) == kFunc_MPI_Iprobe && op(r, j).kind == OpKind::kDone;
+  }
+  // A poll that found nothing: such an MPI_Iprobe, or an MPI_Test* that completed no request.
+  bool failed_poll(uint32_t r, size_t j) const {
+    const uint32_t f = func(calls_[r][j].node);
+    const bool test = f == kFunc_MPI_Test || f == kFunc_MPI_Testany || f == kFunc_MPI_Testsome || f == kFunc_MPI_Testall;
+    return failed_probe(r, j) || (test && reqs_[r].first[j] == reqs_[r].first[j + 1]);
+  }
   static bool completes(uint32_t f) {
     return chooses(f) || f == kFunc_MPI_Wait || f == kFunc_MPI_Waitall || f == kFunc_MPI_Test || f == kFunc_MPI_Testall;
   }
 
-  // The ranks that receive from MPI_ANY_SOURCE (or probe so), or choose
+  // The ranks that receive from MPI_ANY_SOURCE (or probe or poll so), or choose
   // among their receives (MPI_Waitany ...): the masters there may be.
   std::set<uint32_t> ranks_receiving_any() const {
     std::set<uint32_t> out;
@@ -214,7 +231,8 @@ class Finder {
       if (p_.nodes[n].is_loop()) continue;
       const uint32_t f = func(id);
       const bool any = identity(id).peer_class == PeerClass::kAnySource;
-      if ((any && (f == kFunc_MPI_Recv || f == kFunc_MPI_Probe || f == kFunc_MPI_Irecv)) || chooses(f))
+      if ((any && (f == kFunc_MPI_Recv || f == kFunc_MPI_Probe || f == kFunc_MPI_Iprobe || f == kFunc_MPI_Irecv)) ||
+          chooses(f))
         out.insert(event(id).ranks.begin(), event(id).ranks.end());
     }
     return out;
@@ -274,7 +292,7 @@ class Finder {
   size_t sends_to(uint32_t m, size_t j, int64_t c, int64_t to) const {
     for (; j < calls_[m].size(); ++j) {
       const Op& o = op(m, j);
-      if (o.kind == OpKind::kDone) continue;
+      if (o.kind == OpKind::kDone && !failed_probe(m, j)) continue;  // an MPI_Isend's completion
       if (o.kind != OpKind::kSend || o.comm != c || o.peer != to) break;
     }
     return j;
@@ -363,8 +381,11 @@ Op Finder::op_of(uint32_t r, size_t j) const {
   else if (f == kFunc_MPI_Isend || f == kFunc_MPI_Issend) o.kind = OpKind::kSend, o.nonblocking = true;
   else if (f == kFunc_MPI_Recv) o.kind = OpKind::kRecv;
   else if (f == kFunc_MPI_Probe) o.kind = OpKind::kProbe;
+  else if (f == kFunc_MPI_Iprobe && !found(c)) o.kind = OpKind::kDone;  // a poll: the master computes on
+  else if (f == kFunc_MPI_Iprobe) o.kind = OpKind::kProbe, o.nonblocking = true;
   else if (f == kFunc_MPI_Irecv) o.kind = OpKind::kPost;
   else return o;
+  if (o.kind == OpKind::kDone) return o;
   o.any_source = identity(c.node).peer_class == PeerClass::kAnySource;
   o.comm = comm(c.node);
   o.peer = value(c, Param::peer, r);
@@ -432,8 +453,11 @@ size_t Finder::receive_step(uint32_t m, size_t j, int64_t c, int64_t tag, int64_
 
 // The master's farm starting at calls[i]: sends to the first workers
 // (seeds, at most one per rank, each in one or more messages), then
-// (receive of a request, answer to its source) pairs; posts of receives
-// and completions of sends among them. Returns the end (i: none).
+// receives of requests and answers to their sources, each request answered
+// before its worker's next: at once, or after other requests were taken (a
+// drain); posts of receives, completions of sends and polls that found
+// nothing among them. Returns the end (i: none), after the last answer
+// that leaves no request unanswered.
 size_t Finder::master_run(uint32_t m, size_t i, std::vector<MasterStep>& steps) const {
   const size_t n = calls_[m].size();
   steps.clear();
@@ -450,26 +474,42 @@ size_t Finder::master_run(uint32_t m, size_t i, std::vector<MasterStep>& steps) 
     if (o.kind != OpKind::kSend || o.comm != c) break;
     if (!seeded.insert(o.peer).second) return i;
     const size_t e = sends_to(m, j, c, o.peer);
-    steps.push_back({SIZE_MAX, SIZE_MAX, j, e, o.peer});
+    steps.push_back({SIZE_MAX, SIZE_MAX, SIZE_MAX, j, j, e, o.peer});
     j = e;
   }
   size_t first = j;
   while (first < n && noise(m, first)) ++first;
   if (first >= n) return i;
   const int64_t tag = op(m, first).tag;
+  std::map<int64_t, MasterStep> pending;  // per worker: its request taken, not answered yet
+  size_t clean = j, clean_steps = steps.size();  // the end after the last answer that left none pending
   for (;;) {
     int64_t from = kNone;
     size_t at = SIZE_MAX;
     const size_t len = receive_step(m, j, c, tag, from, at);
-    if (!len) break;
-    size_t a = j + len;
+    if (len) {
+      if (!pending.emplace(from, MasterStep{j, at, j + len, 0, 0, 0, from}).second) break;  // asked twice
+      j += len;
+      continue;
+    }
+    size_t a = j;
     while (a < n && noise(m, a)) ++a;  // a receive posted again before the answer (the merge's order)
-    if (a >= n || op(m, a).kind != OpKind::kSend) break;
-    const size_t e = sends_to(m, a, c, from);
-    if (e == a) break;
-    steps.push_back({j, at, a, e, from});
-    j = e;
+    if (a >= n || op(m, a).kind != OpKind::kSend || op(m, a).comm != c) break;
+    auto asked = pending.find(op(m, a).peer);
+    if (asked == pending.end()) break;
+    MasterStep s = asked->second;
+    pending.erase(asked);
+    const bool at_once = s.request_end == j;  // the calls between go with the request, else with the answer
+    if (at_once) s.request_end = a;
+    s.answer_from = at_once ? a : j;
+    s.answer = a;
+    s.answer_end = sends_to(m, a, c, s.worker);
+    steps.push_back(s);
+    j = s.answer_end;
+    if (pending.empty()) clean = j, clean_steps = steps.size();
   }
+  j = clean;
+  steps.resize(clean_steps);
   if (steps.size() <= seeded.size()) return i;
   for (; j < n && op(m, j).kind == OpKind::kPost && op(m, j).comm == c && op(m, j).tag == tag; ++j) {
   }  // receives posted again after the last answers: close_run takes their completions too
@@ -682,8 +722,10 @@ void Finder::set_symbols_and_styles(Farm& f, const MasterStep& asked,
   while (request + 1 < end && op(w0, request).kind != OpKind::kSend) ++request;
   while (answer > begin && op(w0, answer).kind != OpKind::kRecv) --answer;
   f.symbols = {calls_[m][recv].node, calls_[m][asked.answer].node, calls_[w0][request].node, calls_[w0][answer].node};
-  f.master_recv = !took.nonblocking ? FarmRecv::kBlocking : took.chosen && !took.any_source ? FarmRecv::kIrecvEach
-                                                                                            : FarmRecv::kIrecvAny;
+  f.master_recv = !took.nonblocking              ? FarmRecv::kBlocking
+                  : took.kind == OpKind::kProbe   ? FarmRecv::kPoll
+                  : took.chosen && !took.any_source ? FarmRecv::kIrecvEach
+                                                    : FarmRecv::kIrecvAny;
   f.answer_isend = op(m, asked.answer).nonblocking;
   f.ask_isend = op(w0, request).nonblocking;
   f.worker_irecv = op(w0, answer).nonblocking;
@@ -699,8 +741,8 @@ bool Finder::master_figures(Farm& f, size_t begin, const std::vector<MasterStep>
   std::map<uint32_t, uint64_t> left, given;  // per worker: answers still to come, tasks given
   for (const MasterStep& s : steps) ++left[static_cast<uint32_t>(s.worker)];
   bool first_stop = true, first_task = true;
-  double recv_ns = 0, answer_ns = 0;
-  size_t requests = 0;
+  double recv_ns = 0, answer_ns = 0, poll_ns = 0;
+  size_t requests = 0, polls = 0;
   for (const MasterStep& s : steps) {
     const uint32_t w = static_cast<uint32_t>(s.worker);
     const int64_t tag = op(m, s.answer).tag;
@@ -723,17 +765,22 @@ bool Finder::master_figures(Farm& f, size_t begin, const std::vector<MasterStep>
       f.task_units.push_back(own[k].compute_ns * rate_[w]);
       f.task_sleep_s.push_back(own[k].sleep_ns * 1e-9);
     }
-    const size_t from = s.request == SIZE_MAX ? s.answer : s.request;
-    for (size_t k = from; k < s.answer_end; ++k) {
-      const double gap = k > begin ? mc[k].gap_ns : 0;
-      (k >= s.answer ? answer_ns : recv_ns) += gap;
-      const FoldedNode& node = p_.nodes[mc[k].node];
-      f.traced_ns += gap + (m < node.dur.size() ? node.dur[m].mean : 0);
-    }
-    requests += s.request == SIZE_MAX ? 0 : 1;
+    auto add = [&](size_t from, size_t to, double& into) {
+      for (size_t k = from; k < to; ++k) {
+        const double gap = k > begin ? mc[k].gap_ns : 0;
+        into += gap;
+        if (&into == &recv_ns && k > from && failed_poll(m, k - 1)) poll_ns += gap, ++polls;  // after a poll
+        const FoldedNode& node = p_.nodes[mc[k].node];
+        f.traced_ns += gap + (m < node.dur.size() ? node.dur[m].mean : 0);
+      }
+    };
+    if (s.request != SIZE_MAX) add(s.request, s.request_end, recv_ns), ++requests;
+    add(s.answer_from, s.answer_end, answer_ns);
   }
   if (f.task_ns.empty() || f.task_ns.size() > kMaxTasks) return false;
   f.entry_units[m] = mc[begin].gap_ns * rate_[m];
+  f.master_poll_units = polls ? poll_ns / static_cast<double>(polls) * rate_[m] : 0;
+  recv_ns -= poll_ns;  // polling is waiting: the skeleton polls, computing as much after each poll
   f.master_recv_units = requests ? recv_ns / static_cast<double>(requests) * rate_[m] : 0;
   f.master_answer_units = answer_ns / static_cast<double>(steps.size()) * rate_[m];
   return true;

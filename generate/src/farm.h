@@ -11,11 +11,15 @@
 //     MPI_ANY_SOURCE, an MPI_Probe from MPI_ANY_SOURCE and an MPI_Recv from
 //     the rank it found, the completion (MPI_Wait, MPI_Test ...) of an
 //     MPI_Irecv from MPI_ANY_SOURCE (the source the trace's completion
-//     names), or the completion by MPI_Waitany / MPI_Testany / MPI_Waitsome
+//     names), the completion by MPI_Waitany / MPI_Testany / MPI_Waitsome
 //     / MPI_Testsome of one of the receives posted (an MPI_Irecv per worker,
-//     re-posted after an answer: the source its MPI_Irecv names). An answer
-//     is an MPI_Send, MPI_Ssend, MPI_Rsend, or an MPI_Isend / MPI_Issend
-//     with its completion;
+//     re-posted after an answer: the source its MPI_Irecv names), or an
+//     MPI_Iprobe from MPI_ANY_SOURCE that found one, after any that found
+//     none (polls, computing between them), and an MPI_Recv from the rank it
+//     found. An answer is an MPI_Send, MPI_Ssend, MPI_Rsend, or an
+//     MPI_Isend / MPI_Issend with its completion. The answer to a request
+//     may also come later, after other requests were taken (a master that
+//     takes the last results, then stops each worker: a drain);
 //   - each worker (every rank the master answered) receives its seed, if it
 //     had one, then alternates a request to the master (with that tag;
 //     MPI_Send ... or MPI_Isend and its completion) and a receive from the
@@ -59,6 +63,7 @@ enum class FarmRecv : uint8_t {
   kBlocking,   // MPI_Recv from MPI_ANY_SOURCE (or MPI_Probe and MPI_Recv)
   kIrecvAny,   // an MPI_Irecv from MPI_ANY_SOURCE per request, and its MPI_Wait
   kIrecvEach,  // an MPI_Irecv per worker, MPI_Waitany over them, re-posted after a task
+  kPoll,       // MPI_Iprobe from MPI_ANY_SOURCE until one is found (computing between polls), MPI_Recv from it
 };
 
 struct Farm {
@@ -87,6 +92,10 @@ struct Farm {
   // the receive of the answer.
   std::vector<double> entry_units;
   double master_recv_units = 0, master_answer_units = 0;
+  // The master's computation after each poll that found nothing (MPI_Iprobe,
+  // or MPI_Test* on its receives: the skeleton then polls with MPI_Test /
+  // MPI_Testany, not MPI_Wait / MPI_Waitany), kernel units.
+  double master_poll_units = 0;
   std::vector<double> worker_wait_units;
   double traced_ns = 0;          // the master's time in the farm (from its first call's start)
   std::vector<uint32_t> symbols; // a node of each role, for messages: master receive, answer, request, worker receive

@@ -19,9 +19,13 @@
  * rank's prediction). Messages are as long as traced, at least 8 bytes.
  * The calls are of the application's kind: the master takes requests with
  * MPI_Recv from MPI_ANY_SOURCE, with an MPI_Irecv from MPI_ANY_SOURCE and
- * MPI_Wait each, or with one MPI_Irecv per worker and MPI_Waitany (a
+ * MPI_Wait each, with one MPI_Irecv per worker and MPI_Waitany (a
  * worker's re-posted after each task; any still posted at the end are
- * cancelled and completed); answers and requests are sent with MPI_Send or
+ * cancelled and completed), or by polling: MPI_Iprobe from MPI_ANY_SOURCE,
+ * computing the application's slice after each that finds nothing, then
+ * MPI_Recv from the rank found (where the application computed between
+ * MPI_Test or MPI_Testany calls on its receives, so does the skeleton, in
+ * place of MPI_Wait and MPI_Waitany); answers and requests are sent with MPI_Send or
  * MPI_Isend and MPI_Wait, and a worker receives with MPI_Recv or MPI_Irecv
  * and MPI_Wait.
  * With SKELGEN_FARM_REPORT set, the master prints one line per farm:
@@ -30,7 +34,7 @@
  * (workers by their rank in the farm's communicator). */
 
 /* How the master takes requests (farm.h, FarmRecv). */
-enum skel_farm_recv { SKEL_FARM_RECV, SKEL_FARM_IRECV_ANY, SKEL_FARM_IRECV_EACH };
+enum skel_farm_recv { SKEL_FARM_RECV, SKEL_FARM_IRECV_ANY, SKEL_FARM_IRECV_EACH, SKEL_FARM_POLL };
 
 struct skel_farm {
   int index;                                /* the farm's number in the skeleton */
@@ -56,6 +60,7 @@ struct skel_farm {
   enum skel_farm_recv recv;                 /* how the master takes requests */
   int answer_isend, ask_isend;              /* answers, requests: MPI_Isend and MPI_Wait (else MPI_Send) */
   int wait_irecv;                           /* a worker's receives: MPI_Irecv and MPI_Wait (else MPI_Recv) */
+  double poll_units;                        /* the master's computation after a poll (MPI_Iprobe, MPI_Test*) that found nothing */
 };
 
 #define SKEL_FARM_MIN_BYTES 8
@@ -206,11 +211,36 @@ static const unsigned char* skel_farm_take(const struct skel_farm* f, MPI_Comm c
 {
   int w;
   unsigned char* any = in->buf + (size_t)f->workers * (size_t)in->capacity;
+  if (f->recv == SKEL_FARM_POLL) {
+    int flag = 0, source, tag;
+    for (;;) {
+      MPI_Iprobe(MPI_ANY_SOURCE, f->ask_tag, comm, &flag, status);
+      if (flag) break;
+      skel_compute(f->poll_units);
+    }
+    source = status->MPI_SOURCE, tag = status->MPI_TAG;
+    MPI_Recv(any, in->capacity, MPI_BYTE, source, tag, comm, status);
+    return any;
+  }
+  if (f->recv == SKEL_FARM_IRECV_ANY && f->poll_units > 0) { /* MPI_Test polling, computing between tests */
+    MPI_Request r;
+    int flag = 0;
+    MPI_Irecv(any, in->capacity, MPI_BYTE, MPI_ANY_SOURCE, f->ask_tag, comm, &r);
+    for (MPI_Test(&r, &flag, status); !flag; MPI_Test(&r, &flag, status)) skel_compute(f->poll_units);
+    return any;
+  }
   if (f->recv != SKEL_FARM_IRECV_EACH) {
     skel_farm_recv(f->recv == SKEL_FARM_IRECV_ANY, any, in->capacity, MPI_ANY_SOURCE, f->ask_tag, comm, status);
     return any;
   }
-  MPI_Waitany(f->workers, in->posted, &w, status);
+  if (f->poll_units > 0) { /* MPI_Testany polling */
+    int flag = 0;
+    for (MPI_Testany(f->workers, in->posted, &w, &flag, status); !flag;
+         MPI_Testany(f->workers, in->posted, &w, &flag, status))
+      skel_compute(f->poll_units);
+  } else {
+    MPI_Waitany(f->workers, in->posted, &w, status);
+  }
   if (w == MPI_UNDEFINED) skel_die("a farm's master waits for requests none of its workers can send");
   return in->buf + (size_t)w * (size_t)in->capacity;
 }

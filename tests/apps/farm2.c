@@ -2,7 +2,7 @@
  * sizes drawn from a skewed random distribution (a fixed seed: the same
  * tasks every run; which worker gets which changes from run to run).
  *
- *   farm2 [TASKS=150] [WORK=20000] [MODE=seeded|probe|chunks]
+ *   farm2 [TASKS=150] [WORK=20000] [MODE=seeded|probe|chunks|drain|poll]
  *
  * seeded (the matrix-vector farm of the MPI textbooks): the master
  *   broadcasts the parameters, sends each worker its first task unasked
@@ -17,6 +17,14 @@
  * chunks: each answer in two messages, a header (the task and its data's
  *   length) and the task's data (a length that varies with the task); a
  *   stop is a header alone.
+ * drain: the master sends each worker its first task unasked, takes
+ *   results with MPI_Recv from MPI_ANY_SOURCE and answers each with the
+ *   next task while there is one; the last results stay unanswered until
+ *   all are in, then every worker gets a stop (task -1).
+ * poll: as drain, but the master polls for results with
+ *   MPI_Iprobe(MPI_ANY_SOURCE) and does a slice of its own work (WORK / 20)
+ *   after each poll that found none, then takes the result with MPI_Recv
+ *   from the rank the probe found.
  *
  * Each call is logged (applog.h); sources and tags are the ones matched. */
 #include <string.h>
@@ -151,20 +159,78 @@ static void chunks(int rank, int size, int tasks, long work) {
   }
 }
 
+/* drain and poll: seeds, answers while tasks remain, then a stop to every worker. */
+static void drained(int rank, int size, int tasks, long work, int poll) {
+  if (rank == 0) {
+    int next = 0, running = 0, w, polls = 0;
+    double acc = 0;
+    for (w = 1; w < size && next < tasks; ++w, ++next, ++running) {
+      MPI_Send(&next, 1, MPI_INT, w, kTagWork, MPI_COMM_WORLD);
+      LOG("MPI_Send peer=%d tag=%d count=1", w, kTagWork);
+    }
+    while (running > 0) {
+      double result;
+      MPI_Status st;
+      if (poll) {
+        int flag = 0;
+        MPI_Iprobe(MPI_ANY_SOURCE, kTagAsk, MPI_COMM_WORLD, &flag, &st);
+        if (!flag) {
+          LOG("MPI_Iprobe tag=%d any_source=1 flag=0", kTagAsk);
+          acc = compute(work / 20, acc);
+          ++polls;
+          continue;
+        }
+        LOG("MPI_Iprobe peer=%d tag=%d any_source=1 flag=1", st.MPI_SOURCE, kTagAsk);
+        MPI_Recv(&result, 1, MPI_DOUBLE, st.MPI_SOURCE, kTagAsk, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        LOG("MPI_Recv peer=%d tag=%d count=1", st.MPI_SOURCE, kTagAsk);
+      } else {
+        MPI_Recv(&result, 1, MPI_DOUBLE, MPI_ANY_SOURCE, kTagAsk, MPI_COMM_WORLD, &st);
+        LOG("MPI_Recv peer=%d tag=%d count=1 any_source", st.MPI_SOURCE, kTagAsk);
+      }
+      acc += result * 1e-12;
+      --running;
+      if (next < tasks) {
+        MPI_Send(&next, 1, MPI_INT, st.MPI_SOURCE, kTagWork, MPI_COMM_WORLD);
+        LOG("MPI_Send peer=%d tag=%d count=1", st.MPI_SOURCE, kTagWork);
+        ++next, ++running;
+      }
+    }
+    for (w = 1; w < size; ++w) {
+      int stop = -1;
+      MPI_Send(&stop, 1, MPI_INT, w, kTagWork, MPI_COMM_WORLD);
+      LOG("MPI_Send peer=%d tag=%d count=1", w, kTagWork);
+    }
+    if (acc < 0) printf("farm2: %d polls\n", polls);  /* keeps the master's work */
+  } else {
+    for (;;) {
+      int task;
+      double result;
+      MPI_Recv(&task, 1, MPI_INT, 0, kTagWork, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      LOG("MPI_Recv peer=0 tag=%d count=1", kTagWork);
+      if (task < 0) break;
+      result = compute(task_size(task, work), task);
+      MPI_Send(&result, 1, MPI_DOUBLE, 0, kTagAsk, MPI_COMM_WORLD);
+      LOG("MPI_Send peer=0 tag=%d count=1", kTagAsk);
+    }
+  }
+}
+
 int main(int argc, char** argv) {
   int rank, size;
   int tasks = argc > 1 ? atoi(argv[1]) : 150;
   long work = argc > 2 ? atol(argv[2]) : 20000;
   const char* mode = argc > 3 ? argv[3] : "seeded";
   if (tasks < 1 || work < 0 ||
-      (strcmp(mode, "seeded") != 0 && strcmp(mode, "probe") != 0 && strcmp(mode, "chunks") != 0)) {
-    fprintf(stderr, "usage: farm2 [TASKS] [WORK] [seeded|probe|chunks]\n");
+      (strcmp(mode, "seeded") != 0 && strcmp(mode, "probe") != 0 && strcmp(mode, "chunks") != 0 &&
+       strcmp(mode, "drain") != 0 && strcmp(mode, "poll") != 0)) {
+    fprintf(stderr, "usage: farm2 [TASKS] [WORK] [seeded|probe|chunks|drain|poll]\n");
     return 2;
   }
   app_start(&argc, &argv, &rank, &size);
   if (strcmp(mode, "seeded") == 0) seeded(rank, size, tasks, work);
   else if (strcmp(mode, "probe") == 0) probed(rank, size, tasks, work);
-  else chunks(rank, size, tasks, work);
+  else if (strcmp(mode, "chunks") == 0) chunks(rank, size, tasks, work);
+  else drained(rank, size, tasks, work, strcmp(mode, "poll") == 0);
   if (rank == 0) printf("farm2 %s: %d tasks done\n", mode, tasks);
   LOG("MPI_Finalize");
   MPI_Finalize();

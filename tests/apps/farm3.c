@@ -5,7 +5,7 @@
  * the tasks; SKEW 0 draws it from a skewed random distribution (a fixed
  * seed: the same tasks every run).
  *
- *   farm3 [TASKS=200] [WORK=20000] [SKEW=1] [MODE=wait|waitany|cancel]
+ *   farm3 [TASKS=200] [WORK=20000] [SKEW=1] [MODE=wait|waitany|cancel|test]
  *
  * wait: the master posts an MPI_Irecv from MPI_ANY_SOURCE per request and
  *   completes it with MPI_Wait, answering with MPI_Isend + MPI_Wait; a
@@ -16,6 +16,9 @@
  *   worker's MPI_Irecv again after a task (not after its stop: nothing is
  *   left pending); a worker asks with MPI_Send and takes the answer with
  *   MPI_Irecv + MPI_Wait.
+ * test: as wait, but the master polls its MPI_Irecv with MPI_Test and
+ *   does a slice of its own work (WORK / 20) after each test that finds
+ *   nothing.
  * cancel: as waitany, but the master answers with MPI_Isend + MPI_Wait and
  *   posts the worker's MPI_Irecv again after every answer, the stop too;
  *   at the end it cancels them (MPI_Cancel, not traced) and completes them
@@ -28,7 +31,7 @@
 #include "applog.h"
 
 enum { kTagAsk = 11, kTagTask = 12, kTagStop = 13, kMaxWorkers = 256 };
-enum Mode { kWait, kWaitany, kCancel };
+enum Mode { kWait, kWaitany, kCancel, kTest };
 
 static double compute(long n, double seed) {
   double x = seed;
@@ -62,8 +65,10 @@ static void answer(int w, int next, int tasks, int nonblocking) {
   LOG("MPI_Wait completed=%s", lab);
 }
 
-static void master_wait(int size, int tasks) {
+/* poll_work > 0: MPI_Test until the request is in, computing poll_work after each test that finds none. */
+static void master_wait(int size, int tasks, long poll_work) {
   int next = 0, stopped = 0;
+  double acc = 0;
   while (stopped < size - 1) {
     double result;
     MPI_Request r;
@@ -72,12 +77,22 @@ static void master_wait(int size, int tasks) {
     label(lab);
     MPI_Irecv(&result, 1, MPI_DOUBLE, MPI_ANY_SOURCE, kTagAsk, MPI_COMM_WORLD, &r);
     LOG("MPI_Irecv tag=%d count=1 request=%s any_source=1", kTagAsk, lab);
-    MPI_Wait(&r, &st);
-    LOG("MPI_Wait completed=%s sources=%d", lab, st.MPI_SOURCE);
+    if (poll_work > 0) {
+      int flag = 0;
+      for (MPI_Test(&r, &flag, &st); !flag; MPI_Test(&r, &flag, &st)) {
+        LOG("MPI_Test");
+        acc = compute(poll_work, acc);
+      }
+      LOG("MPI_Test completed=%s sources=%d", lab, st.MPI_SOURCE);
+    } else {
+      MPI_Wait(&r, &st);
+      LOG("MPI_Wait completed=%s sources=%d", lab, st.MPI_SOURCE);
+    }
     answer(st.MPI_SOURCE, next, tasks, 1);
     if (next < tasks) ++next;
     else ++stopped;
   }
+  if (acc < 0) printf("farm3: %g\n", acc); /* keeps the master's work */
 }
 
 /* One MPI_Irecv per worker, MPI_Waitany over them; cancel: re-posted after
@@ -152,10 +167,13 @@ int main(int argc, char** argv) {
   long work = argc > 2 ? atol(argv[2]) : 20000;
   double skew = argc > 3 ? atof(argv[3]) : 1.0;
   const char* name = argc > 4 ? argv[4] : "wait";
-  enum Mode mode = strcmp(name, "waitany") == 0 ? kWaitany : strcmp(name, "cancel") == 0 ? kCancel : kWait;
+  enum Mode mode = strcmp(name, "waitany") == 0 ? kWaitany
+                   : strcmp(name, "cancel") == 0 ? kCancel
+                   : strcmp(name, "test") == 0   ? kTest
+                                                 : kWait;
   if (tasks < 1 || work < 0 || (skew < 1 && skew != 0) ||
       (mode == kWait && strcmp(name, "wait") != 0)) {
-    fprintf(stderr, "usage: farm3 [TASKS] [WORK] [SKEW >= 1, or 0: random] [wait|waitany|cancel]\n");
+    fprintf(stderr, "usage: farm3 [TASKS] [WORK] [SKEW >= 1, or 0: random] [wait|waitany|cancel|test]\n");
     return 2;
   }
   app_start(&argc, &argv, &rank, &size);
@@ -163,7 +181,7 @@ int main(int argc, char** argv) {
     fprintf(stderr, "farm3: at most %d workers\n", kMaxWorkers);
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
-  if (rank == 0 && mode == kWait) master_wait(size, tasks);
+  if (rank == 0 && (mode == kWait || mode == kTest)) master_wait(size, tasks, mode == kTest ? work / 20 : 0);
   else if (rank == 0) master_waitany(size, tasks, mode == kCancel);
   else worker(tasks, work, skew, mode);
   MPI_Barrier(MPI_COMM_WORLD);

@@ -27,7 +27,8 @@ struct Shape {
   bool any_source = true;    // MPI_Irecv(MPI_ANY_SOURCE) + MPI_Wait per request; else one per worker + MPI_Waitany
   bool isend = true;         // answers and requests with MPI_Isend + MPI_Wait; else MPI_Send
   bool close_posted = true;  // per-worker receives: re-posted after every answer, the last completed after the farm
-  bool poll = false;         // per-worker receives: MPI_Testany until one is there (twice in vain), not MPI_Waitany
+  bool poll = false;         // per-worker receives: MPI_Testany until one is there (twice in vain, 0.3 ms of
+                             // computation after each), not MPI_Waitany
 };
 
 // The worker answered at the master's k-th answer.
@@ -67,7 +68,9 @@ std::vector<Syn> master(const Shape& sh) {
     for (int miss = 0; sh.poll && miss < 2; ++miss) {
       v.push_back(done);
       v.back().flags = skt::kFlagTestFailed;
+      if (miss > 0) v.back().gap = 300'000;
     }
+    if (sh.poll) done.gap = 300'000;
     if (sh.any_source) {
       v.push_back(post(3, -1, kAsk, id));
       done.reqs = {id++};
@@ -151,11 +154,100 @@ TEST(Farm, IrecvPerWorkerAndWaitanyNotRepostedAfterStop) {
   expect_farm(farms_of({false, true, false}));
 }
 
+// The skeleton polls with MPI_Testany too, computing as much between polls
+// (0.3 ms at 0.1 units per ns); without polls it waits (MPI_Waitany). The
+// master's computation per request leaves the polls out (the fold averages
+// the misses' gaps: the first miss's share of them stays in it).
 TEST(Farm, IrecvPerWorkerAndTestanyPolling) {
   const std::vector<skt::gen::Farm> farms = farms_of({false, false, true, true});
   expect_farm(farms);
   ASSERT_EQ(farms.size(), 1u);
   EXPECT_EQ(farms[0].master_recv, skt::gen::FarmRecv::kIrecvEach);
+  EXPECT_NEAR(farms[0].master_poll_units, 30'000, 1);
+  EXPECT_LT(farms[0].master_recv_units, 30'000);  // the polls' 60,000 a request are not in it
+  EXPECT_EQ(farms_of({false, false, true, false})[0].master_poll_units, 0);
+}
+
+// A master that sends each worker its first task unasked, then takes the
+// results (MPI_Recv from MPI_ANY_SOURCE, or polling: MPI_Iprobe from
+// MPI_ANY_SOURCE three times in vain with 0.5 ms of its own work after each,
+// then the probe that finds the result and MPI_Recv from that rank), answers
+// each with the next task while there is one, takes the last results
+// unanswered and then stops every worker (tests/apps/farm2.c drain, poll).
+std::vector<Syn> draining_master(bool poll) {
+  std::vector<Syn> v{call(skt::kFunc_MPI_Init, 0)};
+  for (int64_t w = 1; w < kRanks; ++w) v.push_back(message(skt::kFunc_MPI_Send, 20, w, kTask));
+  for (int k = 2; k < kTasks + 2; ++k) {
+    const int64_t w = worker_of(k);
+    if (poll) {
+      for (int miss = 0; miss < 3; ++miss) {
+        Syn none = call(skt::kFunc_MPI_Iprobe, 21);
+        none.tag = kAsk, none.flags = skt::kFlagAnySource | skt::kFlagTestFailed;
+        if (miss > 0) none.gap = 500'000;
+        v.push_back(none);
+      }
+      Syn found = message(skt::kFunc_MPI_Iprobe, 21, w, kAsk);
+      found.flags = skt::kFlagAnySource, found.gap = 500'000;
+      v.push_back(found);
+      v.push_back(message(skt::kFunc_MPI_Recv, 22, w, kAsk));
+    } else {
+      Syn any = message(skt::kFunc_MPI_Recv, 22, w, kAsk);
+      any.flags = skt::kFlagAnySource;
+      v.push_back(any);
+    }
+    if (k < kTasks) v.push_back(message(skt::kFunc_MPI_Send, 23, w, kTask));
+  }
+  for (int64_t w = 1; w < kRanks; ++w) v.push_back(message(skt::kFunc_MPI_Send, 24, w, kStop));
+  v.push_back(call(skt::kFunc_MPI_Finalize, 8));
+  return v;
+}
+
+// Its worker: the seed, then per task 2 ms of computation, the result, the next answer (any tag).
+std::vector<Syn> seeded_worker(uint32_t r) {
+  std::vector<Syn> v{call(skt::kFunc_MPI_Init, 0)};
+  auto answer = [&] {
+    Syn recv = message(skt::kFunc_MPI_Recv, 25, 0, kAnyTag);
+    recv.flags = skt::kFlagAnyTag;
+    v.push_back(recv);
+  };
+  answer();
+  for (int k = 2; k < kTasks + 2; ++k) {
+    if (worker_of(k) != r) continue;
+    v.push_back(message(skt::kFunc_MPI_Send, 26, 0, kAsk));
+    v.back().gap = 2'000'000;
+    answer();
+  }
+  v.push_back(call(skt::kFunc_MPI_Finalize, 8));
+  return v;
+}
+
+std::vector<skt::gen::Farm> draining_farms(bool poll) {
+  skt::FoldedProgram p = skt::testing::folded_from(
+      kRanks, [&](uint32_t r) { return r == 0 ? draining_master(poll) : seeded_worker(r); });
+  std::set<std::string> notes;
+  return skt::gen::find_farms(p, std::vector<double>(kRanks, 0.1), 1, notes);
+}
+
+TEST(Farm, MasterTakingTheLastResultsThenStoppingEveryWorker) {
+  const std::vector<skt::gen::Farm> farms = draining_farms(false);
+  expect_farm(farms);
+  ASSERT_EQ(farms.size(), 1u);
+  EXPECT_EQ(farms[0].seeded, (std::vector<uint32_t>{1, 2}));
+  EXPECT_EQ(farms[0].master_recv, skt::gen::FarmRecv::kBlocking);
+  EXPECT_EQ(farms[0].master_poll_units, 0);
+}
+
+// The polls are the master's waiting: the skeleton polls too, computing
+// 0.5 ms (at 0.1 units per ns) after each poll that finds nothing, and
+// before a request only what came before its first poll (the fixtures'
+// default gaps: 1 us), not the 1.5 ms of polls.
+TEST(Farm, MasterPollingWithIprobeFromAnySource) {
+  const std::vector<skt::gen::Farm> farms = draining_farms(true);
+  expect_farm(farms);
+  ASSERT_EQ(farms.size(), 1u);
+  EXPECT_EQ(farms[0].master_recv, skt::gen::FarmRecv::kPoll);
+  EXPECT_NEAR(farms[0].master_poll_units, 50'000, 1);
+  EXPECT_LT(farms[0].master_recv_units, 1'000);
 }
 
 // Receives re-posted after the stops and never completed: the skeleton
