@@ -3,15 +3,19 @@
 # MPI_Iprobe (tests/apps/step_farm.c): the merged trace (skelgen merge
 # --order auto) holds each step's MPI_Allreduce as one event of every rank
 # (the program makes STEPS of them on MPI_COMM_WORLD: the independent truth),
-# and the K = 10 skeleton leaves time steps out (the generator's note), is
+# and the K = 10 skeleton leaves time steps out (the generator's note), runs
+# the farm of each step it keeps as a farm with all of the step's TASKS
+# tasks (the generator's farm lines; the skeleton's SKELGEN_FARM lines: its
+# workers did TASKS tasks in each), is
 # at least 2 times shorter than the traced run as planned (4-10x on a quiet
 # machine; under a loaded CI the first steps are slow, stay whole and stand
-# for no others: 3.0x once), at most 10,000 lines of C (the steps differ in
-# their polls: 600-1,000 lines a kept step; with none left out, 20 steps
-# made 12,530), and runs to its end. Prints the figures.
+# for no others: 3.0x once), at most 10,000 lines of C (1,400-1,500 with
+# the kept steps' farms run as farms; 4,700-7,200 when each was replayed
+# poll by poll; with no step left out, 20 steps made 12,530), and runs to
+# its end. Prints the figures.
 #   run_step_farm_test.sh SKELGEN FLAVOR NP APP WORK STEPS TASKS TASK_WORK
 set -euo pipefail
-skelgen=$1 flavor=$2 np=$3 app=$4 work=$5 steps=$6
+skelgen=$1 flavor=$2 np=$3 app=$4 work=$5 steps=$6 tasks=$7
 shift 5
 # the MPI's launcher for np ranks, in the array launch (the bench scripts' own)
 source "$(dirname "$0")/../common/bench/lib.sh"
@@ -27,6 +31,11 @@ echo "merged: $whole MPI_Allreduce events of every rank, $split of fewer (the pr
   { echo "FAIL: the steps' MPI_Allreduce are not $steps events of every rank" >&2; exit 1; }
 "$skelgen" generate "$work/trace" -K 10 -o "$work/skel.c" > "$work/generate.txt" 2>&1
 grep -q "did not fold into one loop" "$work/generate.txt" || { cat "$work/generate.txt"; echo "FAIL: no time steps left out" >&2; exit 1; }
+farms=$(grep -c '^farm: ' "$work/generate.txt" || true)
+whole=$(grep -c "^farm: .*: $tasks of $tasks tasks handed" "$work/generate.txt" || true)
+echo "K = 10: $farms farms in the kept steps, $whole of them with all $tasks tasks"
+[ "$farms" -ge 1 ] && [ "$whole" -eq "$farms" ] ||
+  { cat "$work/generate.txt"; echo "FAIL: the kept steps' farms are not run as farms of $tasks tasks" >&2; exit 1; }
 traced=$(sed -n 's/^traced: *\([0-9.]*\) s.*/\1/p' "$work/generate.txt")
 expected=$(sed -n 's/^expected: *\([0-9.]*\) s.*/\1/p' "$work/generate.txt")
 lines=$(wc -l < "$work/skel.c")
@@ -35,5 +44,14 @@ python3 -c "import sys; sys.exit(0 if $expected > 0 and $traced / $expected >= 2
   { echo "FAIL: the skeleton is not 2 times shorter than the traced run as planned" >&2; exit 1; }
 [ "$lines" -le 10000 ] || { echo "FAIL: $lines lines of C (at most 10,000)" >&2; exit 1; }
 "$skelgen" build "$work/skel.c" --mpi "$flavor" -q -o "$work/skel"
-SKELGEN_WATCHDOG_S=20 timeout 120 "${launch[@]}" "$work/skel" > "$work/skel.out" 2>&1 || { cat "$work/skel.out"; echo "FAIL: the skeleton did not complete" >&2; exit 1; }
+SKELGEN_FARM_REPORT=1 SKELGEN_WATCHDOG_S=20 timeout 120 "${launch[@]}" "$work/skel" > "$work/skel.out" 2>&1 || { cat "$work/skel.out"; echo "FAIL: the skeleton did not complete" >&2; exit 1; }
+# each farm's workers did the step's tasks: done=RANK:N,... sums to TASKS
+python3 - "$work/skel.out" "$farms" "$tasks" <<'PY' || exit 1
+import re, sys
+lines = [l for l in open(sys.argv[1]) if l.startswith("SKELGEN_FARM ")]
+done = [sum(int(x.split(":")[1]) for x in re.search(r"done=(\S+)", l).group(1).split(",")) for l in lines]
+print(f"skeleton: {len(lines)} farms run, tasks done per farm {sorted(set(done))}")
+if len(lines) != int(sys.argv[2]) or any(d != int(sys.argv[3]) for d in done):
+    sys.exit(f"FAIL: want {sys.argv[2]} farms of {sys.argv[3]} tasks done")
+PY
 grep '^SKELGEN_RESULT' "$work/skel.out" || { echo "FAIL: no result line" >&2; exit 1; }
