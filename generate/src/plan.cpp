@@ -608,12 +608,38 @@ namespace {
 // stand for them (Plan::kept_runs), where the plan's cut loops and farms
 // leave the skeleton longer than kLeaveOutAbove / K of the run. False where
 // none is left out (the plan unchanged).
-bool choose_left_out_steps(const FoldedProgram& p, const NodeTimes& t, double K, Plan& plan,
+using Kind = std::vector<std::pair<uint32_t, uint32_t>>;
+
+// The top level's closed runs, each with its kind (none where it may not
+// be left out) and how many runs of each kind there are: a kind of run made
+// fewer than K times is not a time step, kept whole.
+struct TopSteps {
+  std::vector<TopRun> runs;
+  std::vector<Kind> kinds;
+  std::map<Kind, size_t> runs_of;
+
+  TopSteps(const FoldedProgram& p, const NodeTimes& t, const Plan& plan) : runs(closed_top_runs(p, t, plan)) {
+    for (const TopRun& run : runs) {
+      kinds.push_back(run.may_leave ? call_sites(p, run) : Kind());
+      ++runs_of[kinds.back()];
+    }
+  }
+  bool time_step(size_t r, double K) const { return runs[r].may_leave && runs_of.at(kinds[r]) >= K; }
+  // Whether top-level item i is in a time step.
+  bool in_time_step(size_t i, double K) const {
+    for (size_t r = 0; r < runs.size(); ++r)
+      if (runs[r].first <= i && i < runs[r].end) return time_step(r, K);
+    return false;
+  }
+};
+
+bool choose_left_out_steps(const FoldedProgram& p, const NodeTimes& t, double K, const TopSteps& steps, Plan& plan,
                            std::set<std::string>& notes) {
   const std::vector<double> by_rank = planned_rank_times(p, t, plan);
   const double planned = *std::max_element(by_rank.begin(), by_rank.end());
   if (planned <= kLeaveOutAbove * t.program / K) return false;
-  const std::vector<TopRun> runs = closed_top_runs(p, t, plan);
+  const std::vector<TopRun>& runs = steps.runs;
+  const std::vector<Kind>& kinds = steps.kinds;
   plan.left_out.assign(p.top.size(), false);
   std::vector<size_t> by_index;  // per kept run: its index in runs
   // per kind of run: the last kept one, the traced time of those kept and of those left out
@@ -621,19 +647,12 @@ bool choose_left_out_steps(const FoldedProgram& p, const NodeTimes& t, double K,
     size_t run = 0;
     double kept = 0, out = 0;
   };
-  using Kind = std::vector<std::pair<uint32_t, uint32_t>>;
-  std::vector<Kind> kinds;
-  std::map<Kind, size_t> runs_of;  // a kind of run made fewer than K times is not a time step: kept whole
-  for (const TopRun& run : runs) {
-    kinds.push_back(run.may_leave ? call_sites(p, run) : Kind());
-    ++runs_of[kinds.back()];
-  }
   // The share of each kind's time kept: 1 / K, less where what cannot be left out (MPI_Init's set-up,
   // the communicators, the runs of collectives) would keep the skeleton longer than 1 / K of the run,
   // but never below 1 / 2K (the kept runs are the prediction's sample).
   double may = 0;
   for (size_t r = 0; r < runs.size(); ++r)
-    if (runs[r].may_leave && runs_of[kinds[r]] >= K) may += runs[r].time;
+    if (steps.time_step(r, K)) may += runs[r].time;
   const double fixed = std::max(0.0, planned - may);
   const double share = may > 0 ? std::clamp((t.program / K - fixed) / may, 0.5 / K, 1.0 / K) : 1.0 / K;
   const std::map<Kind, double> typical = median_time_by_kind(runs, kinds);
@@ -641,7 +660,7 @@ bool choose_left_out_steps(const FoldedProgram& p, const NodeTimes& t, double K,
   size_t left = 0;
   for (size_t r = 0; r < runs.size(); ++r) {
     const TopRun& run = runs[r];
-    if (!run.may_leave || run.time <= 0 || runs_of[kinds[r]] < K) continue;
+    if (run.time <= 0 || !steps.time_step(r, K)) continue;
     auto [k, fresh] = keepers.try_emplace(kinds[r]);
     Keeper& keeper = k->second;
     // a step that took many times its kind's median is a disturbance of the traced run (a 0.66 s step
@@ -687,21 +706,24 @@ void leave_out_steps(const FoldedProgram& p, const NodeTimes& t, const GenerateO
                      std::set<std::string>& notes) {
   const double K = opt.scale;
   if (K < 2 || t.program <= 0 || p.top.empty()) return;
+  const TopSteps steps(p, t, plan);
   if (plan.farms.empty()) {
-    choose_left_out_steps(p, t, K, plan, notes);
+    choose_left_out_steps(p, t, K, steps, plan, notes);
     return;
   }
   // Fewer farms than K keep every K-th task each (find_farms). As many or
   // more are a farm per time step (tests/apps/step_farm.c): the steps are
   // left out as any others, those kept run their farms with every task,
-  // and the farms of the steps left out go with them.
+  // and the farms of the steps left out go with them; a farm outside the
+  // time steps keeps every K-th task.
   if (static_cast<double>(plan.farms.size()) < K) return;
   Plan trial = plan;
   for (Farm& f : trial.farms) {
+    if (!steps.in_time_step(f.first, K)) continue;
     f.kept.resize(f.task_ns.size());
     std::iota(f.kept.begin(), f.kept.end(), 0);
   }
-  if (!choose_left_out_steps(p, t, K, trial, notes)) return;
+  if (!choose_left_out_steps(p, t, K, steps, trial, notes)) return;
   std::vector<Farm> kept;
   for (Farm& f : trial.farms)
     if (!trial.leaves_out(f.first)) kept.push_back(std::move(f));

@@ -854,3 +854,55 @@ TEST(Generate, APollingLoopEndsWhenAMessageIsIn) {
   const std::string named = skt::gen::generate(folded_from(2, program(false)), opt).code;
   EXPECT_EQ(named.find("if (skel_flag) break;"), std::string::npos) << named;
 }
+
+// A farm in each of 12 time steps (the master seeds both workers, answers
+// 5-7 requests, the last two with stops: 5-7 tasks; the workers' order
+// changes from step to step, so the steps do not fold), one MPI_Allreduce
+// a step, then one farm of 100 tasks outside the steps. At K = 10 the steps
+// are left out: each kept step runs its farm with every task; the last farm
+// keeps every 10th task (at least 4 per worker: 10 of 100). Before, a
+// plan with farms left no step out and every farm kept every 10th task.
+TEST(Generate, FarmsInTimeStepsRunWholeAndAFarmBesideThemIsCut) {
+  using skt::testing::Syn;
+  constexpr int kSteps = 12, kBig = 100;
+  constexpr int64_t kTask = 1, kAsk = 2;
+  auto program = [](uint32_t r) {
+    std::vector<Syn> v{call(skt::kFunc_MPI_Init, 0)};
+    auto farm = [&](uint32_t site, int tasks, int shift) {
+      auto worker_of = [&](int k) { return 1 + (k + shift) % 2; };  // answered at the k-th request
+      if (r == 0) {
+        for (int64_t w = 1; w <= 2; ++w) v.push_back(message(skt::kFunc_MPI_Send, site, w, kTask));
+        for (int k = 0; k < tasks; ++k) {
+          Syn any = message(skt::kFunc_MPI_Recv, site + 1, worker_of(k), kAsk);
+          any.flags = skt::kFlagAnySource;
+          v.push_back(any);
+          v.push_back(message(skt::kFunc_MPI_Send, site + 2, worker_of(k), kTask));
+        }
+        return;
+      }
+      // a worker: its seed, then per task given 1 ms of work, its result, the answer
+      v.push_back(message(skt::kFunc_MPI_Recv, site + 3, 0, kTask));
+      for (int k = 0; k < tasks; ++k) {
+        if (worker_of(k) != static_cast<int>(r)) continue;
+        v.push_back(message(skt::kFunc_MPI_Send, site + 4, 0, kAsk));
+        v.back().gap = 1'000'000;
+        v.push_back(message(skt::kFunc_MPI_Recv, site + 3, 0, kTask));
+      }
+    };
+    for (int s = 0; s < kSteps; ++s) {
+      farm(10, 5 + s % 3, s % 2);  // 5-7 tasks (2 seeds) and 2 stops
+      v.push_back(call(skt::kFunc_MPI_Allreduce, 20));
+    }
+    farm(30, kBig, 0);  // 2 seeds and 98 answered requests: 100 tasks, 2 stops
+    v.push_back(call(skt::kFunc_MPI_Finalize, 9));
+    return v;
+  };
+  skt::gen::GenerateOptions opt;
+  opt.scale = 10;
+  const skt::gen::Skeleton sk = skt::gen::generate(folded_from(3, program), opt);
+  ASSERT_GE(sk.farms.size(), 2u) << sk.code;
+  for (size_t k = 0; k + 1 < sk.farms.size(); ++k) EXPECT_EQ(sk.farms[k].kept, sk.farms[k].tasks) << "step farm " << k;
+  EXPECT_LT(sk.farms.size(), static_cast<size_t>(kSteps)) << "steps left out";
+  EXPECT_EQ(sk.farms.back().tasks, static_cast<uint64_t>(kBig));
+  EXPECT_EQ(sk.farms.back().kept, 10u);
+}
