@@ -43,10 +43,38 @@ Outcome try_predict(const PlaceOptions& opt, const sp::Target& t) {
   return o;
 }
 
+// The candidates' runs interleaved: round k runs the skeleton once on each
+// candidate in turn (the first round after each one's warm-up), so that a
+// change in the machines' load while place runs falls on every candidate
+// alike. A candidate with a failed run is failed.
+std::vector<Outcome> run_rounds(const PlaceOptions& opt, const std::vector<sp::Target>& candidates) {
+  std::vector<Outcome> out;
+  PlaceOptions round = opt;
+  round.run.reps = 1;
+  round.run.all_runs = opt.run.reps;
+  for (int k = 1; k <= opt.run.reps; ++k) {
+    round.run.first_run = k;
+    round.run.warmup = k == 1 ? opt.run.warmup : 0;
+    round.run.quiet_build = k > 1;  // said in the first round
+    for (size_t c = 0; c < candidates.size(); ++c) {
+      if (k > 1 && !out[c].ok) continue;
+      Outcome one = try_predict(round, candidates[c]);
+      if (k == 1) {
+        out.push_back(std::move(one));
+      } else if (!one.ok) {
+        out[c].ok = false, out[c].error = one.error;
+      } else {
+        out[c].p.each.push_back(one.p.each.front());
+        sp::summarize(out[c].p);
+      }
+    }
+  }
+  return out;
+}
+
 int run_measured(const PlaceOptions& opt) {
   std::vector<sp::Target> candidates = pl::read_candidates(opt.candidates);
-  std::vector<Outcome> out;
-  for (const sp::Target& t : candidates) out.push_back(try_predict(opt, t));
+  std::vector<Outcome> out = run_rounds(opt, candidates);
   std::stable_sort(out.begin(), out.end(), [](const Outcome& a, const Outcome& b) {
     if (a.ok != b.ok) return a.ok;
     return a.ok && a.p.predicted_s < b.p.predicted_s;
@@ -207,7 +235,7 @@ void setup_place(CLI::App& app, PlaceOptions& opt) {
                   ->check(CLI::ExistingFile);
   cand->excludes(inv);
   app.add_option("-n,--np", opt.run.np, "Processes (measured: default the traced world size)")->check(CLI::Range(1, 1 << 20));
-  app.add_option("-r,--reps", opt.run.reps, "Runs per candidate (default 3)")->check(CLI::Range(1, 1000));
+  app.add_option("-r,--reps", opt.run.reps, "Runs per candidate (default 3), in rounds over the candidates")->check(CLI::Range(1, 1000));
   app.add_option("--mpi", opt.run.mpi, "Build a .c with this MPI for local/Slurm targets")
       ->check(CLI::IsMember({"mpich", "openmpi"}));
   app.add_option("--timeout", opt.run.timeout_s, "Seconds per run before it is killed (default 600)")

@@ -100,7 +100,7 @@ std::string skeleton_for_target(const std::string& skeleton, const sp::Target& t
 }
 
 sp::Prediction run_on_target(const RunSettings& s, const sp::Target& t, std::string& exe, sp::SkeletonInfo& info) {
-  exe = skeleton_for_target(s.skeleton, t, s.mpi, s.quiet, info);
+  exe = skeleton_for_target(s.skeleton, t, s.mpi, s.quiet || s.quiet_build, info);
   sp::PredictOptions po;
   po.np = s.np > 0 ? s.np : info.ranks;
   po.reps = s.reps;
@@ -115,8 +115,8 @@ sp::Prediction run_on_target(const RunSettings& s, const sp::Target& t, std::str
         std::fprintf(stderr, "%swarm-up run %d/%d: skeleton %.6f s, predicted %.6f s (not counted)\n",
                      prefix.c_str(), i + warmup, warmup, r.measured_s, r.predicted_s);
       else
-        std::fprintf(stderr, "%srun %d/%d: skeleton %.6f s, predicted %.6f s\n", prefix.c_str(), i, s.reps,
-                     r.measured_s, r.predicted_s);
+        std::fprintf(stderr, "%srun %d/%d: skeleton %.6f s, predicted %.6f s\n", prefix.c_str(), i - 1 + s.first_run,
+                     s.all_runs > 0 ? s.all_runs : s.reps, r.measured_s, r.predicted_s);
     };
     po.on_note = [&](const std::string& note) { std::fprintf(stderr, "%snote: %s\n", prefix.c_str(), note.c_str()); };
   }

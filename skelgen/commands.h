@@ -111,6 +111,9 @@ struct RunSettings {
   int warmup = 1;               // uncounted runs first (none under SimGrid)
   double timeout_s = 600;
   bool quiet = false, label_progress = false;
+  // progress: the counted runs are numbered from first_run, of all_runs (0: reps)
+  int first_run = 1, all_runs = 0;
+  bool quiet_build = false;     // no line about (re)using or building the executable
 };
 
 struct PredictOptions {

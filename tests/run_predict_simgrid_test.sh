@@ -10,7 +10,9 @@
 #     on how long the traced computation took (a slow CI machine traced 5x more
 #     of it, and a relative margin failed): it must be at least the 200 us extra
 #     latency of one message between the subnets;
-#   - place --candidates ranks the three candidates by those predictions;
+#   - place --candidates ranks the three candidates by those predictions, and
+#     interleaves their runs (-r 2: its progress lines name candidates A B C
+#     A B C, "run 1/2" then "run 2/2"; each has both runs in --json);
 #   - place --inventory (the heterogeneous platform's nodes) never prefers the
 #     subnet of slower CPUs, and --confirm runs the skeleton on every group's
 #     choice, the slow subnet predicting no faster than the others;
@@ -49,7 +51,13 @@ kind = simgrid
 platform = $platforms/heterogeneous16.xml
 EOF
 "$skelgen" place "$work/skel.c" --candidates "$work/candidates.ini" -r 1 -q | tee "$work/place.txt"
-"$skelgen" place "$work/skel.c" --candidates "$work/candidates.ini" -r 1 -q --json > "$work/place.json"
+"$skelgen" place "$work/skel.c" --candidates "$work/candidates.ini" -r 2 --json > "$work/place.json" 2> "$work/place.err"
+python3 - "$work/place.err" <<'PY'
+import re, sys
+runs = re.findall(r"^skelgen place: (\S+): run (\d)/2:", open(sys.argv[1]).read(), re.M)
+want = [(c, n) for n in "12" for c in ("hetero-spread", "homogeneous", "hetero-default")]
+assert runs == want, f"place's runs {runs}, want them interleaved {want}"
+PY
 python3 - "$work/place.json" "$homo1" "$hetero" <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))
@@ -57,6 +65,7 @@ homo, hetero = float(sys.argv[2]), float(sys.argv[3])
 r = j["ranking"]
 assert j["failed"] == [], j["failed"]
 assert [x["rank"] for x in r] == [1, 2, 3], r
+assert all(x["runs"] == 2 and len(x["each"]) == 2 for x in r), r
 assert r[-1]["name"] == "hetero-spread", [x["name"] for x in r]
 assert [x["predicted_s"] for x in r] == sorted(x["predicted_s"] for x in r)
 by = {x["name"]: x["predicted_s"] for x in r}

@@ -351,6 +351,11 @@ Prediction predict(const Target& t, const std::string& exe, const SkeletonInfo& 
     if (i < 1) continue;  // a warm-up run
     p.each.push_back(run);
   }
+  summarize(p);
+  return p;
+}
+
+void summarize(Prediction& p) {
   std::vector<double> pred, skel;
   for (const SkeletonRun& r : p.each) {
     pred.push_back(r.predicted_s);
@@ -363,7 +368,7 @@ Prediction predict(const Target& t, const std::string& exe, const SkeletonInfo& 
   p.skeleton_s = median(skel);
   p.skeleton_min_s = *std::min_element(skel.begin(), skel.end());
   p.skeleton_max_s = *std::max_element(skel.begin(), skel.end());
-  return p;
+  p.runs = static_cast<int>(p.each.size());
 }
 
 std::vector<std::string> simgrid_pinned_config() {

@@ -120,6 +120,10 @@ Prediction predict(const Target& t, const std::string& exe, const SkeletonInfo& 
 
 double median(std::vector<double> v);
 
+// p's figures (scale, median, min and max of the predictions and of the
+// skeleton's times) from its counted runs, p.each (at least one).
+void summarize(Prediction& p);
+
 // ---------------------------------------------------------------- SimGrid
 // smpirun options that make a prediction repeatable: network model factors
 // and collective selection pinned, computation not timed (skeletons enter it
