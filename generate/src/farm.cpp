@@ -205,13 +205,7 @@ class Finder {
   static bool chooses(uint32_t f) {
     return f == kFunc_MPI_Waitany || f == kFunc_MPI_Testany || f == kFunc_MPI_Waitsome || f == kFunc_MPI_Testsome;
   }
-  // An MPI_Iprobe that found a message: the trace names its source (none where it found nothing).
-  bool found(const Call& c) const {
-    return event(c.node).params[static_cast<size_t>(Param::peer)].kind != ParamKind::kAbsent;
-  }
-  bool failed_probe(uint32_t r, size_t j) const {
-    return func(calls_[r][j].node) == kFunc_MPI_Iprobe && op(r, j).kind == OpKind::kDone;
-  }
+  bool failed_probe(uint32_t r, size_t j) const { return probe_found_nothing(p_, calls_[r][j].node); }
   // A poll that found nothing: such an MPI_Iprobe, or an MPI_Test* that completed no request.
   bool failed_poll(uint32_t r, size_t j) const {
     const uint32_t f = func(calls_[r][j].node);
@@ -381,11 +375,10 @@ Op Finder::op_of(uint32_t r, size_t j) const {
   else if (f == kFunc_MPI_Isend || f == kFunc_MPI_Issend) o.kind = OpKind::kSend, o.nonblocking = true;
   else if (f == kFunc_MPI_Recv) o.kind = OpKind::kRecv;
   else if (f == kFunc_MPI_Probe) o.kind = OpKind::kProbe;
-  else if (f == kFunc_MPI_Iprobe && !found(c)) o.kind = OpKind::kDone;  // a poll: the master computes on
   else if (f == kFunc_MPI_Iprobe) o.kind = OpKind::kProbe, o.nonblocking = true;
   else if (f == kFunc_MPI_Irecv) o.kind = OpKind::kPost;
   else return o;
-  if (o.kind == OpKind::kDone) return o;
+  if (probe_found_nothing(p_, c.node)) return Op{OpKind::kDone};  // a poll: the master computes on
   o.any_source = identity(c.node).peer_class == PeerClass::kAnySource;
   o.comm = comm(c.node);
   o.peer = value(c, Param::peer, r);
@@ -765,17 +758,18 @@ bool Finder::master_figures(Farm& f, size_t begin, const std::vector<MasterStep>
       f.task_units.push_back(own[k].compute_ns * rate_[w]);
       f.task_sleep_s.push_back(own[k].sleep_ns * 1e-9);
     }
-    auto add = [&](size_t from, size_t to, double& into) {
+    // a request's calls or an answer's: the computation after a poll in vain is polling in a request
+    auto add = [&](size_t from, size_t to, bool request) {
       for (size_t k = from; k < to; ++k) {
         const double gap = k > begin ? mc[k].gap_ns : 0;
-        into += gap;
-        if (&into == &recv_ns && k > from && failed_poll(m, k - 1)) poll_ns += gap, ++polls;  // after a poll
+        (request ? recv_ns : answer_ns) += gap;
+        if (request && k > from && failed_poll(m, k - 1)) poll_ns += gap, ++polls;
         const FoldedNode& node = p_.nodes[mc[k].node];
         f.traced_ns += gap + (m < node.dur.size() ? node.dur[m].mean : 0);
       }
     };
-    if (s.request != SIZE_MAX) add(s.request, s.request_end, recv_ns), ++requests;
-    add(s.answer_from, s.answer_end, answer_ns);
+    if (s.request != SIZE_MAX) add(s.request, s.request_end, true), ++requests;
+    add(s.answer_from, s.answer_end, false);
   }
   if (f.task_ns.empty() || f.task_ns.size() > kMaxTasks) return false;
   f.entry_units[m] = mc[begin].gap_ns * rate_[m];

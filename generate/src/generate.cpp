@@ -1278,10 +1278,7 @@ bool Emitter::polls_until_found(uint32_t n) const {
   if (!only_polls(p_, n)) return false;
   for (uint32_t c : p_.nodes[n].body) {
     if (p_.nodes[c].is_loop() || counted_.count(c)) return false;
-    const Identity& id = identity(c);
-    if (id.func != kFunc_MPI_Iprobe || id.peer_class != PeerClass::kAnySource ||
-        event(c).params[static_cast<size_t>(Param::peer)].kind != ParamKind::kAbsent)
-      return false;
+    if (!probe_found_nothing(p_, c) || identity(c).peer_class != PeerClass::kAnySource) return false;
   }
   return true;
 }

@@ -315,6 +315,13 @@ uint64_t value_period(const FoldedProgram& p, uint32_t loop) {
   return period;
 }
 
+bool probe_found_nothing(const FoldedProgram& p, uint32_t n) {
+  const FoldedNode& node = p.nodes[n];
+  return !node.is_loop() && identity_of(p, n).func == kFunc_MPI_Iprobe &&
+         p.symbols.events[static_cast<size_t>(node.symbol)].params[static_cast<size_t>(Param::peer)].kind ==
+             ParamKind::kAbsent;
+}
+
 void Plan::index_farms(size_t top_items) {
   farm_of_top.assign(top_items, -1);
   for (size_t k = 0; k < farms.size(); ++k)
@@ -604,10 +611,6 @@ std::vector<double> planned_rank_times(const FoldedProgram& p, const NodeTimes& 
 
 namespace {
 
-// The runs of the top level left out (Plan::left_out) and those kept that
-// stand for them (Plan::kept_runs), where the plan's cut loops and farms
-// leave the skeleton longer than kLeaveOutAbove / K of the run. False where
-// none is left out (the plan unchanged).
 using Kind = std::vector<std::pair<uint32_t, uint32_t>>;
 
 // The top level's closed runs, each with its kind (none where it may not
@@ -633,6 +636,10 @@ struct TopSteps {
   }
 };
 
+// The runs of the top level left out (Plan::left_out) and those kept that
+// stand for them (Plan::kept_runs), where the plan's cut loops and farms
+// leave the skeleton longer than kLeaveOutAbove / K of the run. False where
+// none is left out (the plan unchanged).
 bool choose_left_out_steps(const FoldedProgram& p, const NodeTimes& t, double K, const TopSteps& steps, Plan& plan,
                            std::set<std::string>& notes) {
   const std::vector<double> by_rank = planned_rank_times(p, t, plan);

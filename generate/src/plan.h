@@ -110,6 +110,10 @@ bool closed(const FoldedProgram& p, uint32_t loop, std::string* why = nullptr);
 // in (docs/generate.md).
 bool only_polls(const FoldedProgram& p, uint32_t loop);
 
+// Node n is an MPI_Iprobe that found nothing: the tracer names a probe's
+// source only where it found a message.
+bool probe_found_nothing(const FoldedProgram& p, uint32_t n);
+
 // A run of nodes (p.top[first, end), or a loop's body) is closed in the same
 // sense: messages and collectives all inside it.
 bool closed_items(const FoldedProgram& p, const std::vector<uint32_t>& items, std::string* why = nullptr);

@@ -317,7 +317,6 @@ Prediction predict(const Target& t, const std::string& exe, const SkeletonInfo& 
   Prediction p;
   p.target = t.label();
   p.np = opt.np;
-  p.runs = opt.reps;
   p.warmup = t.kind == TargetKind::kSimgrid ? 0 : opt.warmup;
   for (int i = 1 - p.warmup; i <= opt.reps; ++i) {
     const std::string run_name = i < 1 ? "warm-up run" : "run " + std::to_string(i);
