@@ -142,9 +142,14 @@ def compare_event(log, ev, comms, reqs, info=None):
                 errs.append(f"gap before the call: trace {gap:.6f} s, program timed {want:.6f} s of computation")
         elif k == "cpu":
             if "cpu_gap" in ev:
-                # the program's own CPU clock around its computation, plus its logging
+                # the program's own CPU clock around its computation, plus its
+                # logging. Not above the wall gap but for the skew of the two
+                # clocks' reads at each end (the tracer reads the CPU clock,
+                # then the wall clock; an interrupt between the reads at the
+                # gap's start counts in the CPU gap only: 5 us seen under CI
+                # load)
                 want, got = float(v), ev["cpu_gap"]
-                if not (want * 0.999 - 1e-6 <= got <= min(ev["gap"] + 1e-6, want * 1.1 + 0.002)):
+                if not (want * 0.999 - 1e-6 <= got <= min(ev["gap"] + 5e-5, want * 1.1 + 0.002)):
                     errs.append(f"cpu_gap before the call: trace {got:.6f} s (gap {ev['gap']:.6f} s), "
                                 f"program's CPU clock {want:.6f} s")
         elif k == "slept":
