@@ -17,19 +17,6 @@ bool is_peer(Param p) { return p == Param::peer || p == Param::peer2; }
 // not count as a rank's turn in the merge's fairness (below).
 bool posts_a_message(uint32_t f) { return message_role(f) != MessageRole::kNone && creates_request(f); }
 
-// Calls that the members of a communicator make in one order (collectives,
-// making and freeing communicators, MPI_Finalize): a member that makes one
-// later must first make what it does before, however far ahead that is.
-bool ordered_across_members(uint32_t f) {
-  switch (call_class(f)) {
-    case CallClass::kCollective: case CallClass::kIcollective: case CallClass::kCommCreate:
-    case CallClass::kCommFree: case CallClass::kFinalize:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // The most compact exact description of values[k] of ranks[k]; tables go to
 // e.tables. `cart` tries a Cartesian-neighbour rule (needs the whole event).
 template <typename CartTry>
@@ -84,6 +71,16 @@ ParamDesc describe(Param p, const std::vector<uint32_t>& ranks, const std::vecto
 }
 
 }  // namespace
+
+bool ordered_across_members(uint32_t f) {
+  switch (call_class(f)) {
+    case CallClass::kCollective: case CallClass::kIcollective: case CallClass::kCommCreate:
+    case CallClass::kCommFree: case CallClass::kFinalize:
+      return true;
+    default:
+      return false;
+  }
+}
 
 const char* order_name(Order o) {
   switch (o) {

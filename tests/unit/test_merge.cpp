@@ -564,6 +564,72 @@ TEST(Merge, AutoOrderIsTheAlignmentWhereItsFoldIsShorter) {
   EXPECT_EQ(aligned.ordered.align_judged + walked.ordered.walk_judged, 0u);
 }
 
+// NPB MG's zran3 at 16 ranks: ten rounds of four MPI_Allreduce, the fourth
+// reached from one call site by every rank but one, which takes another
+// branch (a different one each round). Each MPI_Allreduce the ranks make is
+// one event with every rank in it (the fourth: two, by call site), by
+// alignment as by the walk; aligned by their longest common runs alone, the
+// ranks' rounds had lined up out of step (163 collective events where the
+// walk made 126 on MG, so auto took the walk and its fold of 1,704 symbols
+// against the alignment's 360).
+TEST(Merge, AlignedCollectivesStayWholeWhereRanksReachThemFromOtherCallSites) {
+  const uint32_t P = 4;
+  const int rounds = 10;
+  auto program = [&](uint32_t r) {
+    std::vector<Syn> v{simple(kFunc_MPI_Init, 0)};
+    for (int i = 0; i < rounds; ++i) {
+      for (uint32_t site : {40u, 41u, 42u}) v.push_back(simple(kFunc_MPI_Allreduce, site));
+      v.push_back(simple(kFunc_MPI_Allreduce, static_cast<int>(r) == (i * 3) % 4 ? 44 : 43));
+    }
+    v.push_back(simple(kFunc_MPI_Finalize, 1));
+    return v;
+  };
+  for (merge::Order order : {merge::Order::kAlign, merge::Order::kWalk}) {
+    Result res = run(P, program, 64, order);
+    std::map<size_t, size_t> by_members;  // MPI_Allreduce events by how many ranks make them
+    for (const MergedEvent& e : res.merged.events)
+      if (res.merged.identities[e.identity].func == kFunc_MPI_Allreduce) ++by_members[e.ranks.size()];
+    EXPECT_EQ(by_members, (std::map<size_t, size_t>{{1, rounds}, {3, rounds}, {4, 3 * rounds}}))
+        << merge::order_name(order);
+  }
+}
+
+// NPB MG's exchanges: one call site sends along each axis (a tag per axis
+// and direction), and half of the ranks make one exchange more per cycle (a
+// coarser level: axis 2 again, first). By the calls' identities alone the
+// first half's exchanges along axes 1, 2, 3 lined up with the second half's
+// 2, 1, 2, a table of tags (and of peers, on MG) in every event; the tags,
+// which every rank uses alike, put each with its own.
+TEST(Merge, AlignedExchangesMatchByTheTagsEveryRankUses) {
+  const int cycles = 4;
+  auto program = [&](uint32_t r) {
+    auto exchange = [&](std::vector<Syn>& v, int64_t tag) {
+      Syn s = send(10, r ^ 1), q = recv(11, r ^ 1);
+      s.tag = q.tag = tag;
+      s.gap = 100000;
+      v.push_back(s);
+      v.push_back(q);
+    };
+    std::vector<Syn> v{simple(kFunc_MPI_Init, 0)};
+    for (int c = 0; c < cycles; ++c) {
+      if (r >= 2) exchange(v, 2);
+      for (int64_t axis : {1, 2, 3}) exchange(v, axis);
+      v.push_back(simple(kFunc_MPI_Barrier, 12));
+    }
+    v.push_back(simple(kFunc_MPI_Finalize, 1));
+    return v;
+  };
+  Result res = run(4, program, 64, merge::Order::kAlign);
+  size_t exchanges = 0;
+  for (const MergedEvent& e : res.merged.events) {
+    const uint32_t f = res.merged.identities[e.identity].func;
+    if (f != kFunc_MPI_Send && f != kFunc_MPI_Recv) continue;
+    ++exchanges;
+    EXPECT_EQ(e.params[size_t(Param::tag)].kind, ParamKind::kConst) << "event " << (&e - &res.merged.events[0]);
+  }
+  EXPECT_EQ(exchanges, cycles * 4u * 2);  // the three axes by all, the extra one by ranks 2-3
+}
+
 TEST(Merge, AutoOrderKeepsTheWalkOnATie) {
   // Rank 0 makes A B, rank 1 B A. The walk: A by 0, B by both, A by 1; the alignment: B by 1, A by both,
   // B by 0. A judge that scores them alike keeps the walk's.

@@ -193,6 +193,11 @@ struct Column {
   bool operator==(const Column& o) const { return identity == o.identity && ranks == o.ranks; }
 };
 
+// Calls that the members of a communicator make in one order (collectives,
+// making and freeing communicators, MPI_Finalize): a member that makes one
+// later must first make what it does before, however far ahead that is.
+bool ordered_across_members(uint32_t func);
+
 // The look-ahead walk's order (above).
 std::vector<Column> walk_ranks(const Loaded& in, uint32_t lookahead);
 
@@ -200,7 +205,9 @@ std::vector<Column> walk_ranks(const Loaded& in, uint32_t lookahead);
 // sequences are equal form a group, and each group, the largest first, is aligned against the columns so
 // far by their matching blocks, found as Python's difflib finds them (the longest common run of calls,
 // then the same on each side of it): equal calls in a block share a column, the others stand alone, the
-// columns' first. Every rank's calls come in its order. Empty when aligning a group would search ranges
+// columns' first. Collectives are anchors (a group's n-th on a communicator joins the column of the
+// others' n-th where it is the same call), and calls are compared by identity and, where every rank uses
+// the same tags with the call, tag. Every rank's calls come in its order. Empty when aligning a group would search ranges
 // adding up to more than work_factor times its length and the columns' (a suffix automaton each, O(n)).
 std::vector<Column> align_ranks(const Loaded& in, size_t work_factor);
 
