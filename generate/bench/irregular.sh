@@ -9,7 +9,8 @@
 # (skeleton runs that did not print their result line). Progress on stderr.
 # SET: irregular (the adaptive-refinement program and the farm in time steps,
 # docs/results/performance.md "Irregular time steps") or threads (MPI_THREAD_MULTIPLE programs, each
-# thread's calls folded on their own: "folded" is the sum of the threads').
+# thread's calls folded on their own: "folded" is the sum of the threads') or collectives (a
+# breadth-first search that talks in collectives alone: its levels are the time steps).
 #   generate/bench/irregular.sh BUILD_DIR [REPS] [WORK_DIR] [SET]
 set -euo pipefail
 source "$(dirname "$0")/../../common/bench/lib.sh"
@@ -40,7 +41,13 @@ case $set in
   # omp_halo THREADS REGIONS STEPS WORK
   "omp_halo-2x3-openmpi|openmpi|2|$build/tests/apps-openmpi/omp_halo 3 4 100 200000"
   ) ;;
-  *) echo "unknown set $set (irregular, threads)" >&2; exit 2 ;;
+  # bfs VERTICES ROOTS: a breadth-first search in collectives alone (levels of changing counts and times)
+  collectives) programs=(
+  "bfs-openmpi-4|openmpi|4|$build/tests/apps-openmpi/bfs 1048576 32"
+  "bfs-openmpi-8|openmpi|8|$build/tests/apps-openmpi/bfs 1048576 32"
+  "bfs-mpich-2|mpich|2|$build/tests/apps-mpich/bfs 1048576 32"
+  ) ;;
+  *) echo "unknown set $set (irregular, threads, collectives)" >&2; exit 2 ;;
 esac
 echo "| program | calls/rank | folded | C lines | compile s | application s | skeleton s | shrink | prediction | hangs |"
 echo "|---|---|---|---|---|---|---|---|---|---|"

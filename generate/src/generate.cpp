@@ -1396,8 +1396,8 @@ bool Emitter::run_boundary(size_t& i, size_t& run) {
     ++run;
   }
   if (run < runs.size() && runs[run].first == i)
-    body_ << "  /* run of top-level calls " << i << ".." << runs[run].end - 1 << ": stands for itself and the "
-          << runs[run].left_out << " top-level nodes left out after it (x" << num(runs[run].factor)
+    body_ << "  /* run of top-level calls " << i << ".." << runs[run].end - 1 << ": stands for itself and "
+          << runs[run].left_out << " top-level nodes left out (x" << num(runs[run].factor)
           << " its time) */\n  skel_run_begin(" << timer() << ");\n";
   if (!plan_.leaves_out(i)) return false;
   ++i;

@@ -524,28 +524,6 @@ std::vector<TopRun> shortest_closed_runs(const FoldedProgram& p, const NodeTimes
   return runs;
 }
 
-// The top level as time steps: each closed run with a loop or a
-// point-to-point call, with the runs of collectives alone after it (a time
-// step's reductions: where the ranks wait for each other, their time the
-// skew of the step before, which says nothing on its own). A run that
-// cannot be left out ends a step and stays alone, as do collectives before
-// the first step.
-std::vector<TopRun> closed_top_runs(const FoldedProgram& p, const NodeTimes& t, const Plan& plan) {
-  std::vector<TopRun> steps;
-  bool open = false;  // the last step takes collectives
-  for (TopRun run : shortest_closed_runs(p, t, plan)) {
-    if (run.may_leave && !run.has_work && open) {
-      steps.back().end = run.end;
-      steps.back().time += run.time;
-      continue;
-    }
-    open = run.may_leave && run.has_work;
-    run.may_leave = open;
-    steps.push_back(run);
-  }
-  return steps;
-}
-
 // The kind of a run: the (function, call site) pairs of its point-to-point
 // calls, sorted (of all its calls where it makes none): a time step is known
 // by its exchanges; the collectives beside them come and go (a refinement
@@ -565,6 +543,50 @@ std::vector<std::pair<uint32_t, uint32_t>> call_sites(const FoldedProgram& p, co
   for (size_t i = run.first; i < run.end; ++i) visit(p.top[i]);
   const auto& sites = p2p.empty() ? all : p2p;
   return {sites.begin(), sites.end()};
+}
+
+// The top level as time steps: each closed run with a loop or a
+// point-to-point call, with the runs of collectives alone after it (a time
+// step's reductions: where the ranks wait for each other, their time the
+// skew of the step before, which says nothing on its own). Where no such
+// step is open, collectives alone make steps of their own, each ending
+// before a call site it has made comes again (a program that talks only in
+// collectives, each step one call of each: a breadth-first search's
+// MPI_Alltoall, MPI_Alltoallv and MPI_Allreduce per level, NPB IS's
+// MPI_Allreduce, MPI_Alltoall and MPI_Alltoallv per iteration; their
+// counts change every time, so no loop holds them, and nothing was cut).
+// A run that cannot be left out ends a step and stays alone.
+std::vector<TopRun> closed_top_runs(const FoldedProgram& p, const NodeTimes& t, const Plan& plan) {
+  std::vector<TopRun> steps;
+  bool open = false;       // the last step takes collectives
+  bool gathering = false;  // the last step is of collectives alone, their call sites `gathered`
+  std::set<std::pair<uint32_t, uint32_t>> gathered;
+  for (TopRun run : shortest_closed_runs(p, t, plan)) {
+    if (run.may_leave && !run.has_work && open) {
+      steps.back().end = run.end;
+      steps.back().time += run.time;
+      continue;
+    }
+    if (run.may_leave && !run.has_work) {
+      const std::vector<std::pair<uint32_t, uint32_t>> sites = call_sites(p, run);
+      const bool again = std::any_of(sites.begin(), sites.end(), [&](const auto& s) { return gathered.count(s) > 0; });
+      if (gathering && !again) {
+        steps.back().end = run.end;
+        steps.back().time += run.time;
+        gathered.insert(sites.begin(), sites.end());
+        continue;
+      }
+      gathering = true;
+      gathered = {sites.begin(), sites.end()};
+      steps.push_back(run);
+      continue;
+    }
+    gathering = false;
+    open = run.may_leave && run.has_work;
+    run.may_leave = open;
+    steps.push_back(run);
+  }
+  return steps;
 }
 
 // A step that took more than this many times the median of its kind is a
@@ -636,6 +658,41 @@ struct TopSteps {
   }
 };
 
+// Steps of collectives alone (closed_top_runs): their time changes with
+// their counts, from step to step (a breadth-first search's levels took
+// 20 us to 20 ms as its frontier grew and shrank; kept in turn like the
+// other steps, its first level, kept, stood for large ones, 109 times its
+// time, and the skeleton predicted 1.1 s for 4.2 s). So each kept step
+// stands for those of its kind closest to it in time: the kind's steps
+// (made at least K times) sorted by time, in groups of 1 / share, the median
+// of each group kept, its factor the group's traced time over its own.
+// Returns the top-level nodes left out.
+size_t keep_by_time(const TopSteps& steps, double K, double share, Plan& plan) {
+  std::map<Kind, std::vector<size_t>> of_kind;
+  for (size_t r = 0; r < steps.runs.size(); ++r)
+    if (steps.runs[r].time > 0 && steps.time_step(r, K) && !steps.runs[r].has_work) of_kind[steps.kinds[r]].push_back(r);
+  const size_t group = std::max<size_t>(2, static_cast<size_t>(std::lround(1 / share)));
+  size_t left = 0;
+  for (auto& [kind, rs] : of_kind) {
+    std::stable_sort(rs.begin(), rs.end(), [&](size_t x, size_t y) { return steps.runs[x].time < steps.runs[y].time; });
+    for (size_t g = 0; g + 1 < rs.size(); g += group) {
+      const size_t end = std::min(g + group, rs.size());
+      const TopRun& kept = steps.runs[rs[g + (end - g) / 2]];
+      Plan::KeptRun by{kept.first, kept.end, 0.0, 0};
+      for (size_t k = g; k < end; ++k) {
+        const TopRun& run = steps.runs[rs[k]];
+        by.factor += run.time / kept.time;
+        if (&run == &kept) continue;
+        for (size_t i = run.first; i < run.end; ++i) plan.left_out[i] = true;
+        by.left_out += run.end - run.first;
+      }
+      left += by.left_out;
+      plan.kept_runs.push_back(by);
+    }
+  }
+  return left;
+}
+
 // The runs of the top level left out (Plan::left_out) and those kept that
 // stand for them (Plan::kept_runs), where the plan's cut loops and farms
 // leave the skeleton longer than kLeaveOutAbove / K of the run. False where
@@ -667,7 +724,7 @@ bool choose_left_out_steps(const FoldedProgram& p, const NodeTimes& t, double K,
   size_t left = 0;
   for (size_t r = 0; r < runs.size(); ++r) {
     const TopRun& run = runs[r];
-    if (run.time <= 0 || !steps.time_step(r, K)) continue;
+    if (run.time <= 0 || !steps.time_step(r, K) || !run.has_work) continue;  // collectives alone: below
     auto [k, fresh] = keepers.try_emplace(kinds[r]);
     Keeper& keeper = k->second;
     // a step that took many times its kind's median is a disturbance of the traced run (a 0.66 s step
@@ -693,16 +750,19 @@ bool choose_left_out_steps(const FoldedProgram& p, const NodeTimes& t, double K,
     by_index.push_back(r);
     plan.kept_runs.push_back({run.first, run.end, 1.0, 0});
   }
+  left += keep_by_time(steps, K, share, plan);
   // runs that stand for nothing need no timing
   plan.kept_runs.erase(std::remove_if(plan.kept_runs.begin(), plan.kept_runs.end(),
                                       [](const Plan::KeptRun& k) { return k.left_out == 0; }),
                        plan.kept_runs.end());
+  std::sort(plan.kept_runs.begin(), plan.kept_runs.end(),
+            [](const Plan::KeptRun& x, const Plan::KeptRun& y) { return x.first < y.first; });
   if (left == 0) {
     plan.keep_all();
     return false;
   }
   notes.insert("the time steps did not fold into one loop: " + std::to_string(plan.kept_runs.size()) +
-               " runs of top-level calls each stand for the runs after them (" + std::to_string(left) + " of " +
+               " runs of top-level calls each stand for runs left out (" + std::to_string(left) + " of " +
                std::to_string(p.top.size()) + " top-level nodes left out), their time scaled by the traced ratio");
   return true;
 }

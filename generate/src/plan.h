@@ -66,7 +66,7 @@ struct Plan {
   struct KeptRun {
     size_t first = 0, end = 0;  // p.top[first, end)
     double factor = 1;          // (its traced time + the left-out runs it stands for) / its traced time
-    size_t left_out = 0;        // top-level nodes left out after it
+    size_t left_out = 0;        // top-level nodes left out that it stands for
   };
   std::vector<KeptRun> kept_runs;
   std::vector<bool> left_out;  // per index in p.top

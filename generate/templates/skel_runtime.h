@@ -367,9 +367,10 @@ static inline void skel_loop_end(int l)
 }
 
 /* Kept runs of top-level calls (an irregular program's time steps): run l
- * stands for itself and the runs left out after it, factor f = their traced
- * time / its own. Its time here includes what the cut loops inside it
- * predict for their left-out iterations; predicted: (f - 1) times that. */
+ * stands for itself and runs left out (after it, or of its kind and time),
+ * factor f = their traced time / its own. Its time here includes what the
+ * cut loops inside it predict for their left-out iterations; predicted:
+ * (f - 1) times that. */
 SKEL_MAYBE_UNUSED static double skel_run_extra0[SKEL_NUM_CUT_LOOPS + 1];
 static inline double skel_extra_sum(void)
 {
