@@ -1586,6 +1586,7 @@ void Emitter::run(const NodeTimes& times, const std::vector<const Emitter*>& thr
   std::string thread_functions;
   size_t slots = slots_.num_slots, rings = slots_.ring_size.size();
   size_t cut_loops = plan_.cuts.size() + plan_.kept_runs.size();
+  double untimed_s = plan_.untimed_s;
   for (const Emitter* t : threads) {
     all.push_back(t);
     thread_functions += t->thread_function();
@@ -1601,6 +1602,7 @@ void Emitter::run(const NodeTimes& times, const std::vector<const Emitter*>& thr
     slots += t->slots_.num_slots;
     rings += t->slots_.ring_size.size();
     cut_loops += t->plan_.cuts.size() + t->plan_.kept_runs.size();
+    untimed_s += t->plan_.untimed_s;
   }
   rings = std::max<size_t>(1, rings);
   slots = std::max<size_t>(1, slots);
@@ -1636,6 +1638,7 @@ void Emitter::run(const NodeTimes& times, const std::vector<const Emitter*>& thr
   v["LOOP_DEPTH"] = std::to_string(std::max<size_t>(1, loop_depth_));
   v["RUNTIME"] = template_text("skel_runtime.h");
   v["NUM_FARMS"] = std::to_string(plan_.farms.size());
+  v["UNTIMED_S"] = exact(untimed_s);
   v["FARMS"] = plan_.farms.empty() ? "" : template_text("skel_farm.h") + farm_tables_;
   v["BODY"] = prologue + body_.str() + epilogue;
   out_.code = render(template_text("skeleton.c.in"), v);

@@ -70,10 +70,14 @@ struct Plan {
   };
   std::vector<KeptRun> kept_runs;
   std::vector<bool> left_out;  // per index in p.top
+  // Traced time of left-out runs that no kept run stands for (steps too short to time, plan.cpp
+  // keep_by_time): added to the prediction as traced, s.
+  double untimed_s = 0;
   bool leaves_out(size_t top_index) const { return top_index < left_out.size() && left_out[top_index]; }
   void keep_all() {
     kept_runs.clear();
     left_out.clear();
+    untimed_s = 0;
   }
 
   // Dynamic master-worker farms (farm.h): each runs its own protocol in

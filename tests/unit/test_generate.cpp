@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "skel/generate.h"
 #include "skel/merge.h"
 #include "skel/skel_funcs.h"
+#include "plan.h"
 #include "requests.h"
 #include "safe_order.h"
 #include "folded_fixtures.h"
@@ -905,4 +907,68 @@ TEST(Generate, FarmsInTimeStepsRunWholeAndAFarmBesideThemIsCut) {
   EXPECT_LT(sk.farms.size(), static_cast<size_t>(kSteps)) << "steps left out";
   EXPECT_EQ(sk.farms.back().tasks, static_cast<uint64_t>(kBig));
   EXPECT_EQ(sk.farms.back().kept, 10u);
+}
+
+// A breadth-first search in collectives alone: 30 searches of 7 to 9 levels,
+// each level an MPI_Alltoall, MPI_Alltoallv and MPI_Allreduce after
+// computation that grows and shrinks with the frontier (20 us to 20 ms),
+// counts that differ at every level (no loop holds them), and an MPI_Reduce
+// per search. The levels are time steps: left out, each kept one standing for
+// levels of about its own time (a kept level stood for ones 100 times longer
+// when they were kept in turn), the shortest left out untimed; and every
+// traced nanosecond is accounted for once: the kept levels' factors and the
+// untimed time add up to the time left out.
+TEST(Generate, StepsOfCollectivesAloneStandForStepsOfTheirTime) {
+  constexpr int kSearches = 30, kLevels = 9;
+  const int64_t work_ns[kLevels] = {20'000, 80'000, 400'000, 3'000'000, 20'000'000, 9'000'000, 900'000, 90'000, 30'000};
+  auto arbitrary = [](uint64_t i) {  // 1 to 100,000, no two alike nearby
+    uint64_t x = (i + 1) * 0x9E3779B97F4A7C15ULL;
+    x ^= x >> 31;
+    return static_cast<int64_t>(1 + x % 100000);
+  };
+  auto program = [&](uint32_t) {
+    std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0)};
+    for (int s = 0; s < kSearches; ++s) {
+      for (int l = 0; l < kLevels - s % 3; ++l) {  // 7 to 9 levels
+        skt::testing::Syn counts = call(skt::kFunc_MPI_Alltoall, 10);
+        skt::testing::Syn sends = call(skt::kFunc_MPI_Alltoallv, 11), sum = call(skt::kFunc_MPI_Allreduce, 12);
+        counts.count = arbitrary(3 * (s * kLevels + l));  // counts that follow no rule: nothing folds
+        sends.count = arbitrary(3 * (s * kLevels + l) + 1);
+        sum.count = arbitrary(3 * (s * kLevels + l) + 2);
+        counts.gap = work_ns[l] + 1000 * s;
+        v.insert(v.end(), {counts, sends, sum});
+      }
+      v.push_back(call(skt::kFunc_MPI_Reduce, 13));
+    }
+    v.push_back(call(skt::kFunc_MPI_Finalize, 9));
+    return v;
+  };
+  const skt::FoldedProgram p = folded_from(2, program);
+  skt::gen::GenerateOptions opt;
+  opt.scale = 10;
+  std::set<std::string> notes;
+  const skt::gen::NodeTimes t = skt::gen::measure_times(p);
+  const skt::gen::Plan plan = skt::gen::make_plan(p, t, opt, notes);
+  ASSERT_FALSE(plan.kept_runs.empty()) << "no time step left out";
+  auto top_time = [&](size_t first, size_t end) {  // both ranks alike: rank 0's
+    double ns = 0;
+    for (size_t i = first; i < end; ++i) ns += t.total[p.top[i]][0];
+    return ns;
+  };
+  double left_ns = 0, stood_for_ns = 0;
+  for (size_t i = 0; i < p.top.size(); ++i)
+    if (plan.leaves_out(i)) left_ns += top_time(i, i + 1);
+  for (const skt::gen::Plan::KeptRun& k : plan.kept_runs) {
+    const double own = top_time(k.first, k.end);
+    stood_for_ns += (k.factor - 1) * own;
+    const double levels = static_cast<double>(k.left_out) / 3 + 1;  // at most, 3 calls a level
+    EXPECT_LE(k.factor, 2 * levels) << "run " << k.first << ".." << k.end << " stands for levels much longer";
+    EXPECT_FALSE(plan.leaves_out(k.first));
+  }
+  EXPECT_GT(plan.untimed_s, 0.0);
+  EXPECT_LE(plan.untimed_s * 1e9, 0.25 * t.program / opt.scale * 1.0001);
+  EXPECT_NEAR(stood_for_ns + plan.untimed_s * 1e9, left_ns, 1e-6 * t.program);
+  // the skeleton: at most 2/K of the run, planned
+  const std::vector<double> kept = skt::gen::planned_rank_times(p, t, plan);
+  EXPECT_LE(*std::max_element(kept.begin(), kept.end()), 2 * t.program / opt.scale);
 }
