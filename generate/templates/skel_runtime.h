@@ -288,6 +288,11 @@ static inline int skel_slot(int ref)
 static inline void skel_gather(const int* refs, int n)
 {
   int i, s;
+  /* a rank whose call completed none (its MPI_Test found nothing where
+   * another rank's completed) tests no request: MPI_Test(&skel_tmp_req[0])
+   * read a handle left from before (0 at first: MPICH refused it, Open MPI
+   * crashed) */
+  skel_tmp_req[0] = MPI_REQUEST_NULL;
   for (i = 0; i < n; ++i) {
     s = skel_slot(refs[i]);
     skel_tmp_req[i] = s >= 0 ? skel_req[s] : MPI_REQUEST_NULL;
