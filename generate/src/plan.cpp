@@ -562,18 +562,20 @@ std::vector<TopRun> closed_top_runs(const FoldedProgram& p, const NodeTimes& t, 
   bool open = false;       // the last step takes collectives
   bool gathering = false;  // the last step is of collectives alone, their call sites `gathered`
   std::set<std::pair<uint32_t, uint32_t>> gathered;
+  auto extend_last = [&](const TopRun& run) {
+    steps.back().end = run.end;
+    steps.back().time += run.time;
+  };
   for (TopRun run : shortest_closed_runs(p, t, plan)) {
     if (run.may_leave && !run.has_work && open) {
-      steps.back().end = run.end;
-      steps.back().time += run.time;
+      extend_last(run);
       continue;
     }
     if (run.may_leave && !run.has_work) {
       const std::vector<std::pair<uint32_t, uint32_t>> sites = call_sites(p, run);
       const bool again = std::any_of(sites.begin(), sites.end(), [&](const auto& s) { return gathered.count(s) > 0; });
       if (gathering && !again) {
-        steps.back().end = run.end;
-        steps.back().time += run.time;
+        extend_last(run);
         gathered.insert(sites.begin(), sites.end());
         continue;
       }
@@ -645,7 +647,6 @@ struct TopSteps {
   std::map<Kind, size_t> runs_of;
 
   std::vector<bool> collectives_only;  // per run: no point-to-point call in it (keep_by_time)
-
   TopSteps(const FoldedProgram& p, const NodeTimes& t, const Plan& plan) : runs(closed_top_runs(p, t, plan)) {
     for (const TopRun& run : runs) {
       bool p2p = false;
@@ -663,25 +664,25 @@ struct TopSteps {
   }
 };
 
-// Steps of collectives alone (closed_top_runs): their time changes with
-// their counts, from step to step (a breadth-first search's levels took
-// 20 us to 20 ms as its frontier grew and shrank; kept in turn like the
-// other steps, its first level, kept, stood for large ones, 109 times its
-// time, and the skeleton predicted 1.1 s for 4.2 s). So each kept step
-// stands for those of its kind closest to it in time: the kind's steps
-// (made at least K times) sorted by time, in groups of 1 / share, the median
-// of each group kept, its factor the group's traced time over its own.
-constexpr double kUntimedShare = 0.25;  // of the skeleton's share of the run: the shortest collective steps, untimed
+// of the skeleton's share of the run: the shortest steps without point-to-point calls, left out untimed
+constexpr double kUntimedShare = 0.25;
 
-// A kept step's measured time is multiplied by its factor, and so is the
-// noise of timing it: a level of 20 us on ranks that share cores took a
-// millisecond where a rank was descheduled, and the K = 10 skeleton of the
-// search predicted +25 %. So the shortest steps of each kind, as many as
-// add up to a quarter of the skeleton's share of the run (`untimed_budget`,
-// divided among the kinds), are left out untimed, their traced time added
+// Steps without point-to-point calls (collectives alone, or loops of them):
+// their time changes with their counts, from step to step (a breadth-first
+// search's levels took 20 us to 20 ms as its frontier grew and shrank; kept
+// in turn like the other steps, its first level, kept, stood for large
+// ones, 109 times its time, and the skeleton predicted 1.1 s for 4.2 s). So
+// each kept step stands for those of its kind closest to it in time: the
+// kind's steps (made at least K times) sorted by time, in groups of
+// 1 / share, the median of each group kept, its factor the group's traced
+// time over its own. A kept step's measured time is multiplied by its
+// factor, and so is the noise of timing it (a level of 20 us on ranks that
+// share cores took a millisecond where a rank was descheduled: +25 %), so
+// the shortest steps of each kind, as many as add up to `untimed_budget`
+// (divided among the kinds), are left out untimed, their traced time added
 // to the prediction as it is (Plan::untimed_s; kept whole instead, they
-// made the skeleton 7,800-9,100 lines of C where it is 1,900), and only
-// the longer ones are grouped. Returns the top-level nodes left out.
+// made the skeleton 7,800-9,100 lines of C where it is 1,300). Returns the
+// top-level nodes left out.
 size_t keep_by_time(const TopSteps& steps, double K, double share, double untimed_budget, Plan& plan) {
   std::map<Kind, std::vector<size_t>> of_kind;
   for (size_t r = 0; r < steps.runs.size(); ++r)

@@ -166,7 +166,7 @@ CallKeys call_keys(const Loaded& in) {
   const size_t n_ids = in.tables.identities.size();
   // per identity: the tags the first rank making it uses; keyed while every other rank uses the same
   std::vector<std::vector<int64_t>> tags(n_ids);
-  std::vector<int64_t> first_rank(n_ids, -1);
+  std::vector<bool> seen(n_ids, false);
   std::vector<bool> keyed(n_ids, true);
   std::vector<std::vector<int64_t>> mine(n_ids);
   for (uint32_t r = 0; r < in.ranks.size(); ++r) {
@@ -184,7 +184,7 @@ CallKeys call_keys(const Loaded& in) {
     }
     for (uint32_t x : used) {
       std::sort(mine[x].begin(), mine[x].end());
-      if (first_rank[x] < 0) first_rank[x] = r, tags[x] = mine[x];
+      if (!seen[x]) seen[x] = true, tags[x] = mine[x];
       else if (tags[x] != mine[x]) keyed[x] = false;
       mine[x].clear();
     }
