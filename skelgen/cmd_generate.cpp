@@ -114,6 +114,8 @@ void setup_generate(CLI::App& app, GenerateOptions& opt) {
   app.add_flag_callback("--align", [&opt] { opt.merge_order = "align"; }, "The same as --merge-order align")
       ->excludes(order);
   app.add_flag("--allow-partial", opt.allow_partial, "Accept a trace whose ranks ended early (see skelgen merge)");
+  app.add_flag("--keep-completions", opt.keep_completions,
+               "When merging here: keep every MPI_Waitany, MPI_Waitsome and MPI_Test* call (see skelgen merge)");
   app.add_option("--watchdog", opt.watchdog_s,
                  "Seconds a rank may wait in one call (or 100x its traced time, if longer) before the skeleton stops "
                  "with a line naming the call; 0: no watchdog; $SKELGEN_WATCHDOG_S overrides it when the skeleton runs")
@@ -146,6 +148,7 @@ int run_generate(const GenerateOptions& opt) {
   skt::gen::InputOptions io;
   io.allow_partial = opt.allow_partial;
   io.merge_order = opt.merge_order;
+  io.coalesce_completions = !opt.keep_completions;
   io.join_callsites = opt.join_callsites;
   if (!opt.quiet) io.say = [](const std::string& s) { std::fprintf(stderr, "skelgen generate: %s\n", s.c_str()); };
   skt::FoldedProgram p = skt::gen::load_program(input, io);

@@ -50,6 +50,11 @@ void setup_merge(CLI::App& app, MergeOptions& opt) {
       ->check(CLI::Range(0, 1000000));
   app.add_flag("--allow-partial", opt.allow_partial,
                "Merge ranks whose trace ends early (the process died or called MPI_Abort)");
+  app.add_flag("--keep-completions", opt.keep_completions,
+               "Keep every MPI_Waitany, MPI_Waitsome and MPI_Test* call as traced. By default a rank's consecutive\n"
+               "completion calls that complete its requests one at a time or by polling (their number and order\n"
+               "change from run to run) become one MPI_Waitall of what they completed, their computation before\n"
+               "it, so that the time steps around them fold (docs/merge.md, \"Completions by polling\")");
   app.add_flag("--verify", opt.verify,
                "Read the merged file back and check that every rank's calls, parameters and times come out exactly");
   app.add_flag("-q,--quiet", opt.quiet, "Print nothing but errors");
@@ -98,11 +103,14 @@ int run_merge(const MergeOptions& opt) {
   skt::merge::Options mo;
   mo.lookahead = opt.lookahead;
   mo.allow_partial = opt.allow_partial;
+  mo.coalesce_completions = !opt.keep_completions;
   if (!opt.quiet) mo.progress = [](const std::string& s) { std::fprintf(stderr, "skelgen merge: %s\n", s.c_str()); };
   if (opt.align_work >= 0) mo.align_work = mo.auto_align_work = static_cast<size_t>(opt.align_work);
   skt::gen::set_merge_order(mo, opt.order);  // after the progress: the judge reports through it
   skt::merge::Loaded loaded = inputs.size() > 1 ? skt::merge::load_runs(inputs, mo) : skt::merge::load(input, mo);
   const skt::merge::RunsReport& runs = loaded.runs;
+  if (loaded.coalesced_completions && !opt.quiet)
+    std::fprintf(stderr, "skelgen merge: %s\n", skt::merge::describe_coalesced(loaded.coalesced_completions).c_str());
   if (opt.quiet && runs.dirs.size() > 1 && !runs.medians)  // said through the progress otherwise
     std::fprintf(stderr, "skelgen merge: %s\n", skt::merge::describe(runs).c_str());
   std::vector<std::string> spawned = skt::TraceDir::spawned_worlds(input);

@@ -50,6 +50,7 @@ struct MergeOptions {
   std::string order = "auto";  // skt::merge::Order by name (--align: "align")
   int64_t align_work = -1;     // --align-work (-1: the Options' own bounds)
   bool allow_partial = false;
+  bool keep_completions = false;  // skt::merge::Options::coalesce_completions off
   bool verify = false;
   bool quiet = false;
   bool json = false;
@@ -76,6 +77,7 @@ struct GenerateOptions {
   bool join_callsites = false;
   std::string merge_order = "auto";  // as MergeOptions::order
   bool allow_partial = false;
+  bool keep_completions = false;     // as MergeOptions::keep_completions
   double watchdog_s = 60;
   bool force = false;
   bool no_farms = false;

@@ -10,7 +10,9 @@
 # SET: irregular (the adaptive-refinement program and the farm in time steps,
 # docs/results/performance.md "Irregular time steps") or threads (MPI_THREAD_MULTIPLE programs, each
 # thread's calls folded on their own: "folded" is the sum of the threads') or collectives (a
-# breadth-first search that talks in collectives alone: its levels are the time steps).
+# breadth-first search that talks in collectives alone: its levels are the time steps) or polling (a halo
+# exchange completed by MPI_Waitsome, MPI_Testall or MPI_Testsome polls, or MPI_Waitany, whose completion calls
+# change from run to run: docs/merge.md "Completions by polling").
 #   generate/bench/irregular.sh BUILD_DIR [REPS] [WORK_DIR] [SET]
 set -euo pipefail
 source "$(dirname "$0")/../../common/bench/lib.sh"
@@ -47,7 +49,16 @@ case $set in
   "bfs-openmpi-8|openmpi|8|$build/tests/apps-openmpi/bfs 1048576 32"
   "bfs-mpich-2|mpich|2|$build/tests/apps-mpich/bfs 1048576 32"
   ) ;;
-  *) echo "unknown set $set (irregular, threads, collectives)" >&2; exit 2 ;;
+  # poll_halo MODE STEPS FACE WORK
+  polling) programs=(
+  "poll_halo-waitsome-openmpi-6|openmpi|6|$build/tests/apps-openmpi/poll_halo waitsome 1000 2000 200000"
+  "poll_halo-testall-openmpi-4|openmpi|4|$build/tests/apps-openmpi/poll_halo testall 1000 2000 200000"
+  "poll_halo-testsome-openmpi-6|openmpi|6|$build/tests/apps-openmpi/poll_halo testsome 1000 2000 200000"
+  "poll_halo-waitany-openmpi-4|openmpi|4|$build/tests/apps-openmpi/poll_halo waitany 1000 2000 200000"
+  "poll_halo-waitsome-mpich-2|mpich|2|$build/tests/apps-mpich/poll_halo waitsome 1000 2000 200000"
+  "poll_halo-testall-mpich-2|mpich|2|$build/tests/apps-mpich/poll_halo testall 1000 2000 200000"
+  ) ;;
+  *) echo "unknown set $set (irregular, threads, collectives, polling)" >&2; exit 2 ;;
 esac
 echo "| program | calls/rank | folded | C lines | compile s | application s | skeleton s | shrink | prediction | hangs |"
 echo "|---|---|---|---|---|---|---|---|---|---|"

@@ -92,6 +92,7 @@ FoldedProgram load_program(const std::string& input, const InputOptions& opt) {
   if (S_ISDIR(sb.st_mode)) {
     merge::Options mo;
     mo.allow_partial = opt.allow_partial;
+    mo.coalesce_completions = opt.coalesce_completions;
     mo.progress = opt.say;
     // The judge's folds (the walk's order, the alignment's), kept only where one can be the
     // program: folded per call site, as the judge folds; otherwise not held in memory.
@@ -99,6 +100,7 @@ FoldedProgram load_program(const std::string& input, const InputOptions& opt) {
     set_merge_order(mo, opt.merge_order, opt.join_callsites ? nullptr : &judged);  // after the progress
     say(opt, "merging the ranks of " + input);
     merge::Loaded loaded = merge::load(input, mo);
+    if (loaded.coalesced_completions) say(opt, merge::describe_coalesced(loaded.coalesced_completions));
     merge::Ordered ordered;
     MergedTrace m = merge::merge(loaded, mo, &ordered);
     say(opt, "merged " + merge::describe(ordered, kMergeScore));

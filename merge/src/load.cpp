@@ -370,6 +370,17 @@ void start_tables(Loaded& out, uint32_t P, const Options& opt, const std::string
 // Reads the rank files of one run into out (its ranks' headers and calls, in
 // file order, not yet normalised), interning into in's tables: those of out
 // itself, or of the first run when several are read.
+// Each stream's completion episodes whose calls depend on timing, as one
+// MPI_Waitall each (coalesce_timed_completions()). The first thread's only
+// where the rank has no other: other threads' forks and joins are placed by
+// the file positions of its calls.
+void coalesce_streams(Interner& in, std::map<uint32_t, ThreadSink>& sinks, Loaded& out) {
+  const std::function<uint32_t(const Identity&)> intern = [&in](const Identity& id) { return in.identity(id); };
+  for (auto& [number, sink] : sinks)
+    if (number != 0 || sinks.size() == 1)
+      out.coalesced_completions += coalesce_timed_completions(*sink.data, in.t.identities, intern);
+}
+
 void read_run(const TraceDir& td, const Options& opt, Interner& in, Loaded& out) {
   MergedTrace& t = out.tables;
   const uint32_t P = in.t.world_size;
@@ -424,6 +435,7 @@ void read_run(const TraceDir& td, const Options& opt, Interner& in, Loaded& out)
       lt.join_seq[r] = main_calls.started_from(sink.last_end);
       main_calls.waited_for(rd, sink.last_end);
     }
+    if (opt.coalesce_completions) coalesce_streams(in, sinks, out);
   }
   std::sort(out.threads.begin(), out.threads.end(),
             [](const LoadedThread& a, const LoadedThread& b) { return a.number < b.number; });

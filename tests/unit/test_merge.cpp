@@ -1405,3 +1405,112 @@ TEST(MergeThreads, ThreadFieldsOutOfRangeAreRefusedWithTheFileName) {
         << e.what();
   }
 }
+
+namespace {
+
+// A ring exchange (two MPI_Irecv, two MPI_Isend per step) whose requests each
+// rank completes the way the run's timing had it: MPI_Waitsome calls taking
+// them in a random order and grouping, or MPI_Testall polls between pieces
+// of computation until they are in (MPI_Waitall after the eighth), an
+// MPI_Allreduce every five steps. Seeded: the same program for the same seed.
+std::vector<Syn> polling_ring(uint32_t r, uint32_t P, bool waitsome, int steps, std::vector<std::vector<int64_t>>* made) {
+  std::mt19937 rng(1234 + r);
+  const int64_t left = (r + P - 1) % P, right = (r + 1) % P;
+  std::vector<Syn> v{simple(kFunc_MPI_Init, 0)};
+  int64_t id = 0;
+  for (int s = 0; s < steps; ++s) {
+    std::vector<int64_t> step_reqs;
+    for (int k = 0; k < 4; ++k) {
+      Syn m = message(k < 2 ? kFunc_MPI_Irecv : kFunc_MPI_Isend, k < 2 ? 1 : 2, k % 2 ? right : left, 5);
+      m.count = 100;
+      m.reqs = {id};
+      step_reqs.push_back(id++);
+      v.push_back(m);
+    }
+    if (made) made->push_back(step_reqs);
+    if (waitsome) {
+      std::vector<int64_t> order = step_reqs;
+      std::shuffle(order.begin(), order.end(), rng);
+      for (size_t at = 0; at < order.size();) {
+        const size_t take = 1 + rng() % (order.size() - at);
+        Syn w = call(kFunc_MPI_Waitsome, 3);
+        w.reqs.assign(order.begin() + static_cast<long>(at), order.begin() + static_cast<long>(at + take));
+        w.gap = 2000 + rng() % 3000;
+        w.dur = 500 + rng() % 20000;
+        v.push_back(w);
+        at += take;
+      }
+    } else {
+      const int misses = static_cast<int>(rng() % 9);  // 8: never in while polling
+      for (int p = 0; p < std::min(misses, 8); ++p) {
+        Syn t = call(kFunc_MPI_Testall, 4);
+        t.flags = kFlagTestFailed;
+        t.gap = 10000;
+        v.push_back(t);
+      }
+      Syn done = call(misses == 8 ? kFunc_MPI_Waitall : kFunc_MPI_Testall, misses == 8 ? 5 : 4);
+      done.reqs = step_reqs;
+      done.gap = 10000;
+      v.push_back(done);
+    }
+    if (s % 5 == 4) v.push_back(simple(kFunc_MPI_Allreduce, 6));
+  }
+  v.push_back(simple(kFunc_MPI_Finalize, 7));
+  return v;
+}
+
+int64_t time_of(const std::vector<Syn>& calls) {
+  int64_t t = 0;
+  for (const Syn& s : calls) t += s.gap + s.dur;
+  return t;
+}
+
+}  // namespace
+
+TEST(Merge, CompletionsTheTimingDecidesBecomeOneWaitallAndTheStepsFold) {
+  constexpr uint32_t P = 4;
+  constexpr int kSteps = 40;
+  for (bool waitsome : {true, false}) {
+    SCOPED_TRACE(waitsome ? "MPI_Waitsome" : "MPI_Testall polls");
+    std::string dir = temp_dir("polling");
+    write_synthetic(dir, P, [&](uint32_t r) { return polling_ring(r, P, waitsome, kSteps, nullptr); });
+    merge::Options keep;
+    keep.coalesce_completions = false;
+    merge::Loaded as_traced = merge::load(dir, keep);
+    merge::Loaded loaded = merge::load(dir, merge::Options{});
+    EXPECT_EQ(as_traced.coalesced_completions, 0u);
+    EXPECT_EQ(loaded.coalesced_completions, P * kSteps);
+    for (uint32_t r = 0; r < P; ++r) {
+      std::vector<std::vector<int64_t>> made;
+      const std::vector<Syn> program = polling_ring(r, P, waitsome, kSteps, &made);
+      const merge::RankData& rd = loaded.ranks[r];
+      // Per step: the 4 requests, then one MPI_Waitall of them in the order they were made; the
+      // Allreduce every fifth step; every call's time kept.
+      ASSERT_EQ(rd.events.size(), 2 + kSteps * 5 + kSteps / 5) << "rank " << r;
+      int64_t t = 0;
+      size_t step = 0;
+      std::vector<int64_t> creators;
+      for (size_t i = 0; i < rd.events.size(); ++i) {
+        const merge::RankEvent& e = rd.events[i];
+        t += e.gap + e.dur;
+        const uint32_t f = loaded.tables.identities[e.identity].func;
+        if (f == kFunc_MPI_Irecv || f == kFunc_MPI_Isend) creators.push_back(static_cast<int64_t>(i));
+        if (f != kFunc_MPI_Waitall) continue;
+        ASSERT_GE(e.lists, 0);
+        EXPECT_EQ(rd.lists[static_cast<size_t>(e.lists)][size_t(ListField::reqrefs)], creators)
+            << "rank " << r << " step " << step;
+        creators.clear();
+        ++step;
+      }
+      EXPECT_EQ(step, static_cast<size_t>(kSteps));
+      EXPECT_EQ(t, time_of(program)) << "rank " << r;
+    }
+    MergedTrace merged = merge::merge(loaded, merge::Options{});
+    for (const auto& p : merge::verify(merged, loaded)) ADD_FAILURE() << p;
+    // The steps fold into one loop (5 steps of 5 calls, the Allreduce: about 10 symbols); as traced
+    // the completions' calls differ from step to step and the steps do not fold.
+    const uint64_t folded = folded_length(merged), traced = folded_length(merge::merge(as_traced, keep));
+    EXPECT_LE(folded, 12u);
+    EXPECT_GT(traced, 5 * folded);
+  }
+}

@@ -16,6 +16,7 @@ struct InputOptions {
   bool allow_partial = false;        // accept traces whose ranks end early (merge --allow-partial)
   std::string merge_order = "auto";  // when merging here: "auto", "walk" or "align"
   bool join_callsites = false;       // when folding here: compress --join-call-sites
+  bool coalesce_completions = true;  // when merging here: merge::Options::coalesce_completions
   std::function<void(const std::string&)> say;  // progress and notes (may be empty)
 };
 

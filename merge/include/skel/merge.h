@@ -56,6 +56,8 @@ struct Options {
   // 0.13 s with 16; NPB MG at 16 ranks class C aligns from 12 on; docs/results/performance.md).
   size_t auto_align_work = 16;
   bool allow_partial = false; // merge ranks whose trace ends early (process died, MPI_Abort)
+  // Completions whose calls depend on timing become one MPI_Waitall each (coalesce_timed_completions()).
+  bool coalesce_completions = true;
   std::function<void(const std::string&)> progress;  // called now and then on long work
 };
 
@@ -121,6 +123,7 @@ struct Loaded {
   std::vector<RankData> ranks;        // the first thread's calls (every call when there is one thread)
   std::vector<LoadedThread> threads;  // the other threads' calls, by number
   RunsReport runs;                    // several runs (load_runs): how they compare; dirs empty for one
+  size_t coalesced_completions = 0;   // episodes made one MPI_Waitall (coalesce_timed_completions())
 };
 
 // Throws TraceError for unreadable, missing, mixed or (without
@@ -165,6 +168,29 @@ Loaded load_runs(const std::vector<std::string>& dirs, const Options& opt);
 inline constexpr int64_t kStepGapNs = 50000;
 inline constexpr int64_t kDefaultStepGapNs = kStepGapNs;
 void normalize(RankData& rank, const std::vector<Identity>& identities, int64_t step_gap_ns = kDefaultStepGapNs);
+
+// Completion episodes whose calls depend on timing. An episode is a maximal
+// run of a rank's consecutive completion calls (MPI_Wait*, MPI_Test*; only
+// computation between them). Where a rank completes its requests one at a
+// time (MPI_Waitany, MPI_Waitsome) or by polling (MPI_Test* with computation
+// between polls, until they are done), how many calls it makes and which
+// request each completes change from run to run, and the time steps around
+// them would not fold. Such an episode becomes one MPI_Waitall at its first
+// call's call site, of the requests it completed in the order they were made,
+// its gap the episode's computation (before, and between its calls), its
+// duration the time in its calls. Only where some call of it is of those
+// kinds, it completes at least one request (two where it chooses: Waitany,
+// Waitsome, Testany, Testsome), none of them a receive from MPI_ANY_SOURCE,
+// every request it completes was seen made or started between the same two
+// episodes, and no request still active after it was made by the same
+// function as one it completed (a farm master polling its workers' receives
+// keeps its calls). Run on raw request ids, before normalize().
+// Returns the episodes coalesced. intern: the identity index of an Identity
+// (added to the tables if new).
+size_t coalesce_timed_completions(RankData& rank, const std::vector<Identity>& identities,
+                                  const std::function<uint32_t(const Identity&)>& intern);
+// The note merge and generate print: "N completion episodes ... (--keep-completions: as traced)".
+std::string describe_coalesced(size_t episodes);
 
 // How merge() ordered the calls: the order it used, the merged events each way it tried (0: not tried),
 // whether the alignment was over its work bound, and (auto, where the orders differed) each one's score.

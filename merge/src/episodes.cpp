@@ -1,0 +1,200 @@
+// Completion episodes whose calls depend on timing (docs/merge.md,
+// "Completions by polling"): see coalesce_timed_completions() in merge.h.
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "skel/merge.h"
+#include "skel/skel_funcs.h"
+
+namespace skt::merge {
+namespace {
+
+enum class Completion {
+  kNone,    // not a completion
+  kWait,    // MPI_Wait, MPI_Waitall: one call whatever the timing
+  kPoll,    // MPI_Test, MPI_Testall: how many calls the timing decides
+  kChoose,  // MPI_Waitany, Waitsome, Testany, Testsome: the calls and which requests each completes, too
+};
+
+Completion completion_of(uint32_t func) {
+  switch (func) {
+    case kFunc_MPI_Wait: case kFunc_MPI_Waitall:
+      return Completion::kWait;
+    case kFunc_MPI_Test: case kFunc_MPI_Testall:
+      return Completion::kPoll;
+    case kFunc_MPI_Waitany: case kFunc_MPI_Waitsome: case kFunc_MPI_Testany: case kFunc_MPI_Testsome:
+      return Completion::kChoose;
+    default:
+      return Completion::kNone;
+  }
+}
+
+// A request the rank has started and not completed yet.
+struct Active {
+  uint32_t creator_func = 0;  // the call that made it (Irecv, Send_init ...)
+  size_t made = 0;            // its position among the rank's request-making calls
+  size_t batch = 0;           // the episodes before it was made (or started)
+};
+
+class Coalescer {
+ public:
+  Coalescer(RankData& rank, const std::function<uint32_t(const Identity&)>& intern,
+            const std::vector<Identity>& identities)
+      : rd_(rank), intern_(intern), ids_(identities) {}
+
+  size_t run() {
+    std::vector<RankEvent> out;
+    out.reserve(rd_.events.size());
+    size_t coalesced = 0;
+    for (size_t i = 0; i < rd_.events.size();) {
+      if (completion(i) == Completion::kNone) {
+        note_call(rd_.events[i]);
+        out.push_back(rd_.events[i++]);
+        continue;
+      }
+      size_t end = i;
+      while (end < rd_.events.size() && completion(end) != Completion::kNone) ++end;
+      const bool coalesce = coalescible(i, end);
+      ++episodes_;
+      if (coalesce) {
+        out.push_back(one_waitall(i, end));
+        ++coalesced;
+      } else {
+        out.insert(out.end(), rd_.events.begin() + static_cast<std::ptrdiff_t>(i),
+                   rd_.events.begin() + static_cast<std::ptrdiff_t>(end));
+      }
+      i = end;
+    }
+    rd_.events = std::move(out);
+    return coalesced;
+  }
+
+ private:
+  uint32_t func(const RankEvent& e) const { return ids_[e.identity].func; }
+  Completion completion(size_t i) const { return completion_of(func(rd_.events[i])); }
+  const std::vector<int64_t>* list(const RankEvent& e, ListField f) const {
+    return e.lists < 0 ? nullptr : &rd_.lists[static_cast<size_t>(e.lists)][size_t(f)];
+  }
+
+  // Requests made, started and freed by a call outside an episode.
+  void note_call(const RankEvent& e) {
+    const uint32_t f = func(e);
+    if (e.created_request != kNone) {
+      const Active a{f, made_++, episodes_};
+      if (creates_persistent_request(f)) persistent_[e.created_request] = a;
+      else active_[e.created_request] = a;
+    }
+    const std::vector<int64_t>* refs = list(e, ListField::reqrefs);
+    if (!refs) return;
+    for (int64_t id : *refs) {
+      if (f == kFunc_MPI_Request_free) {
+        active_.erase(id);
+        persistent_.erase(id);
+      } else if (f == kFunc_MPI_Start || f == kFunc_MPI_Startall) {
+        auto p = persistent_.find(id);
+        if (p == persistent_.end()) continue;
+        p->second.batch = episodes_;
+        active_[id] = p->second;
+      }
+    }
+  }
+
+  // Episode [i, end): consecutive completions, computation only between
+  // them. It becomes one MPI_Waitall where some call's number or outcome
+  // depends on timing, it completes something, none of it a receive from
+  // MPI_ANY_SOURCE, every request it completes was seen made (or started)
+  // and between the same two episodes (one batch), and no request still
+  // active afterwards was made by the same function as one it completed;
+  // where it chooses (MPI_Waitany ...), only if it completes two requests
+  // or more. So a farm master that takes its workers' requests one at a
+  // time, or polls its wildcard receive while computing, keeps its calls
+  // (the farm finder, generate/src/farm.cpp, replays the polls), while a
+  // halo exchange that completes its receives by MPI_Waitany and its sends
+  // later is an episode.
+  bool coalescible(size_t i, size_t end) {
+    bool timed = false, chooses = false;
+    completed_.clear();
+    for (size_t k = i; k < end; ++k) {
+      timed |= completion(k) != Completion::kWait;
+      chooses |= completion(k) == Completion::kChoose;
+      const std::vector<int64_t>* refs = list(rd_.events[k], ListField::reqrefs);
+      const std::vector<int64_t>* sources = list(rd_.events[k], ListField::req_sources);
+      if (!refs) continue;
+      for (size_t q = 0; q < refs->size(); ++q)
+        completed_.push_back({(*refs)[q], sources && q < sources->size() ? (*sources)[q] : -1, Active{}});
+    }
+    bool known = true;
+    std::unordered_set<uint32_t> kinds;
+    std::unordered_set<size_t> batches;
+    bool wildcard = false;
+    for (Done& d : completed_) {
+      wildcard |= d.source >= 0;
+      auto a = active_.find(d.id);
+      if (a == active_.end()) {
+        known = false;
+        continue;
+      }
+      d.active = a->second;
+      kinds.insert(a->second.creator_func);
+      batches.insert(a->second.batch);
+      active_.erase(a);
+    }
+    if (!timed || completed_.empty() || !known || wildcard || batches.size() != 1) return false;
+    if (chooses && completed_.size() < 2) return false;
+    for (const auto& [id, a] : active_)
+      if (kinds.count(a.creator_func)) return false;
+    return true;
+  }
+
+  // The episode as one MPI_Waitall at its first call's call site: the
+  // requests it completed, oldest first (no wildcard receive among them, so
+  // no sources); the computation between its calls before it, the time in
+  // its calls its duration, so every rank's time is kept.
+  RankEvent one_waitall(size_t i, size_t end) {
+    std::sort(completed_.begin(), completed_.end(),
+              [](const Done& a, const Done& b) { return a.active.made < b.active.made; });
+    RankEvent w = rd_.events[i];
+    Identity id = ids_[w.identity];
+    id.func = kFunc_MPI_Waitall;
+    w.identity = intern_(id);
+    w.created_request = kNone;
+    for (size_t k = i + 1; k < end; ++k) {
+      const RankEvent& e = rd_.events[k];
+      w.gap += e.gap;
+      w.dur += e.dur;
+      w.blocked += e.blocked;
+      if (w.work != kNone && e.work != kNone) w.work += e.work;
+    }
+    w.lists = static_cast<int32_t>(rd_.lists.size());
+    rd_.lists.emplace_back();
+    for (const Done& d : completed_) rd_.lists.back()[size_t(ListField::reqrefs)].push_back(d.id);
+    return w;
+  }
+
+  struct Done {
+    int64_t id = 0, source = -1;  // the source a wildcard receive matched, -1 otherwise
+    Active active;
+  };
+  RankData& rd_;
+  const std::function<uint32_t(const Identity&)>& intern_;
+  const std::vector<Identity>& ids_;
+  std::unordered_map<int64_t, Active> active_, persistent_;
+  std::vector<Done> completed_;
+  size_t made_ = 0, episodes_ = 0;
+};
+
+}  // namespace
+
+std::string describe_coalesced(size_t episodes) {
+  return "note: " + std::to_string(episodes) +
+         " runs of MPI_Waitany, MPI_Waitsome or MPI_Test* calls, whose number and order the timing decides, "
+         "merged as one MPI_Waitall each (--keep-completions: as traced)";
+}
+
+size_t coalesce_timed_completions(RankData& rank, const std::vector<Identity>& identities,
+                                  const std::function<uint32_t(const Identity&)>& intern) {
+  return Coalescer(rank, intern, identities).run();
+}
+
+}  // namespace skt::merge

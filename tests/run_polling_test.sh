@@ -1,0 +1,35 @@
+#!/bin/bash
+# A halo exchange completed by polling or one request at a time
+# (tests/apps/poll_halo.c MODE: waitsome, testall, testsome, waitany), whose
+# completion calls change from run to run, traced twice: merge makes each
+# step's completions one MPI_Waitall (its note says so), both traces fold to
+# the same program (timings aside), and the time steps fold: the program is
+# at most 40 symbols, where with every completion call kept as traced it is
+# more than 100 (the control). Then its K = 10 skeleton is generated,
+# compiled, run and traced (tests/run_skeleton_test.sh: it completes and
+# makes the application's merged calls, its cut loops run fewer times).
+#   run_polling_test.sh SKELGEN FLAVOR NP APP WORK MODE [STEPS]
+set -euo pipefail
+skelgen=$1 flavor=$2 np=$3 app=$4 work=$5 mode=$6 steps=${7:-200}
+source "$(dirname "$0")/../common/bench/lib.sh"
+bench_mpi_launcher "$flavor" "$np"
+rm -rf "$work" && mkdir -p "$work"
+length() { "$skelgen" compress "$1" -o "$2" --json -q | python3 -c 'import json, sys; print(json.load(sys.stdin)["folded_length"])'; }
+for run in 1 2; do
+  "$skelgen" trace -q --force -o "$work/trace$run" -- "${launch[@]}" "$app" "$mode" "$steps" 2000 100000 > /dev/null
+  "$skelgen" merge "$work/trace$run" -o "$work/trace$run.skm" > /dev/null 2> "$work/merge$run.txt"
+  grep -q "merged as one MPI_Waitall each" "$work/merge$run.txt" || { cat "$work/merge$run.txt"; echo "FAIL: no completions made one" >&2; exit 1; }
+  folded[$run]=$(length "$work/trace$run.skm" "$work/trace$run.skf")
+  "$skelgen" dump "$work/trace$run.skf" | sed -n 2p > "$work/program$run.txt"
+done
+if ! cmp -s "$work/program1.txt" "$work/program2.txt"; then
+  echo "FAIL: two traces of the same run fold to different programs:" >&2
+  head -c 400 "$work/program1.txt" "$work/program2.txt" >&2
+  exit 1
+fi
+"$skelgen" merge "$work/trace1" --keep-completions -q -o "$work/kept.skm"
+kept=$(length "$work/kept.skm" "$work/kept.skf")
+echo "folded: ${folded[1]} symbols, the same program for both traces; completions kept as traced: $kept"
+[ "${folded[1]}" -le 40 ] || { cat "$work/program1.txt"; echo "FAIL: the time steps do not fold (${folded[1]} symbols)" >&2; exit 1; }
+[ "$kept" -gt 100 ] || echo "note: with the completions kept as traced this run folds too ($kept symbols): the control did not vary"
+exec "$(dirname "$0")/run_skeleton_test.sh" "$skelgen" "$flavor" "$np" "$work/trace1.skm" "$work/skel" 10
