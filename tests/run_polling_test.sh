@@ -8,15 +8,16 @@
 # more than 100 (the control). Then its K = 10 skeleton is generated,
 # compiled, run and traced (tests/run_skeleton_test.sh: it completes and
 # makes the application's merged calls, its cut loops run fewer times).
-#   run_polling_test.sh SKELGEN FLAVOR NP APP WORK MODE [STEPS]
+# PERSISTENT 1: the program's requests are persistent (MPI_Startall each step).
+#   run_polling_test.sh SKELGEN FLAVOR NP APP WORK MODE [PERSISTENT]
 set -euo pipefail
-skelgen=$1 flavor=$2 np=$3 app=$4 work=$5 mode=$6 steps=${7:-200}
+skelgen=$1 flavor=$2 np=$3 app=$4 work=$5 mode=$6 persistent=${7:-0}
 source "$(dirname "$0")/../common/bench/lib.sh"
 bench_mpi_launcher "$flavor" "$np"
 rm -rf "$work" && mkdir -p "$work"
 length() { "$skelgen" compress "$1" -o "$2" --json -q | python3 -c 'import json, sys; print(json.load(sys.stdin)["folded_length"])'; }
 for run in 1 2; do
-  "$skelgen" trace -q --force -o "$work/trace$run" -- "${launch[@]}" "$app" "$mode" "$steps" 2000 100000 > /dev/null
+  "$skelgen" trace -q --force -o "$work/trace$run" -- "${launch[@]}" "$app" "$mode" 200 2000 100000 "$persistent" > /dev/null
   "$skelgen" merge "$work/trace$run" -o "$work/trace$run.skm" > /dev/null 2> "$work/merge$run.txt"
   grep -q "merged as one MPI_Waitall each" "$work/merge$run.txt" || { cat "$work/merge$run.txt"; echo "FAIL: no completions made one" >&2; exit 1; }
   folded[$run]=$(length "$work/trace$run.skm" "$work/trace$run.skf")

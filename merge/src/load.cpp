@@ -326,6 +326,7 @@ LoadedThread& thread_stream(Loaded& out, uint32_t number, uint32_t world_size) {
   t.ranks.resize(world_size);
   t.fork_seq.assign(world_size, -1);
   t.join_seq.assign(world_size, -1);
+  t.traced_calls.assign(world_size, 0);
   return t;
 }
 
@@ -433,6 +434,7 @@ void read_run(const TraceDir& td, const Options& opt, Interner& in, Loaded& out)
       LoadedThread& lt = thread_stream(out, number, P);
       lt.fork_seq[r] = main_calls.ended_by(sink.first_start);
       lt.join_seq[r] = main_calls.started_from(sink.last_end);
+      lt.traced_calls[r] = sink.data->events.size();
       main_calls.waited_for(rd, sink.last_end);
     }
     if (opt.coalesce_completions) coalesce_streams(in, sinks, out);

@@ -540,7 +540,7 @@ Loaded thread_loaded(const Loaded& in, const LoadedThread& lt) {
   Loaded sub;
   sub.tables = in.tables;
   sub.ranks = lt.ranks;
-  for (size_t r = 0; r < sub.ranks.size(); ++r) sub.tables.ranks[r].events = sub.ranks[r].events.size();
+  for (size_t r = 0; r < sub.ranks.size(); ++r) sub.tables.ranks[r].events = lt.traced_calls[r];
   return sub;
 }
 

@@ -10,9 +10,11 @@
  *   testsome  the same with MPI_Testsome, each arrived face processed
  *   waitany   MPI_Waitany once per request, each arrived face processed
  * An MPI_Allreduce of the residual every 10 steps, an MPI_Bcast on the
- * grid row's communicator every 25. usage:
- *   poll_halo MODE [STEPS [FACE [WORK]]] (default 200 steps, 2,000 doubles
- *   a face, WORK iterations of busy() for the interior, default 200,000) */
+ * grid row's communicator every 25. With PERSISTENT 1 the requests are
+ * persistent (MPI_Recv_init, MPI_Send_init once, MPI_Startall each step).
+ * usage: poll_halo MODE [STEPS [FACE [WORK [PERSISTENT]]]] (default 200
+ * steps, 2,000 doubles a face, WORK iterations of busy() for the interior,
+ * default 200,000) */
 #include "applog.h"
 
 #include <string.h>
@@ -87,9 +89,9 @@ int main(int argc, char** argv) {
   enum Mode mode = !strcmp(m, "testall") ? kTestall : !strcmp(m, "testsome") ? kTestsome
                    : !strcmp(m, "waitany") ? kWaitany : kWaitsome;
   int steps = argc > 2 ? atoi(argv[2]) : 200, face = argc > 3 ? atoi(argv[3]) : 2000;
-  int work = argc > 4 ? atoi(argv[4]) : 200000;
+  int work = argc > 4 ? atoi(argv[4]) : 200000, persistent = argc > 5 && atoi(argv[5]) == 1;
   if (steps <= 0 || face <= 0 || work <= 0) {
-    if (rank == 0) fprintf(stderr, "usage: poll_halo waitsome|testall|testsome|waitany [STEPS [FACE [WORK]]]\n");
+    if (rank == 0) fprintf(stderr, "usage: poll_halo waitsome|testall|testsome|waitany [STEPS [FACE [WORK [PERSISTENT]]]]\n");
     MPI_Finalize();
     return 2;
   }
@@ -109,12 +111,20 @@ int main(int argc, char** argv) {
   double* sbuf = calloc((size_t)MAXN * face, sizeof(double));
   double* rbuf = calloc((size_t)MAXN * face, sizeof(double));
   double total = 0, param = 1.0;
+  MPI_Request req[2 * MAXN], preq[2 * MAXN];
+  for (int k = 0; k < n && persistent; ++k) {
+    MPI_Recv_init(rbuf + (size_t)k * face, face, MPI_DOUBLE, nbr[k], 7, grid, &preq[k]);
+    MPI_Send_init(sbuf + (size_t)k * face, face, MPI_DOUBLE, nbr[k], 7, grid, &preq[n + k]);
+  }
   for (int it = 0; it < steps; ++it) {
-    MPI_Request req[2 * MAXN];
-    for (int k = 0; k < n; ++k) MPI_Irecv(rbuf + (size_t)k * face, face, MPI_DOUBLE, nbr[k], 7, grid, &req[k]);
-    for (int k = 0; k < n; ++k) {
-      sbuf[(size_t)k * face] = total + it;
-      MPI_Isend(sbuf + (size_t)k * face, face, MPI_DOUBLE, nbr[k], 7, grid, &req[n + k]);
+    for (int k = 0; k < n; ++k) sbuf[(size_t)k * face] = total + it;
+    if (persistent) {
+      memcpy(req, preq, sizeof(MPI_Request) * 2 * (size_t)n);
+      MPI_Startall(2 * n, req);
+    } else {
+      for (int k = 0; k < n; ++k) MPI_Irecv(rbuf + (size_t)k * face, face, MPI_DOUBLE, nbr[k], 7, grid, &req[k]);
+      for (int k = 0; k < n; ++k)
+        MPI_Isend(sbuf + (size_t)k * face, face, MPI_DOUBLE, nbr[k], 7, grid, &req[n + k]);
     }
     total += complete(mode, n, req, rbuf, face, work) * 1e-9;
     if (it % 10 == 9) {
@@ -125,6 +135,7 @@ int main(int argc, char** argv) {
     if (it % 25 == 24) MPI_Bcast(&param, 1, MPI_DOUBLE, 0, row);
   }
   if (rank == 0) printf("poll_halo %s: %d ranks (%d x %d), %d steps, result %.6f\n", m, size, dims[0], dims[1], steps, total);
+  for (int k = 0; k < 2 * n && persistent; ++k) MPI_Request_free(&preq[k]);
   MPI_Comm_free(&row);
   MPI_Comm_free(&grid);
   free(sbuf);

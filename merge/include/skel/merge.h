@@ -94,6 +94,7 @@ struct LoadedThread {
   uint32_t number = 0;
   std::vector<RankData> ranks;
   std::vector<int64_t> fork_seq, join_seq;
+  std::vector<uint64_t> traced_calls;  // per rank: its calls as traced (before coalesce_timed_completions())
 };
 
 // Several traced runs of one program (load_runs): how much they disagreed,
