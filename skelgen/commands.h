@@ -110,6 +110,7 @@ struct RunSettings {
   std::string skeleton, mpi;
   std::string who = "predict";  // progress: "skelgen WHO: [LABEL: ]run i/R: ..."
   int np = 0, reps = 3;         // np 0: the traced world size
+  int max_reps = 0;             // more runs while they disagree (skt::predict::PredictOptions::max_reps)
   int warmup = 1;               // uncounted runs first (none under SimGrid)
   double timeout_s = 600;
   bool quiet = false, label_progress = false;

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
@@ -302,6 +303,17 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+// After the asked runs: one more while they disagree and are cheap (PredictOptions::max_reps); says why.
+static bool wants_another_run(Prediction& p, const PredictOptions& opt) {
+  if (static_cast<int>(p.each.size()) >= opt.max_reps || p.each.empty()) return false;
+  summarize(p);
+  if (p.spread() <= kSpreadWarning || p.skeleton_s >= kCheapRunS) return false;
+  if (opt.on_note)
+    opt.on_note("the " + std::to_string(p.each.size()) + " runs spread over " + fmt(std::round(1000 * p.spread()) / 10) +
+                " % of their median: one more (at most " + std::to_string(opt.max_reps) + ")");
+  return true;
+}
+
 Prediction predict(const Target& t, const std::string& exe, const SkeletonInfo& info, const PredictOptions& opt) {
   if (opt.np != info.ranks)
     throw std::runtime_error(exe + " was generated for " + std::to_string(info.ranks) + " ranks, not " +
@@ -318,7 +330,7 @@ Prediction predict(const Target& t, const std::string& exe, const SkeletonInfo& 
   p.target = t.label();
   p.np = opt.np;
   p.warmup = t.kind == TargetKind::kSimgrid ? 0 : opt.warmup;
-  for (int i = 1 - p.warmup; i <= opt.reps; ++i) {
+  for (int i = 1 - p.warmup; i <= opt.reps || wants_another_run(p, opt); ++i) {
     const std::string run_name = i < 1 ? "warm-up run" : "run " + std::to_string(i);
     proc::RunOutput r = proc::run_captured(argv, opt.timeout_s);
     if (r.status == -1) {

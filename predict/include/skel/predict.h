@@ -98,9 +98,17 @@ struct Prediction {
 // A prediction whose runs spread more than this is flagged (skelgen predict warns).
 inline constexpr double kSpreadWarning = 0.05;
 
+// A run under this many seconds is cheap enough to repeat where the runs disagree (PredictOptions::max_reps).
+inline constexpr double kCheapRunS = 2.0;
+
 struct PredictOptions {
   int np = 0;
   int reps = 3;
+  // More counted runs, one at a time up to this many, while the predictions so far spread more than
+  // kSpreadWarning and the skeleton's median run is under kCheapRunS: where short runs on shared
+  // cores now and then come out slow (the scheduler's first placement of the ranks), the median of
+  // more runs is not one of them. At most reps: exactly reps runs.
+  int max_reps = 0;
   int warmup = 1;                 // runs made first and not counted (none under SimGrid: its runs agree exactly)
   double timeout_s = 600;         // per run
   // For generated hostfiles and SimGrid's TMPDIR; empty: a private
@@ -113,7 +121,8 @@ struct PredictOptions {
 
 // Runs the built skeleton `exe` on `t` opt.warmup times, not counted (the
 // first run on a node pays for loading, page faults and connection set-up
-// that the application's long run pays once), then opt.reps times. Throws
+// that the application's long run pays once), then opt.reps times (and
+// more, up to opt.max_reps, while they disagree and are cheap). Throws
 // std::runtime_error with a one-line reason when a run fails or prints no
 // result (the tail of its stderr is included).
 Prediction predict(const Target& t, const std::string& exe, const SkeletonInfo& info, const PredictOptions& opt);
