@@ -23,11 +23,7 @@ for run in 1 2; do
   folded[$run]=$(length "$work/trace$run.skm" "$work/trace$run.skf")
   "$skelgen" dump "$work/trace$run.skf" | sed -n 2p > "$work/program$run.txt"
 done
-if ! cmp -s "$work/program1.txt" "$work/program2.txt"; then
-  echo "FAIL: two traces of the same run fold to different programs:" >&2
-  head -c 400 "$work/program1.txt" "$work/program2.txt" >&2
-  exit 1
-fi
+bench_same_program "$work/program1.txt" "$work/program2.txt"
 "$skelgen" merge "$work/trace1" --keep-completions -q -o "$work/kept.skm"
 kept=$(length "$work/kept.skm" "$work/kept.skf")
 echo "folded: ${folded[1]} symbols, the same program for both traces; completions kept as traced: $kept"

@@ -2,7 +2,8 @@
 # What the bench scripts (*/bench/*.sh) share (the test scripts, tests/*.sh,
 # take their MPI launchers from here too): the build's programs, the MPI
 # launchers, one untraced run of an application, a skeleton's result line,
-# and min / median / max of a list of numbers. Sourced, after set -euo pipefail:
+# min / median / max of a list of numbers, and the tests' check that two traces fold alike.
+# Sourced, after set -euo pipefail:
 #   source "$(dirname "$0")/../../common/bench/lib.sh"
 # Functions that make an array set it under the name they say (launch, app).
 
@@ -70,4 +71,14 @@ bench_min_median_max() {
 # The median of numbers on stdin, one a line (as bench_min_median_max).
 bench_median() {
   bench_min_median_max | cut -d' ' -f2
+}
+
+# The test scripts' determinism check: two traces of one program folded to
+# the same program (skelgen dump's program line in each file), or exit 1
+# showing the start of both.
+bench_same_program() {  # PROGRAM1.txt PROGRAM2.txt
+  cmp -s "$1" "$2" && return 0
+  echo "FAIL: two traces of the same run fold to different programs:" >&2
+  head -c 400 "$1" "$2" >&2
+  exit 1
 }

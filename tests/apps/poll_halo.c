@@ -28,6 +28,22 @@ static double face_work(const double* f, int n) {
   return s + busy(n);
 }
 
+/* MPI_Waitsome until the requests not yet done (nreq - done) are, each
+ * arrived face (a receive: index below n) processed as it comes. */
+static double waitsome_rest(int n, MPI_Request* req, const double* faces, int face, int done) {
+  int idx[2 * MAXN], out = 0;
+  MPI_Status st[2 * MAXN];
+  double acc = 0;
+  while (done < 2 * n) {
+    MPI_Waitsome(2 * n, req, &out, idx, st);
+    if (out == MPI_UNDEFINED) break;
+    for (int k = 0; k < out; ++k)
+      if (idx[k] < n) acc += face_work(faces + (size_t)idx[k] * face, face);
+    done += out;
+  }
+  return acc;
+}
+
 /* Completes the step's 2 n requests (receives first) in the given mode. */
 static double complete(enum Mode mode, int n, MPI_Request* req, const double* faces, int face, int work) {
   int nreq = 2 * n, idx[2 * MAXN], out = 0, flag = 0, done = 0, chunk = 0;
@@ -35,13 +51,7 @@ static double complete(enum Mode mode, int n, MPI_Request* req, const double* fa
   double acc = 0;
   switch (mode) {
     case kWaitsome:
-      while (done < nreq) {
-        MPI_Waitsome(nreq, req, &out, idx, st);
-        if (out == MPI_UNDEFINED) break;
-        for (int k = 0; k < out; ++k)
-          if (idx[k] < n) acc += face_work(faces + (size_t)idx[k] * face, face);
-        done += out;
-      }
+      acc += waitsome_rest(n, req, faces, face, 0);
       acc += busy(work);
       break;
     case kTestall:
@@ -62,13 +72,7 @@ static double complete(enum Mode mode, int n, MPI_Request* req, const double* fa
           if (out != MPI_UNDEFINED) done += out;
         }
       }
-      while (done < nreq) {
-        MPI_Waitsome(nreq, req, &out, idx, st);
-        if (out == MPI_UNDEFINED) break;
-        for (int k = 0; k < out; ++k)
-          if (idx[k] < n) acc += face_work(faces + (size_t)idx[k] * face, face);
-        done += out;
-      }
+      acc += waitsome_rest(n, req, faces, face, done);
       break;
     case kWaitany:
       for (int k = 0; k < nreq; ++k) {
