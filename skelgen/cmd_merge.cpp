@@ -188,6 +188,7 @@ int run_merge(const MergeOptions& opt) {
                         {"merged_events", m.events.size()},
                         {"partial_events", partial},
                         {"distinct_calls", m.identities.size()},
+                        {"completions_made_one", loaded.coalesced_completions},
                         {"order_asked", opt.order},
                         {"order", skt::merge::order_name(ordered.used)},
                         {"walk_events", or_null(ordered.walk_events)},

@@ -20,6 +20,9 @@ for run in 1 2; do
   "$skelgen" trace -q --force -o "$work/trace$run" -- "${launch[@]}" "$app" "$mode" 200 2000 100000 "$persistent" > /dev/null
   "$skelgen" merge "$work/trace$run" -o "$work/trace$run.skm" > /dev/null 2> "$work/merge$run.txt"
   grep -q "merged as one MPI_Waitall each" "$work/merge$run.txt" || { cat "$work/merge$run.txt"; echo "FAIL: no completions made one" >&2; exit 1; }
+  made_one=$("$skelgen" merge "$work/trace$run" -o "$work/json$run.skm" --json -q | python3 -c 'import json, sys; print(json.load(sys.stdin)["completions_made_one"])')
+  # one episode per rank and step (200 steps), the program's own count
+  [ "$made_one" = $((np * 200)) ] || { echo "FAIL: $made_one completion episodes made one, want $((np * 200))" >&2; exit 1; }
   folded[$run]=$(length "$work/trace$run.skm" "$work/trace$run.skf")
   "$skelgen" dump "$work/trace$run.skf" | sed -n 2p > "$work/program$run.txt"
 done
