@@ -43,30 +43,29 @@ class Coalescer {
             const std::vector<Identity>& identities)
       : rd_(rank), intern_(intern), ids_(identities) {}
 
+  // In place: the events kept move down over those an episode no longer needs.
   size_t run() {
-    std::vector<RankEvent> out;
-    out.reserve(rd_.events.size());
-    size_t coalesced = 0;
-    for (size_t i = 0; i < rd_.events.size();) {
+    std::vector<RankEvent>& ev = rd_.events;
+    size_t coalesced = 0, kept = 0;
+    for (size_t i = 0; i < ev.size();) {
       if (completion(i) == Completion::kNone) {
-        note_call(rd_.events[i]);
-        out.push_back(rd_.events[i++]);
+        note_call(ev[i]);
+        ev[kept++] = ev[i++];
         continue;
       }
       size_t end = i;
-      while (end < rd_.events.size() && completion(end) != Completion::kNone) ++end;
+      while (end < ev.size() && completion(end) != Completion::kNone) ++end;
       const bool coalesce = coalescible(i, end);
       ++episodes_;
       if (coalesce) {
-        out.push_back(one_waitall(i, end));
+        ev[kept++] = one_waitall(i, end);
         ++coalesced;
       } else {
-        out.insert(out.end(), rd_.events.begin() + static_cast<std::ptrdiff_t>(i),
-                   rd_.events.begin() + static_cast<std::ptrdiff_t>(end));
+        while (i < end) ev[kept++] = ev[i++];
       }
       i = end;
     }
-    rd_.events = std::move(out);
+    ev.resize(kept);
     return coalesced;
   }
 
