@@ -406,7 +406,8 @@ static inline void skel_run_end(int l)
  * 1.31 s for an application of 0.86-0.90 s), pinned in none of 30
  * (0.81-0.93 s). The application, unbound, is spread by the balancer over
  * its longer run. Not for threaded skeletons (their threads would share
- * one core) nor under SimGrid; SKELGEN_PIN=0 leaves the ranks unpinned. */
+ * one core) nor under SimGrid; SKELGEN_PIN=0 leaves the ranks unpinned,
+ * SKELGEN_PIN=show pins them and says so on stderr, one line a rank. */
 static void skel_spread_over_cores(void)
 {
 #if !defined(SMPI_H) && SKEL_NUM_THREADS == 1 && defined(__linux__)
@@ -426,8 +427,12 @@ static void skel_spread_over_cores(void)
     if (CPU_ISSET(cpu, &allowed) && k-- == 0) break;
   CPU_ZERO(&one);
   CPU_SET(cpu, &one);
-  if (sched_setaffinity(0, sizeof one, &one) != 0 && local == 0)
-    fprintf(stderr, "%s: warning: could not pin the ranks to cores (%s)\n", SKEL_NAME, strerror(errno));
+  if (sched_setaffinity(0, sizeof one, &one) != 0) {
+    if (local == 0) fprintf(stderr, "%s: warning: could not pin the ranks to cores (%s)\n", SKEL_NAME, strerror(errno));
+  } else if (env && strcmp(env, "show") == 0) {
+    fprintf(stderr, "%s: rank %d pinned to cpu %d (rank %d of %d on its node, %d cpus)\n", SKEL_NAME, skel_rank, cpu,
+            local, nlocal, CPU_COUNT(&allowed));
+  }
 #endif
 }
 
