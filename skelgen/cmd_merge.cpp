@@ -109,8 +109,6 @@ int run_merge(const MergeOptions& opt) {
   skt::gen::set_merge_order(mo, opt.order);  // after the progress: the judge reports through it
   skt::merge::Loaded loaded = inputs.size() > 1 ? skt::merge::load_runs(inputs, mo) : skt::merge::load(input, mo);
   const skt::merge::RunsReport& runs = loaded.runs;
-  if (loaded.coalesced_completions && !opt.quiet)
-    std::fprintf(stderr, "skelgen merge: %s\n", skt::merge::describe_coalesced(loaded.coalesced_completions).c_str());
   if (opt.quiet && runs.dirs.size() > 1 && !runs.medians)  // said through the progress otherwise
     std::fprintf(stderr, "skelgen merge: %s\n", skt::merge::describe(runs).c_str());
   std::vector<std::string> spawned = skt::TraceDir::spawned_worlds(input);

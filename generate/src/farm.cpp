@@ -202,9 +202,7 @@ class Finder {
   int64_t comm(uint32_t n) const { return std::max<int64_t>(identity(n).comm, 0); }
   const Op& op(uint32_t r, size_t j) const { return ops_[r][j]; }
   bool noise(uint32_t r, size_t j) const { return op(r, j).kind == OpKind::kPost || op(r, j).kind == OpKind::kDone; }
-  static bool chooses(uint32_t f) {
-    return f == kFunc_MPI_Waitany || f == kFunc_MPI_Testany || f == kFunc_MPI_Waitsome || f == kFunc_MPI_Testsome;
-  }
+  static bool chooses(uint32_t f) { return completion_of(f) == Completion::kChoose; }
   bool failed_probe(uint32_t r, size_t j) const { return probe_found_nothing(p_, calls_[r][j].node); }
   // A poll that found nothing: such an MPI_Iprobe, or an MPI_Test* that completed no request.
   bool failed_poll(uint32_t r, size_t j) const {
@@ -212,9 +210,7 @@ class Finder {
     const bool test = f == kFunc_MPI_Test || f == kFunc_MPI_Testany || f == kFunc_MPI_Testsome || f == kFunc_MPI_Testall;
     return failed_probe(r, j) || (test && reqs_[r].first[j] == reqs_[r].first[j + 1]);
   }
-  static bool completes(uint32_t f) {
-    return chooses(f) || f == kFunc_MPI_Wait || f == kFunc_MPI_Waitall || f == kFunc_MPI_Test || f == kFunc_MPI_Testall;
-  }
+  static bool completes(uint32_t f) { return completion_of(f) != Completion::kNone; }
 
   // The ranks that receive from MPI_ANY_SOURCE (or probe or poll so), or choose
   // among their receives (MPI_Waitany ...): the masters there may be.

@@ -100,7 +100,6 @@ FoldedProgram load_program(const std::string& input, const InputOptions& opt) {
     set_merge_order(mo, opt.merge_order, opt.join_callsites ? nullptr : &judged);  // after the progress
     say(opt, "merging the ranks of " + input);
     merge::Loaded loaded = merge::load(input, mo);
-    if (loaded.coalesced_completions) say(opt, merge::describe_coalesced(loaded.coalesced_completions));
     merge::Ordered ordered;
     MergedTrace m = merge::merge(loaded, mo, &ordered);
     say(opt, "merged " + merge::describe(ordered, kMergeScore));

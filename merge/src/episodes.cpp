@@ -10,26 +10,6 @@
 namespace skt::merge {
 namespace {
 
-enum class Completion {
-  kNone,    // not a completion
-  kWait,    // MPI_Wait, MPI_Waitall: one call whatever the timing
-  kPoll,    // MPI_Test, MPI_Testall: how many calls the timing decides
-  kChoose,  // MPI_Waitany, Waitsome, Testany, Testsome: the calls and which requests each completes, too
-};
-
-Completion completion_of(uint32_t func) {
-  switch (func) {
-    case kFunc_MPI_Wait: case kFunc_MPI_Waitall:
-      return Completion::kWait;
-    case kFunc_MPI_Test: case kFunc_MPI_Testall:
-      return Completion::kPoll;
-    case kFunc_MPI_Waitany: case kFunc_MPI_Waitsome: case kFunc_MPI_Testany: case kFunc_MPI_Testsome:
-      return Completion::kChoose;
-    default:
-      return Completion::kNone;
-  }
-}
-
 // A request the rank has started and not completed yet.
 struct Active {
   uint32_t creator_func = 0;  // the call that made it (Irecv, Send_init ...)
@@ -184,12 +164,6 @@ class Coalescer {
 };
 
 }  // namespace
-
-std::string describe_coalesced(size_t episodes) {
-  return "note: " + std::to_string(episodes) +
-         " runs of MPI_Waitany, MPI_Waitsome or MPI_Test* calls, whose number and order the timing decides, "
-         "merged as one MPI_Waitall each (--keep-completions: as traced)";
-}
 
 size_t coalesce_timed_completions(RankData& rank, const std::vector<Identity>& identities,
                                   const std::function<uint32_t(const Identity&)>& intern) {

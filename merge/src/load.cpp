@@ -368,9 +368,6 @@ void start_tables(Loaded& out, uint32_t P, const Options& opt, const std::string
   }
 }
 
-// Reads the rank files of one run into out (its ranks' headers and calls, in
-// file order, not yet normalised), interning into in's tables: those of out
-// itself, or of the first run when several are read.
 // Each stream's completion episodes whose calls depend on timing, as one
 // MPI_Waitall each (coalesce_timed_completions()). The first thread's only
 // where the rank has no other: other threads' forks and joins are placed by
@@ -382,6 +379,9 @@ void coalesce_streams(Interner& in, std::map<uint32_t, ThreadSink>& sinks, Loade
       out.coalesced_completions += coalesce_timed_completions(*sink.data, in.t.identities, intern);
 }
 
+// Reads the rank files of one run into out (its ranks' headers and calls, in
+// file order, not yet normalised), interning into in's tables: those of out
+// itself, or of the first run when several are read.
 void read_run(const TraceDir& td, const Options& opt, Interner& in, Loaded& out) {
   MergedTrace& t = out.tables;
   const uint32_t P = in.t.world_size;
@@ -458,6 +458,10 @@ Loaded load_one(const std::string& dir, const Options& opt) {
   Interner in(out.tables);
   read_run(td, opt, in, out);
   finish(out);
+  if (out.coalesced_completions && opt.progress)
+    opt.progress("note: " + std::to_string(out.coalesced_completions) +
+                 " runs of MPI_Waitany, MPI_Waitsome or MPI_Test* calls, whose number and order the timing "
+                 "decides, merged as one MPI_Waitall each (--keep-completions: as traced)");
   return out;
 }
 

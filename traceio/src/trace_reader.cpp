@@ -28,6 +28,19 @@ bool uses_requests(uint32_t f) {
   }
 }
 
+Completion completion_of(uint32_t f) {
+  switch (f) {
+    case kFunc_MPI_Wait: case kFunc_MPI_Waitall:
+      return Completion::kWait;
+    case kFunc_MPI_Test: case kFunc_MPI_Testall:
+      return Completion::kPoll;
+    case kFunc_MPI_Waitany: case kFunc_MPI_Waitsome: case kFunc_MPI_Testany: case kFunc_MPI_Testsome:
+      return Completion::kChoose;
+    default:
+      return Completion::kNone;
+  }
+}
+
 bool creates_request(uint32_t f) {
   switch (f) {
     case kFunc_MPI_Isend: case kFunc_MPI_Issend: case kFunc_MPI_Ibsend: case kFunc_MPI_Irsend:

@@ -187,11 +187,9 @@ void normalize(RankData& rank, const std::vector<Identity>& identities, int64_t 
 // function as one it completed (a farm master polling its workers' receives
 // keeps its calls). Run on raw request ids, before normalize().
 // Returns the episodes coalesced. intern: the identity index of an Identity
-// (added to the tables if new).
+// (added to the tables if new). load() says how many through Options::progress.
 size_t coalesce_timed_completions(RankData& rank, const std::vector<Identity>& identities,
                                   const std::function<uint32_t(const Identity&)>& intern);
-// The note merge and generate print: "N completion episodes ... (--keep-completions: as traced)".
-std::string describe_coalesced(size_t episodes);
 
 // How merge() ordered the calls: the order it used, the merged events each way it tried (0: not tried),
 // whether the alignment was over its work bound, and (auto, where the orders differed) each one's score.

@@ -134,6 +134,12 @@ bool uses_requests(uint32_t func);
 bool creates_request(uint32_t func);
 // The persistent ones among them: Send_init and its kinds, Recv_init.
 bool creates_persistent_request(uint32_t func);
+// How a call completes requests: kWait (MPI_Wait, MPI_Waitall: one call,
+// whatever the timing), kPoll (MPI_Test, MPI_Testall: how many calls, the
+// timing decides), kChoose (MPI_Waitany, Waitsome, Testany, Testsome: which
+// requests each call completes, too); kNone for every other call.
+enum class Completion : uint8_t { kNone, kWait, kPoll, kChoose };
+Completion completion_of(uint32_t func);
 
 // What a point-to-point call does with a message (persistent Send_init /
 // Recv_init and Start* excluded): kSend, peer the destination (blocking or
