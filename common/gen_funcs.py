@@ -33,6 +33,12 @@ def funcs_header(funcs):
     out.append("inline bool forwarding_send(uint32_t id) {\n  switch (id) {\n")
     out += [f"    case {f.id}:\n" for f in funcs if "fwd" in f.by_role]
     out.append("      return true;\n    default:\n      return false;\n  }\n}\n\n")
+    out.append("// The function whose id merge gives a call's events, and the skeleton makes in its\n"
+               "// place (the list's ~REPLAYED_AS: MPI_Mrecv -> MPI_Recv); the id itself for most.\n")
+    out.append("inline uint32_t replayed_as(uint32_t id) {\n  switch (id) {\n")
+    ids = {f.name: f.id for f in funcs}
+    out += [f"    case {f.id}: return {ids[f.replayed_as]};\n" for f in funcs if f.replayed_as]
+    out.append("    default:\n      return id;\n  }\n}\n\n")
     out.append(call_classes(funcs))
     out.append(call_args(funcs))
     out.append("// Every id, in list order.\ninline constexpr uint32_t kAllFuncIds[] = {")
@@ -69,7 +75,7 @@ def call_classes(funcs):
 ARG_ROLES = ["unrecorded", "buffer", "displs", "sendbuf", "fwd", "recvd", "recvd2", "count", "count2", "dtype",
              "dtype2", "dest", "src", "src2", "tag", "tag2", "comm", "root", "op", "status", "req_out", "counts",
              "counts2", "types", "types2", "newcomm", "freecomm", "color", "key", "ndims", "dims", "periods",
-             "flag", "commit"]
+             "flag", "commit", "msg_out", "msg"]
 
 
 def arg_role(p):

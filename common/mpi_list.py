@@ -9,7 +9,7 @@ import re
 import sys
 
 HANDLE_TYPES = {"MPI_Comm", "MPI_Datatype", "MPI_Op", "MPI_Info", "MPI_Group", "MPI_Win",
-                "MPI_File", "MPI_Request"}
+                "MPI_File", "MPI_Request", "MPI_Message"}
 
 
 class Param:
@@ -47,8 +47,9 @@ SEND_MODES = ("", "sync", "buffered")
 
 
 class Func:
-    def __init__(self, fid, kind, name, cls, params, where):
+    def __init__(self, fid, kind, name, cls, params, where, replayed_as=None):
         self.id, self.kind, self.name, self.params, self.where = fid, kind, name, params, where
+        self.replayed_as = replayed_as  # the name of the listed function merge and the skeleton use instead
         self.cls, _, self.mode = cls.partition(".")
         if self.cls not in CLASSES or self.mode not in SEND_MODES or (self.mode and "send" not in self.cls):
             sys.exit(f"{where}: unknown class '{cls}' (one of {', '.join(CLASSES)}; sends may add .sync or .buffered)")
@@ -64,8 +65,11 @@ def parse(path):
         where = f"{path}:{n}"
         head, _, plist = line.partition(":")
         parts = head.split()
+        replayed_as = None
+        if len(parts) == 5 and parts[4].startswith("~"):
+            replayed_as = parts.pop()[1:]
         if len(parts) != 4 or parts[1] not in ("gen", "gen-c", "special"):
-            sys.exit(f"{where}: expected 'ID KIND NAME CLASS [: PARAMETERS]'")
+            sys.exit(f"{where}: expected 'ID KIND NAME CLASS [~REPLAYED_AS] [: PARAMETERS]'")
         fid, kind, name, cls = int(parts[0]), parts[1], parts[2], parts[3]
         if fid in ids or name in names:
             sys.exit(f"{where}: duplicate id {fid} or name {name}")
@@ -74,7 +78,12 @@ def parse(path):
         params = [Param(t, where) for t in plist.split(",")] if plist.strip() else []
         if kind != "special" and not params:
             sys.exit(f"{where}: generated wrapper needs its parameters")
-        funcs.append(Func(fid, kind, name, cls, params, where))
+        funcs.append(Func(fid, kind, name, cls, params, where, replayed_as))
+    by_name = {f.name: f for f in funcs}
+    for f in funcs:
+        target = by_name.get(f.replayed_as) if f.replayed_as else f
+        if target is None or target.replayed_as or (target.cls, target.mode) != (f.cls, f.mode):
+            sys.exit(f"{f.where}: ~{f.replayed_as} must name a listed function of the same class, not itself replayed as another")
     return funcs
 
 

@@ -25,12 +25,15 @@ def body(f, fortran):
         if not fortran:
             return f"*{p.name}" if p.pointer and p.base in HANDLE_TYPES else p.name
         conv = {"MPI_Comm": "MPI_Comm_f2c", "MPI_Datatype": "MPI_Type_f2c", "MPI_Op": "MPI_Op_f2c",
-                "MPI_Request": "MPI_Request_f2c"}.get(p.base)
+                "MPI_Request": "MPI_Request_f2c", "MPI_Message": "MPI_Message_f2c"}.get(p.base)
         if p.pointer and p.base in HANDLE_TYPES:  # out-parameter handle
             return f"{conv}(*{p.name})"
         return f"{conv}(*{p.name})" if conv else f"*{p.name}"
 
     comm = val(R["comm"]) if "comm" in R else None
+    if "msg" in R:  # the probe's note, taken before the call sets the handle to MPI_MESSAGE_NULL
+        pre.append(f"const ProbedMessage skt_msg = take_message({val(R['msg'])});")
+        comm = "skt_msg.comm"
     status = None
     if "status" in R:
         s = R["status"].name
@@ -67,6 +70,12 @@ def body(f, fortran):
                         f"else {{ r.flags |= kFlagTestFailed; r.set_src({src}, nullptr); }}")
         else:
             post.append(f"r.set_src({src}, {status or 'nullptr'});")
+    if "msg" in R:
+        post.append("r.set_src(skt_msg.source, nullptr); r.set_tag(skt_msg.tag);")
+    if "msg_out" in R:
+        found = f" && *{R['flag'].name}" if "flag" in R else ""
+        post.append(f"if ({'*ierr' if fortran else 'rc'} == MPI_SUCCESS{found}) "
+                    f"note_message({val(R['msg_out'])}, {comm}, {status});")
     if "src2" in R:
         post.append(f"r.set_src2({val(R['src2'])}, {status or 'nullptr'});")
     # a send from the buffer of the thread's last blocking receive (checked

@@ -680,6 +680,41 @@ bool nested() { return t_depth > 0; }
 void push() { ++t_depth; }
 void pop() { --t_depth; }
 
+// Messages matched by a probe and not yet received: few at a time (one per
+// thread, typically), so a short list under its own lock.
+namespace {
+struct NotedMessage {
+  MPI_Message handle;
+  ProbedMessage message;
+};
+std::mutex g_messages_mu;
+std::vector<NotedMessage> g_messages;
+}  // namespace
+
+void note_message(MPI_Message m, MPI_Comm comm, const MPI_Status* status) {
+  if (m == MPI_MESSAGE_NULL) return;
+  ProbedMessage p;
+  p.comm = comm;
+  p.source = status ? status->MPI_SOURCE : MPI_PROC_NULL;
+  p.tag = status ? status->MPI_TAG : MPI_ANY_TAG;
+  if (m == MPI_MESSAGE_NO_PROC) p.source = MPI_PROC_NULL;
+  std::lock_guard<std::mutex> lock(g_messages_mu);
+  if (g_messages.size() < 4096) g_messages.push_back({m, p});  // bounded: a program that never receives them
+}
+
+ProbedMessage take_message(MPI_Message m) {
+  std::lock_guard<std::mutex> lock(g_messages_mu);
+  for (size_t i = 0; i < g_messages.size(); ++i) {
+    if (g_messages[i].handle != m) continue;
+    ProbedMessage p = g_messages[i].message;
+    g_messages.erase(g_messages.begin() + static_cast<std::ptrdiff_t>(i));
+    return p;
+  }
+  ProbedMessage none;
+  if (m == MPI_MESSAGE_NO_PROC) none.comm = MPI_COMM_SELF;
+  return none;
+}
+
 int comm_size(MPI_Comm c) {
   int n = 0;
   if (PMPI_Comm_size(c, &n) != MPI_SUCCESS) return 0;

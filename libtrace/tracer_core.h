@@ -121,6 +121,18 @@ void record(Rec& r);
 void note_received(const void* buf, int count, MPI_Datatype dtype);
 void note_send_buffer(Rec& r, const void* buf, int count, MPI_Datatype dtype);
 
+// Matched probes (MPI_Mprobe, MPI_Improbe): the message a probe matched is
+// noted by its handle, and the receive that takes it (MPI_Mrecv, MPI_Imrecv)
+// is recorded with the probe's communicator, source and tag (local to the
+// communicator; a handle not noted gives MPI_COMM_NULL and no source or tag).
+struct ProbedMessage {
+  MPI_Comm comm = MPI_COMM_NULL;
+  int source = MPI_PROC_NULL;
+  int tag = MPI_ANY_TAG;
+};
+void note_message(MPI_Message m, MPI_Comm comm, const MPI_Status* status);
+ProbedMessage take_message(MPI_Message m);
+
 // Size of a communicator / this process's rank in it (0 / -1 on error).
 int comm_size(MPI_Comm c);
 int comm_rank(MPI_Comm c);

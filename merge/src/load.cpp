@@ -247,7 +247,7 @@ void add_event(Interner& in, RankMaps& maps, const TraceFile& f, const Event& ev
   re.blocked = ev.blocked_ns;
   rd.any_blocked |= re.blocked > 0;
   Identity id;
-  id.func = ev.func;
+  id.func = replayed_as(ev.func);  // MPI_Mrecv merged as the MPI_Recv the skeleton makes
   id.callsite = global_callsite(in, maps, f, ev.callsite);
   id.comm = comm_symbol(maps, ev.comm);
   id.dtype = global_dtype(in, maps, f, ev.dtype);

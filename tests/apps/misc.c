@@ -3,7 +3,8 @@
  * MPI_UNDEFINED, Comm_create,
  * Comm_create_group, Dist_graph_create_adjacent, Graph_create, one-sided
  * (Win_create/fence/Put/Get/Accumulate/Win_free), MPI-IO (File_open/
- * write_at/read_at/sync/close), Testall/Testany/Testsome, Waitsome.
+ * write_at/read_at/sync/close), Testall/Testany/Testsome, Waitsome, matched
+ * probes (Mprobe/Mrecv, Improbe/Imrecv).
  * argv[1]: how many one-sided epochs run, each after some computation
  * (default 1). */
 #include <string.h>
@@ -74,6 +75,36 @@ int main(int argc, char** argv) {
     if (out == 1) LOG("MPI_Testsome completed=%s", lab[ids[0]]);
     else LOG("MPI_Testsome completed=%s,%s", lab[ids[0]], lab[ids[1]]);
     left -= out;
+  }
+
+  /* matched probes: MPI_Mprobe from any source + MPI_Mrecv, then
+   * MPI_Improbe polled until it finds the message + MPI_Imrecv (merged and
+   * replayed as MPI_Probe + MPI_Recv and MPI_Iprobe + MPI_Irecv) */
+  {
+    double out[6] = {0}, in[6];
+    MPI_Request sent[2], taken;
+    MPI_Message msg;
+    MPI_Status st;
+    MPI_Isend(out, 5, MPI_DOUBLE, next, 8, MPI_COMM_WORLD, &sent[0]);
+    LOG("MPI_Isend peer=%d tag=8 count=5 bytes=40 comm=world request=p8", next);
+    MPI_Mprobe(MPI_ANY_SOURCE, 8, MPI_COMM_WORLD, &msg, &st);
+    LOG("MPI_Mprobe peer=%d tag=8 comm=world any_source=1", st.MPI_SOURCE);
+    MPI_Mrecv(in, 5, MPI_DOUBLE, &msg, MPI_STATUS_IGNORE);
+    LOG("MPI_Mrecv peer=%d tag=8 count=5 bytes=40 comm=world", st.MPI_SOURCE);
+    MPI_Isend(out, 6, MPI_DOUBLE, next, 9, MPI_COMM_WORLD, &sent[1]);
+    LOG("MPI_Isend peer=%d tag=9 count=6 bytes=48 comm=world request=p9", next);
+    int found = 0;
+    while (!found) {
+      MPI_Improbe(prev, 9, MPI_COMM_WORLD, &found, &msg, &st);
+      if (found) LOG("MPI_Improbe peer=%d tag=9 comm=world", prev);
+      else LOG("MPI_Improbe tag=9 comm=world");
+    }
+    MPI_Imrecv(in, 6, MPI_DOUBLE, &msg, &taken);
+    LOG("MPI_Imrecv peer=%d tag=9 count=6 bytes=48 comm=world request=m9", prev);
+    MPI_Wait(&taken, MPI_STATUS_IGNORE);
+    LOG("MPI_Wait completed=m9");
+    MPI_Waitall(2, sent, MPI_STATUSES_IGNORE);
+    LOG("MPI_Waitall completed=p8,p9");
   }
 
   /* communicators: shared-memory split, group-based creation, graphs */

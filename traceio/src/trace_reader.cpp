@@ -42,7 +42,7 @@ Completion completion_of(uint32_t f) {
 }
 
 bool creates_request(uint32_t f) {
-  switch (f) {
+  switch (replayed_as(f)) {
     case kFunc_MPI_Isend: case kFunc_MPI_Issend: case kFunc_MPI_Ibsend: case kFunc_MPI_Irsend:
     case kFunc_MPI_Irecv:
     case kFunc_MPI_Send_init: case kFunc_MPI_Ssend_init: case kFunc_MPI_Bsend_init: case kFunc_MPI_Rsend_init:
@@ -64,7 +64,7 @@ bool creates_persistent_request(uint32_t f) {
 }
 
 MessageRole message_role(uint32_t f) {
-  switch (f) {
+  switch (replayed_as(f)) {
     case kFunc_MPI_Send: case kFunc_MPI_Ssend: case kFunc_MPI_Bsend: case kFunc_MPI_Rsend:
     case kFunc_MPI_Isend: case kFunc_MPI_Issend: case kFunc_MPI_Ibsend: case kFunc_MPI_Irsend:
       return MessageRole::kSend;
