@@ -74,7 +74,7 @@ def call_classes(funcs):
 
 ARG_ROLES = ["unrecorded", "buffer", "displs", "sendbuf", "fwd", "recvd", "recvd2", "count", "count2", "dtype",
              "dtype2", "dest", "src", "src2", "tag", "tag2", "comm", "root", "op", "status", "req_out", "counts",
-             "counts2", "types", "types2", "newcomm", "freecomm", "color", "key", "ndims", "dims", "periods",
+             "counts2", "ncounts", "ncounts2", "types", "types2", "newcomm", "freecomm", "color", "key", "ndims", "dims", "periods",
              "flag", "commit", "msg_out", "msg"]
 
 

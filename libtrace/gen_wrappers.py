@@ -94,6 +94,13 @@ def body(f, fortran):
         post.append(f"r.has_new_request = true; r.new_request = {val(p)};")
         if p.persistent:
             post.append("r.flags |= kFlagPersistent;")
+    for role, field, out in (("count", "bytes", "true"), ("count2", "bytes2", "false")):
+        if role in R and R[role].mod in ("out", "in"):  # per neighbour: the total over them
+            dt = val(R["dtype" if role == "count" else "dtype2"])
+            post.append(f"r.{field} = neighbor_bytes({val(R[role])}, {dt}, {comm}, {out});")
+    for role, field, out in (("ncounts", "counts", "true"), ("ncounts2", "counts2", "false")):
+        if role in R:
+            post.append(f"r.{field} = {R[role].name}; r.n{field} = neighbor_degree({comm}, {out});")
     for role, field in (("counts", "counts"), ("counts2", "counts2")):
         if role in R:
             p = R[role]

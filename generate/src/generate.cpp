@@ -130,6 +130,7 @@ class Emitter {
   size_t loop_depth_ = 0;
   std::map<uint32_t, std::vector<uint32_t>> ranks_in_;  // ranks_in() memo
   int64_t buf_bytes_ = 64, bsend_bytes_ = 0;
+  size_t longest_list_ = 0;  // entries of the longest count list (a neighbourhood's may outnumber the ranks)
   size_t max_reqs_ = 1;
   std::vector<bool> type_used_;
   bool user_op_ = false, win_ = false, file_ = false, saw_init_ = false, saw_finalize_ = false;
@@ -190,6 +191,7 @@ class Emitter {
   std::vector<std::string> comm_create_call(uint32_t n);
   std::vector<std::string> topology_call(uint32_t n);
   std::vector<std::string> window_call(uint32_t n);
+  std::string window_operation(uint32_t n);
   std::vector<std::string> file_call(uint32_t n);
   std::string enter(uint32_t n);
   size_t record_call(uint32_t n, const std::string& what);
@@ -467,6 +469,7 @@ std::string Emitter::list(uint32_t n, ListField f) {
     write(name, d->lists[0]);
     return name;
   }
+  for (const auto& l : d->lists) longest_list_ = std::max(longest_list_, l.size());
   std::vector<int64_t> all, at(P_, -1);
   for (size_t i = 0; i < e.ranks.size(); ++i) {
     if (d->lists[i].empty()) continue;
@@ -722,7 +725,7 @@ std::vector<std::string> Emitter::listed_call(uint32_t n) {
   const bool receive = cls == CallClass::kRecv || cls == CallClass::kIrecv || cls == CallClass::kRecvInit;
   const bool any = id.peer_class == PeerClass::kAnySource && !plan_.pin_wildcards;  // pinned: the traced source
   std::vector<std::string> args;
-  std::string last_list, after;
+  std::string last_list, last_length, after;  // a count list and how many entries it has
   int displs = 0;
   for (uint8_t i = 0; i < a.n; ++i) {
     switch (a.role[i]) {
@@ -750,11 +753,17 @@ std::vector<std::string> Emitter::listed_call(uint32_t n) {
       case ArgRole::kNewcomm: args.push_back(new_comm(n)); break;
       case ArgRole::kColor: args.push_back(param(n, Param::color, false)); break;
       case ArgRole::kKey: args.push_back(param(n, Param::key, false)); break;
-      case ArgRole::kCounts: args.push_back(last_list = list(n, ListField::counts)); break;
-      case ArgRole::kCounts2: args.push_back(last_list = list(n, ListField::counts2)); break;
+      case ArgRole::kCounts: case ArgRole::kCounts2:
+        args.push_back(last_list = list(n, a.role[i] == ArgRole::kCounts ? ListField::counts : ListField::counts2));
+        last_length = std::to_string(comm_size(n));
+        break;
+      case ArgRole::kNcounts: case ArgRole::kNcounts2:  // per neighbour of the skeleton's own topology
+        args.push_back(last_list = list(n, a.role[i] == ArgRole::kNcounts ? ListField::counts : ListField::counts2));
+        last_length = "skel_degree(" + comm(n) + (a.role[i] == ArgRole::kNcounts ? ", 1)" : ", 0)");
+        break;
       case ArgRole::kDispls:  // the displacements of the count list before them
-        args.push_back("skel_displs(" + last_list + ", " + std::to_string(comm_size(n)) + ", skel_displs_" +
-                       (displs++ ? "b" : "a") + ")");
+        args.push_back("skel_displs(" + last_list + ", " + last_length + ", skel_displs_" + (displs++ ? "b" : "a") +
+                       ")");
         break;
       default:
         return {};
@@ -912,7 +921,7 @@ std::vector<std::string> Emitter::topology_call(uint32_t n) {
   }
   if (f == kFunc_MPI_Cart_sub) return {"MPI_Cart_sub(" + joined({C, list(n, ListField::dims), new_comm(n)}) + ");"};
   note("MPI_Graph_create / MPI_Dist_graph_create*: the graph is not recorded; the skeleton creates one without "
-       "edges over the same ranks");
+       "edges over the same ranks (a neighbourhood collective on it moves nothing)");
   if (f == kFunc_MPI_Graph_create)
     return {"MPI_Graph_create(" + joined({C, std::to_string(comm_size(n)), "skel_zeros", "skel_zeros", "0",
                                           new_comm(n)}) + ");"};
@@ -923,7 +932,9 @@ std::vector<std::string> Emitter::topology_call(uint32_t n) {
           "MPI_INFO_NULL, 0, " + new_comm(n) + ");"};
 }
 
-// One-sided calls on the skeleton's one window (their targets are not recorded).
+// One-sided calls on the skeleton's one window (their targets are not
+// recorded): every way of creating a window makes it; the others are left
+// out while there is none (a window the trace did not see created).
 std::vector<std::string> Emitter::window_call(uint32_t n) {
   const Identity& id = identity(n);
   const std::string C = comm(n);
@@ -933,20 +944,48 @@ std::vector<std::string> Emitter::window_call(uint32_t n) {
       return {"if (!skel_winbuf) skel_winbuf = skel_alloc(SKEL_BUF_BYTES);",
               "MPI_Win_create(skel_winbuf, SKEL_BUF_BYTES, 1, MPI_INFO_NULL, " + C + ", &skel_win);",
               "PMPI_Comm_rank(" + C + ", &skel_win_rank);"};
-    case kFunc_MPI_Win_free: return {"MPI_Win_free(&skel_win);"};
-    case kFunc_MPI_Win_fence: return {"MPI_Win_fence(0, skel_win);"};
-    case kFunc_MPI_Win_lock: return {"MPI_Win_lock(MPI_LOCK_SHARED, skel_win_rank, 0, skel_win);"};
-    case kFunc_MPI_Win_unlock: return {"MPI_Win_unlock(skel_win_rank, skel_win);"};
+    case kFunc_MPI_Win_allocate:  // and MPI_Win_allocate_shared (replayed_as): its ranks may not share memory here
+      return {"MPI_Win_allocate(SKEL_BUF_BYTES, 1, MPI_INFO_NULL, " + C + ", &skel_win_memory, &skel_win);",
+              "PMPI_Comm_rank(" + C + ", &skel_win_rank);"};
     default: break;
   }
-  note("one-sided MPI_Put/MPI_Get/MPI_Accumulate: the target rank is not recorded; the skeleton targets its own "
-       "rank in the window");
-  const std::string N1 = count(n, Param::count), T1 = dtype(id.dtype);
-  if (id.func == kFunc_MPI_Accumulate)
-    return {"MPI_Accumulate(" + joined({"skel_sbuf", N1, T1, "skel_win_rank", "0", N1, T1, op(n), "skel_win"}) + ");"};
-  return {std::string(func_name(id.func)) + "(" +
-          joined({id.func == kFunc_MPI_Put ? "skel_sbuf" : "skel_rbuf", N1, T1, "skel_win_rank", "0", N1, T1,
-                  "skel_win"}) + ");"};
+  const std::string call = window_operation(n);
+  return {"if (skel_win != MPI_WIN_NULL) " + call};
+}
+
+std::string Emitter::window_operation(uint32_t n) {
+  const Identity& id = identity(n);
+  switch (id.func) {
+    case kFunc_MPI_Win_free: return "MPI_Win_free(&skel_win);";
+    case kFunc_MPI_Win_fence: return "MPI_Win_fence(0, skel_win);";
+    case kFunc_MPI_Win_lock: return "MPI_Win_lock(MPI_LOCK_SHARED, skel_win_rank, 0, skel_win);";
+    case kFunc_MPI_Win_unlock: return "MPI_Win_unlock(skel_win_rank, skel_win);";
+    case kFunc_MPI_Win_lock_all: return "MPI_Win_lock_all(0, skel_win);";
+    case kFunc_MPI_Win_unlock_all: return "MPI_Win_unlock_all(skel_win);";
+    case kFunc_MPI_Win_flush: return "MPI_Win_flush(skel_win_rank, skel_win);";
+    case kFunc_MPI_Win_flush_local: return "MPI_Win_flush_local(skel_win_rank, skel_win);";
+    case kFunc_MPI_Win_flush_all: return "MPI_Win_flush_all(skel_win);";
+    case kFunc_MPI_Win_flush_local_all: return "MPI_Win_flush_local_all(skel_win);";
+    case kFunc_MPI_Win_sync: return "MPI_Win_sync(skel_win);";
+    default: break;
+  }
+  note("one-sided MPI_Put/MPI_Get/MPI_Accumulate/MPI_Get_accumulate/MPI_Fetch_and_op/MPI_Compare_and_swap: the "
+       "target rank is not recorded; the skeleton targets its own rank in the window");
+  const std::string N1 = count(n, Param::count), T1 = dtype(id.dtype), R = "skel_win_rank";
+  switch (id.func) {
+    case kFunc_MPI_Accumulate:
+      return "MPI_Accumulate(" + joined({"skel_sbuf", N1, T1, R, "0", N1, T1, op(n), "skel_win"}) + ");";
+    case kFunc_MPI_Get_accumulate:
+      return "MPI_Get_accumulate(" + joined({"skel_sbuf", N1, T1, "skel_rbuf", N1, T1, R, "0", N1, T1, op(n), "skel_win"}) +
+             ");";
+    case kFunc_MPI_Fetch_and_op:
+      return "MPI_Fetch_and_op(" + joined({"skel_sbuf", "skel_rbuf", T1, R, "0", op(n), "skel_win"}) + ");";
+    case kFunc_MPI_Compare_and_swap:
+      return "MPI_Compare_and_swap(" + joined({"skel_sbuf", "skel_sbuf", "skel_rbuf", T1, R, "0", "skel_win"}) + ");";
+    default:
+      return std::string(func_name(id.func)) + "(" +
+             joined({id.func == kFunc_MPI_Put ? "skel_sbuf" : "skel_rbuf", N1, T1, R, "0", N1, T1, "skel_win"}) + ");";
+  }
 }
 
 // MPI-IO on a scratch file (offsets are not recorded).
@@ -1019,6 +1058,9 @@ std::vector<std::string> Emitter::call(uint32_t n, double) {
       return {"MPI_Type_commit(&skel_type[" + std::to_string(id.dtype) + "]);"};
     case kFunc_MPI_Win_create: case kFunc_MPI_Win_free: case kFunc_MPI_Win_fence: case kFunc_MPI_Win_lock:
     case kFunc_MPI_Win_unlock: case kFunc_MPI_Put: case kFunc_MPI_Get: case kFunc_MPI_Accumulate:
+    case kFunc_MPI_Win_allocate: case kFunc_MPI_Win_lock_all: case kFunc_MPI_Win_unlock_all: case kFunc_MPI_Win_flush: case kFunc_MPI_Win_flush_all:
+    case kFunc_MPI_Win_flush_local: case kFunc_MPI_Win_flush_local_all: case kFunc_MPI_Win_sync:
+    case kFunc_MPI_Fetch_and_op: case kFunc_MPI_Compare_and_swap: case kFunc_MPI_Get_accumulate:
       return window_call(n);
     case kFunc_MPI_File_open: case kFunc_MPI_File_close: case kFunc_MPI_File_sync: case kFunc_MPI_File_set_view:
     case kFunc_MPI_File_read: case kFunc_MPI_File_write: case kFunc_MPI_File_read_all: case kFunc_MPI_File_write_all:
@@ -1458,7 +1500,10 @@ std::string Emitter::types_setup() {
          "static void skel_user_op_fn(void* in, void* inout, int* len, MPI_Datatype* type)\n{\n"
          "  (void)in; (void)inout; (void)len; (void)type;\n}\n";
   }
-  if (win_) s << "static MPI_Win skel_win;\nstatic int skel_win_rank;\nstatic void* skel_winbuf; /* the window: apart from the message buffers */\n";
+  if (win_)
+    s << "static MPI_Win skel_win = MPI_WIN_NULL;\nstatic int skel_win_rank;\n"
+         "SKEL_MAYBE_UNUSED static void* skel_winbuf; /* the window: apart from the message buffers */\n"
+         "SKEL_MAYBE_UNUSED static void* skel_win_memory; /* a window MPI allocated */\n";
   if (file_) s << "static MPI_File skel_file;\nstatic char skel_io_path[256];\n";
   s << "static void skel_types_setup(void)\n{\n";
   for (size_t d = 0; d < m_.datatypes.size(); ++d) {
@@ -1592,6 +1637,7 @@ void Emitter::run(const NodeTimes& times, const std::vector<const Emitter*>& thr
     thread_functions += t->thread_function();
     for (size_t d = 0; d < type_used_.size(); ++d) type_used_[d] = type_used_[d] || t->type_used_[d];
     user_op_ |= t->user_op_;
+    longest_list_ = std::max(longest_list_, t->longest_list_);
     win_ |= t->win_;
     file_ |= t->file_;
     max_reqs_ = std::max(max_reqs_, t->max_reqs_);
@@ -1620,6 +1666,7 @@ void Emitter::run(const NodeTimes& times, const std::vector<const Emitter*>& thr
     v["META"] = meta.str();
   }
   v["WORLD_SIZE"] = std::to_string(P_);
+  v["LIST_LEN"] = std::to_string(std::max<size_t>(P_, longest_list_));
   v["SCALE"] = std::to_string(opt_.scale);
   v["NUM_SLOTS"] = std::to_string(slots);
   v["NUM_RINGS"] = std::to_string(rings);

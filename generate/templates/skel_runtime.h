@@ -63,8 +63,8 @@ SKEL_MAYBE_UNUSED static MPI_Request skel_null_req;                /* what a tra
  * last one takes what ranks outside a new communicator get (MPI_COMM_NULL) */
 SKEL_MAYBE_UNUSED static MPI_Comm skel_comm[SKEL_NUM_COMMS + 1];
 SKEL_MAYBE_UNUSED static MPI_Group skel_group;
-SKEL_MAYBE_UNUSED static int skel_zeros[SKEL_WORLD_SIZE];            /* counts of ranks that pass none */
-SKEL_MAYBE_UNUSED static SKEL_TLS int skel_displs_a[SKEL_WORLD_SIZE], skel_displs_b[SKEL_WORLD_SIZE];
+SKEL_MAYBE_UNUSED static int skel_zeros[SKEL_LIST_LEN];            /* counts of ranks that pass none */
+SKEL_MAYBE_UNUSED static SKEL_TLS int skel_displs_a[SKEL_LIST_LEN], skel_displs_b[SKEL_LIST_LEN];
 SKEL_MAYBE_UNUSED static const int skel_no_slots[1] = {-1};
 SKEL_MAYBE_UNUSED static SKEL_TLS int skel_flag, skel_index, skel_outcount;
 SKEL_MAYBE_UNUSED static double skel_t0, skel_loop_start[SKEL_NUM_CUT_LOOPS + 1];
@@ -330,6 +330,25 @@ static inline MPI_Datatype* skel_bytes_types_of(int size, int side)
     for (i = 0; i < SKEL_WORLD_SIZE; ++i) types[side][i] = made[side];
   }
   return types[side];
+}
+
+/* A neighbourhood collective's number of out- (out = 1) or in-neighbours on
+ * comm's topology, as MPI counts them: the entries of its count lists. */
+SKEL_MAYBE_UNUSED static int skel_degree(MPI_Comm comm, int out)
+{
+  int topo = MPI_UNDEFINED, n = 0, in = 0, outs = 0, weighted = 0, me = 0;
+  MPI_Topo_test(comm, &topo);
+  if (topo == MPI_CART) {
+    MPI_Cartdim_get(comm, &n);
+    n *= 2;
+  } else if (topo == MPI_GRAPH) {
+    MPI_Comm_rank(comm, &me);
+    MPI_Graph_neighbors_count(comm, me, &n);
+  } else if (topo == MPI_DIST_GRAPH) {
+    MPI_Dist_graph_neighbors_count(comm, &in, &outs, &weighted);
+    n = out ? outs : in;
+  }
+  return n < SKEL_LIST_LEN ? n : SKEL_LIST_LEN;
 }
 
 /* Displacements of a v-collective: packed, in order. */

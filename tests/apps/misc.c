@@ -2,7 +2,9 @@
  * (Bsend/Ibsend/Issend/Rsend/Irsend), Comm_split_type, Comm_split with
  * MPI_UNDEFINED, Comm_create,
  * Comm_create_group, Dist_graph_create_adjacent, Graph_create, one-sided
- * (Win_create/fence/Put/Get/Accumulate/Win_free), MPI-IO (File_open/
+ * (Win_create/fence/Put/Get/Accumulate/Win_free; Win_allocate, lock_all,
+ * Fetch_and_op, Compare_and_swap, Get_accumulate, the flushes, Win_sync;
+ * Win_create_dynamic, Win_allocate_shared), MPI-IO (File_open/
  * write_at/read_at/sync/close), Testall/Testany/Testsome, Waitsome, matched
  * probes (Mprobe/Mrecv, Improbe/Imrecv).
  * argv[1]: how many one-sided epochs run, each after some computation
@@ -181,6 +183,44 @@ int main(int argc, char** argv) {
   MPI_Win_fence(0, win);
   LOG("MPI_Win_fence");
   }
+  MPI_Win_free(&win);
+  LOG("MPI_Win_free");
+  /* passive target on a window MPI allocates, atomics, flushes; a dynamic
+   * window and a shared one (on MPI_COMM_SELF) created and freed */
+  double* wmem;
+  MPI_Win_allocate(4 * sizeof(double), sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD, &wmem, &win);
+  LOG("MPI_Win_allocate comm=world");
+  MPI_Win_lock_all(0, win);
+  LOG("MPI_Win_lock_all");
+  MPI_Fetch_and_op(&x[0], &y[0], MPI_DOUBLE, next, 0, MPI_SUM, win);
+  LOG("MPI_Fetch_and_op");
+  MPI_Win_flush(next, win);
+  LOG("MPI_Win_flush");
+#ifndef OPEN_MPI /* Open MPI 4.1's osc/rdma over vader crashes in MPI_Compare_and_swap here */
+  long long swap[3] = {rank, 0, 0};  /* compare and swap takes integers only */
+  MPI_Compare_and_swap(&swap[0], &swap[1], &swap[2], MPI_LONG_LONG, next, 1, win);
+  LOG("MPI_Compare_and_swap");
+#endif
+  MPI_Win_flush_local(next, win);
+  LOG("MPI_Win_flush_local");
+  MPI_Get_accumulate(&x[3], 1, MPI_DOUBLE, &y[2], 1, MPI_DOUBLE, prev, 2, 1, MPI_DOUBLE, MPI_SUM, win);
+  LOG("MPI_Get_accumulate count=1 bytes=8");
+  MPI_Win_flush_all(win);
+  LOG("MPI_Win_flush_all");
+  MPI_Win_flush_local_all(win);
+  LOG("MPI_Win_flush_local_all");
+  MPI_Win_sync(win);
+  LOG("MPI_Win_sync");
+  MPI_Win_unlock_all(win);
+  LOG("MPI_Win_unlock_all");
+  MPI_Win_free(&win);
+  LOG("MPI_Win_free");
+  MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+  LOG("MPI_Win_create_dynamic comm=world");
+  MPI_Win_free(&win);
+  LOG("MPI_Win_free");
+  MPI_Win_allocate_shared(sizeof(double), sizeof(double), MPI_INFO_NULL, MPI_COMM_SELF, &wmem, &win);
+  LOG("MPI_Win_allocate_shared comm=self");
   MPI_Win_free(&win);
   LOG("MPI_Win_free");
 

@@ -42,16 +42,9 @@ Completion completion_of(uint32_t f) {
 }
 
 bool creates_request(uint32_t f) {
-  switch (replayed_as(f)) {
-    case kFunc_MPI_Isend: case kFunc_MPI_Issend: case kFunc_MPI_Ibsend: case kFunc_MPI_Irsend:
-    case kFunc_MPI_Irecv:
-    case kFunc_MPI_Send_init: case kFunc_MPI_Ssend_init: case kFunc_MPI_Bsend_init: case kFunc_MPI_Rsend_init:
-    case kFunc_MPI_Recv_init:
-    case kFunc_MPI_Ibarrier: case kFunc_MPI_Ibcast: case kFunc_MPI_Ireduce: case kFunc_MPI_Iallreduce:
-    case kFunc_MPI_Igather: case kFunc_MPI_Igatherv: case kFunc_MPI_Iscatter: case kFunc_MPI_Iscatterv:
-    case kFunc_MPI_Iallgather: case kFunc_MPI_Iallgatherv: case kFunc_MPI_Ialltoall: case kFunc_MPI_Ialltoallv:
-    case kFunc_MPI_Ialltoallw: case kFunc_MPI_Ireduce_scatter: case kFunc_MPI_Ireduce_scatter_block:
-    case kFunc_MPI_Iscan: case kFunc_MPI_Iexscan:
+  switch (call_class(f)) {
+    case CallClass::kIsend: case CallClass::kIrecv: case CallClass::kSendInit: case CallClass::kRecvInit:
+    case CallClass::kIcollective:
       return true;
     default:
       return false;
@@ -59,8 +52,7 @@ bool creates_request(uint32_t f) {
 }
 
 bool creates_persistent_request(uint32_t f) {
-  return f == kFunc_MPI_Send_init || f == kFunc_MPI_Ssend_init || f == kFunc_MPI_Bsend_init ||
-         f == kFunc_MPI_Rsend_init || f == kFunc_MPI_Recv_init;
+  return call_class(f) == CallClass::kSendInit || call_class(f) == CallClass::kRecvInit;
 }
 
 MessageRole message_role(uint32_t f) {
