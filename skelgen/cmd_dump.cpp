@@ -217,7 +217,7 @@ std::string ranks_text(const std::vector<uint32_t>& ranks, uint32_t world) {
 std::string event_words(const skt::MergedTrace& m, const skt::MergedEvent& e) {
   const skt::Identity& id = m.identities[e.identity];
   std::string line = func_label(id.func) + " @" + m.callsite_name(id.callsite);
-  if (id.comm != kNone) line += " comm=" + std::to_string(id.comm);
+  if (id.comm != kNone) line += " comm=" + (id.comm == skt::kUnknownComm ? std::string("?") : std::to_string(id.comm));
   if (id.root != kNone) line += " root=" + std::to_string(id.root);
   if (id.peer_class == skt::PeerClass::kAnySource) line += " any_source";
   line += " ranks=" + ranks_text(e.ranks, m.world_size);

@@ -1802,6 +1802,26 @@ void add_thread_summaries(const std::vector<Stream>& streams, Skeleton& s) {
     s.completion += " (and so do the " + std::to_string(streams.size() - 1) + " other threads' programs, each on its own)";
 }
 
+// Where the program makes calls on communicators the tracer did not see
+// created (made by a call it does not record: MPI_Comm_idup,
+// MPI_Intercomm_create, ...), those run on MPI_COMM_WORLD with their ranks
+// as traced, which may well be why the skeleton cannot complete: say so.
+std::string unknown_comms_hint(const FoldedProgram& p) {
+  std::set<std::string> funcs;
+  auto look = [&](const FoldedProgram& q) {
+    for (const Identity& id : q.symbols.identities)
+      if (id.comm < 0 && id.comm != kNone && func_name(id.func)) funcs.insert(func_name(id.func));
+  };
+  look(p);
+  for (const FoldedProgram& t : p.threads) look(t);
+  if (funcs.empty()) return "";
+  std::string list;
+  for (const std::string& f : funcs) list += (list.empty() ? "" : ", ") + f;
+  return " (the trace has calls on communicators the tracer did not see created, which the skeleton makes on "
+         "MPI_COMM_WORLD: " + list + "; communicators made by calls it does not record, such as MPI_Comm_idup or "
+         "MPI_Intercomm_create, are not reproduced)";
+}
+
 }  // namespace
 
 Skeleton generate(const FoldedProgram& p, const GenerateOptions& opt) {
@@ -1823,6 +1843,7 @@ Skeleton generate(const FoldedProgram& p, const GenerateOptions& opt) {
   if (!s.complete && threaded)
     s.completion += " (each thread's calls are checked with the same thread's of the other ranks: calls that pair "
                     "with another thread's are not replayed; docs/generate.md, \"Threads\")";
+  if (!s.complete) s.completion += unknown_comms_hint(p);
   if (!s.complete && !opt.force)
     throw std::runtime_error("no skeleton written: it cannot be made to complete: " + s.completion);
   if (!s.complete) streams[0].notes.insert("written although it cannot complete (--force): " + s.completion);

@@ -115,7 +115,7 @@ int64_t comm_symbol(const RankMaps& maps, int64_t local) {
   if (local == kNone) return kNone;
   if (local == kCommWorld || local == kCommSelf) return local;
   auto it = maps.comm.find(local);
-  return it == maps.comm.end() ? kNone : it->second;
+  return it == maps.comm.end() ? kUnknownComm : it->second;  // made by a call the tracer does not record
 }
 
 // A communicator created by event ev of rank r: its symbol, and r's group.

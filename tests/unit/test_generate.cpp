@@ -96,6 +96,36 @@ TEST(Generate, ARankThatFinalizesBeforeTheOthersStopsThere) {
   EXPECT_FALSE(sk.cut.empty()) << "rank 0's loop after it is cut, and times itself with MPI_Wtime";
 }
 
+// Ranks 0 and 2 reduce on a communicator the tracer did not see created
+// (made by a call it does not record, such as MPI_Comm_idup): the skeleton
+// would make those calls on MPI_COMM_WORLD, where rank 1 never joins them.
+// The refusal says why (and the merged trace keeps the communicator unknown,
+// not absent).
+TEST(Generate, ARefusalNamesCallsOnCommunicatorsTheTracerDidNotSeeCreated) {
+  skt::FoldedProgram p = folded_from(3, [&](uint32_t r) {
+    std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0)};
+    if (r != 1) {
+      v.push_back(call(skt::kFunc_MPI_Allreduce, 1));
+      v.back().comm = skt::kUnknownComm;
+    }
+    v.push_back(call(skt::kFunc_MPI_Finalize, 2));
+    return v;
+  });
+  bool unknown = false;
+  for (const skt::Identity& id : p.symbols.identities) unknown |= id.comm == skt::kUnknownComm;
+  EXPECT_TRUE(unknown) << "the merged call keeps its communicator unknown";
+  skt::gen::GenerateOptions opt;
+  try {
+    skt::gen::generate(p, opt);
+    FAIL() << "a skeleton whose reductions wait for a rank that never joins was written";
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("cannot be made to complete"), std::string::npos) << what;
+    EXPECT_NE(what.find("communicators the tracer did not see created"), std::string::npos) << what;
+    EXPECT_NE(what.find("MPI_Allreduce"), std::string::npos) << what;
+  }
+}
+
 // The time a rank slept in its gaps (trace field blocked) is slept, not
 // computed: rank 0 slept 1 ms before every barrier, rank 1 never; both
 // computed 0.5 ms of CPU time. (The loop holds its first iteration's gap:
