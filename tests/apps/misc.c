@@ -1,6 +1,6 @@
 /* The remaining families: buffered, synchronous and ready sends
  * (Bsend/Ibsend/Issend/Rsend/Irsend), Comm_split_type, Comm_split with
- * MPI_UNDEFINED, Comm_create,
+ * MPI_UNDEFINED, Comm_create, Comm_idup,
  * Comm_create_group, Dist_graph_create_adjacent, Graph_create, one-sided
  * (Win_create/fence/Put/Get/Accumulate/Win_free; Win_allocate, lock_all,
  * Fetch_and_op, Compare_and_swap, Get_accumulate, the flushes, Win_sync;
@@ -161,6 +161,17 @@ int main(int argc, char** argv) {
   LOG("MPI_Comm_free comm=dist");
   MPI_Comm_free(&node);
   LOG("MPI_Comm_free comm=node");
+  /* a communicator duplicated without blocking: its request is not recorded */
+  MPI_Comm idup;
+  MPI_Request idup_req;
+  MPI_Comm_idup(MPI_COMM_WORLD, &idup, &idup_req);
+  LOG("MPI_Comm_idup comm=world new_comm=idup");
+  MPI_Wait(&idup_req, MPI_STATUS_IGNORE);
+  LOG("MPI_Wait");
+  MPI_Allreduce(MPI_IN_PLACE, x, 1, MPI_DOUBLE, MPI_SUM, idup);
+  LOG("MPI_Allreduce count=1 bytes=8 comm=idup in_place=1");
+  MPI_Comm_free(&idup);
+  LOG("MPI_Comm_free comm=idup");
 
   /* one-sided */
   MPI_Win win;
