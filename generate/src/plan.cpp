@@ -592,22 +592,6 @@ std::vector<TopRun> closed_top_runs(const FoldedProgram& p, const NodeTimes& t, 
   return steps;
 }
 
-// A step that took more than this many times the median of its kind is a
-// disturbance of the traced run.
-constexpr double kDisturbedStep = 4.0;
-
-template <class Kind>
-std::map<Kind, double> median_time_by_kind(const std::vector<TopRun>& runs, const std::vector<Kind>& kinds) {
-  std::map<Kind, std::vector<double>> times;
-  for (size_t r = 0; r < runs.size(); ++r) times[kinds[r]].push_back(runs[r].time);
-  std::map<Kind, double> out;
-  for (auto& [kind, v] : times) {
-    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
-    out[kind] = v[v.size() / 2];
-  }
-  return out;
-}
-
 }  // namespace
 
 std::vector<double> planned_rank_times(const FoldedProgram& p, const NodeTimes& t, const Plan& plan) {
@@ -666,53 +650,70 @@ struct TopSteps {
 
 // of the skeleton's share of the run: the shortest steps without point-to-point calls, left out untimed
 constexpr double kUntimedShare = 0.25;
+// The steps one kept step stands for took on average at most this many
+// times its own time: its factor is at most this times their number.
+constexpr double kGroupSpread = 2.0;
 
-// Steps without point-to-point calls (collectives alone, or loops of them):
-// their time changes with their counts, from step to step (a breadth-first
-// search's levels took 20 us to 20 ms as its frontier grew and shrank; kept
-// in turn like the other steps, its first level, kept, stood for large
-// ones, 109 times its time, and the skeleton predicted 1.1 s for 4.2 s). So
-// each kept step stands for those of its kind closest to it in time: the
-// kind's steps (made at least K times) sorted by time, in groups of
-// 1 / share, the median of each group kept, its factor the group's traced
-// time over its own. A kept step's measured time is multiplied by its
-// factor, and so is the noise of timing it (a level of 20 us on ranks that
-// share cores took a millisecond where a rank was descheduled: +25 %), so
-// the shortest steps of each kind, as many as add up to `untimed_budget`
-// (divided among the kinds), are left out untimed, their traced time added
-// to the prediction as it is (Plan::untimed_s; kept whole instead, they
-// made the skeleton 7,800-9,100 lines of C where it is 1,300). Returns the
-// top-level nodes left out.
+// Each kind's time steps (made at least K times), sorted by traced time, in
+// groups of at most 1 / share steps whose mean time is at most kGroupSpread
+// times their median's: the median of each group is kept and stands for
+// the group (factor: the group's traced time over its own), a step alone in
+// its group stays as itself. The time of a step changes with its counts and its
+// work: a breadth-first search's levels took 20 us to 20 ms as its frontier
+// grew and shrank, an adaptive-refinement code's refining steps many times
+// its others, and the traced run has its disturbances. Kept in turn instead,
+// a step stood for ones far longer than itself: the search's first level for
+// large ones, 109 times its time (1.1 s predicted for 4.2 s); miniAMR's
+// light steps for its refining ones, 400-2,800 times their time, so that the
+// K = 10 skeleton predicted 12.4 s on a SimGrid platform where K = 1 predicted
+// 4.1 s. A kept step's measured time is multiplied by its factor, and so is
+// the noise of timing it (a level of 20 us on ranks that share cores took a
+// millisecond where a rank was descheduled: +25 %), so of the kinds without
+// point-to-point calls the shortest steps, as many as add up to
+// `untimed_budget` (divided among those kinds), are left out untimed, their
+// traced time added to the prediction as it is (Plan::untimed_s; kept whole
+// instead, they made the skeleton 7,800-9,100 lines of C where it is 1,300).
+// Returns the top-level nodes left out.
 size_t keep_by_time(const TopSteps& steps, double K, double share, double untimed_budget, Plan& plan) {
   std::map<Kind, std::vector<size_t>> of_kind;
   for (size_t r = 0; r < steps.runs.size(); ++r)
-    if (steps.runs[r].time > 0 && steps.time_step(r, K) && steps.collectives_only[r]) of_kind[steps.kinds[r]].push_back(r);
-  const size_t group = std::max<size_t>(2, static_cast<size_t>(std::lround(1 / share)));
+    if (steps.runs[r].time > 0 && steps.time_step(r, K)) of_kind[steps.kinds[r]].push_back(r);
+  size_t untimed_kinds = 0;
+  for (const auto& [kind, rs] : of_kind) untimed_kinds += steps.collectives_only[rs.front()] ? 1 : 0;
+  const size_t most = std::max<size_t>(2, static_cast<size_t>(std::lround(1 / share)));
   size_t left = 0;
+  auto leave_out = [&](const TopRun& run) {
+    for (size_t i = run.first; i < run.end; ++i) plan.left_out[i] = true;
+    left += run.end - run.first;
+  };
   for (auto& [kind, rs] : of_kind) {
+    auto time = [&](size_t k) { return steps.runs[rs[k]].time; };
     std::stable_sort(rs.begin(), rs.end(), [&](size_t x, size_t y) { return steps.runs[x].time < steps.runs[y].time; });
-    size_t first = 0;  // the shortest steps, left out untimed
-    for (double untimed = 0; first < rs.size(); ++first) {
-      const TopRun& run = steps.runs[rs[first]];
-      untimed += run.time;
-      if (untimed > untimed_budget / static_cast<double>(of_kind.size())) break;
-      for (size_t i = run.first; i < run.end; ++i) plan.left_out[i] = true;
-      plan.untimed_s += run.time * 1e-9;
-      left += run.end - run.first;
-    }
-    for (size_t g = first; g + 1 < rs.size(); g += group) {
-      const size_t end = std::min(g + group, rs.size());
-      const TopRun& kept = steps.runs[rs[g + (end - g) / 2]];
-      Plan::KeptRun by{kept.first, kept.end, 0.0, 0};
-      for (size_t k = g; k < end; ++k) {
-        const TopRun& run = steps.runs[rs[k]];
-        by.factor += run.time / kept.time;
-        if (&run == &kept) continue;
-        for (size_t i = run.first; i < run.end; ++i) plan.left_out[i] = true;
-        by.left_out += run.end - run.first;
+    size_t g = 0;  // the shortest steps, left out untimed
+    if (steps.collectives_only[rs.front()])
+      for (double untimed = 0; g < rs.size(); ++g) {
+        untimed += time(g);
+        if (untimed > untimed_budget / static_cast<double>(untimed_kinds)) break;
+        leave_out(steps.runs[rs[g]]);
+        plan.untimed_s += time(g) * 1e-9;
       }
-      left += by.left_out;
+    while (g < rs.size()) {
+      size_t end = g + 1;
+      for (double sum = time(g); end < rs.size() && end - g < most; ++end) {  // the group with `end` in it:
+        sum += time(end);
+        const size_t n = end + 1 - g;
+        if (sum > kGroupSpread * static_cast<double>(n) * time(g + n / 2)) break;  // its mean over its median
+      }
+      const size_t keep = g + (end - g) / 2;
+      Plan::KeptRun by{steps.runs[rs[keep]].first, steps.runs[rs[keep]].end, 0.0, 0};
+      for (size_t k = g; k < end; ++k) {
+        by.factor += time(k) / time(keep);
+        if (k == keep) continue;
+        leave_out(steps.runs[rs[k]]);
+        by.left_out += steps.runs[rs[k]].end - steps.runs[rs[k]].first;
+      }
       plan.kept_runs.push_back(by);
+      g = end;
     }
   }
   return left;
@@ -728,14 +729,7 @@ bool choose_left_out_steps(const FoldedProgram& p, const NodeTimes& t, double K,
   const double planned = *std::max_element(by_rank.begin(), by_rank.end());
   if (planned <= kLeaveOutAbove * t.program / K) return false;
   const std::vector<TopRun>& runs = steps.runs;
-  const std::vector<Kind>& kinds = steps.kinds;
   plan.left_out.assign(p.top.size(), false);
-  std::vector<size_t> by_index;  // per kept run: its index in runs
-  // per kind of run: the last kept one, the traced time of those kept and of those left out
-  struct Keeper {
-    size_t run = 0;
-    double kept = 0, out = 0;
-  };
   // The share of each kind's time kept: 1 / K, less where what cannot be left out (MPI_Init's set-up,
   // the communicators, the runs of collectives) would keep the skeleton longer than 1 / K of the run,
   // but never below 1 / 2K (the kept runs are the prediction's sample).
@@ -744,38 +738,7 @@ bool choose_left_out_steps(const FoldedProgram& p, const NodeTimes& t, double K,
     if (steps.time_step(r, K)) may += runs[r].time;
   const double fixed = std::max(0.0, planned - may);
   const double share = may > 0 ? std::clamp((t.program / K - fixed) / may, 0.5 / K, 1.0 / K) : 1.0 / K;
-  const std::map<Kind, double> typical = median_time_by_kind(runs, kinds);
-  std::map<Kind, Keeper> keepers;
-  size_t left = 0;
-  for (size_t r = 0; r < runs.size(); ++r) {
-    const TopRun& run = runs[r];
-    if (run.time <= 0 || !steps.time_step(r, K) || steps.collectives_only[r]) continue;  // keep_by_time
-    auto [k, fresh] = keepers.try_emplace(kinds[r]);
-    Keeper& keeper = k->second;
-    // a step that took many times its kind's median is a disturbance of the traced run (a 0.66 s step
-    // among 10-60 ms ones): left out, its time carried by the kept step before it, never kept itself;
-    // the first of its kind stays, standing for itself only (a farm's first step on 32 ranks sharing 2
-    // cores took 5 times its kind's median: standing for the 19 after it, it predicted 0.04 s for 0.08)
-    const bool disturbed = run.time > kDisturbedStep * typical.at(kinds[r]);
-    if (fresh && disturbed) {  // the first of its kind (the ranks' start, first connections): itself alone
-      keepers.erase(k);
-      continue;
-    }
-    if (!fresh && (disturbed || keeper.out + run.time <= (1 / share - 1) * keeper.kept)) {
-      keeper.out += run.time;
-      Plan::KeptRun& by = plan.kept_runs[keeper.run];
-      by.factor += run.time / runs[by_index[keeper.run]].time;
-      by.left_out += run.end - run.first;
-      for (size_t i = run.first; i < run.end; ++i) plan.left_out[i] = true;
-      left += run.end - run.first;
-      continue;
-    }
-    keeper.run = plan.kept_runs.size();
-    keeper.kept += run.time;
-    by_index.push_back(r);
-    plan.kept_runs.push_back({run.first, run.end, 1.0, 0});
-  }
-  left += keep_by_time(steps, K, share, kUntimedShare * t.program / K, plan);
+  const size_t left = keep_by_time(steps, K, share, kUntimedShare * t.program / K, plan);
   // runs that stand for nothing need no timing
   plan.kept_runs.erase(std::remove_if(plan.kept_runs.begin(), plan.kept_runs.end(),
                                       [](const Plan::KeptRun& k) { return k.left_out == 0; }),
