@@ -189,7 +189,13 @@ int run_generate(const GenerateOptions& opt) {
                   "(%.6f s traced)\n",
                   f.master, f.workers, static_cast<unsigned long long>(f.kept), static_cast<unsigned long long>(f.tasks),
                   f.traced_s);
-    if (s.cut.empty() && s.farms.empty()) std::printf("cut:      none (every loop runs as traced)\n");
+    if (s.top_left_out > 0)
+      std::printf("left out: %zu of %zu top-level nodes (time steps that did not fold), %zu kept runs standing "
+                  "for them\n",
+                  s.top_left_out, s.top_nodes, s.standing_runs);
+    if (s.cut.empty() && s.farms.empty())
+      std::printf("cut:      none (%s)\n", s.top_left_out ? "no loop is cut: time steps are left out instead, above"
+                                                         : "every loop runs as traced");
     std::printf("check:    %s%s\n", s.complete ? "" : "FAILS: ", s.completion.c_str());
     for (const auto& r : s.repairs) std::printf("repair:   %s\n", r.c_str());
     if (s.reordered_steps)

@@ -24,6 +24,8 @@ bench_same_program "$work/program1.txt" "$work/program2.txt"
 echo "folded: $(wc -w < "$work/program1.txt") words, the same for both traces"
 "$skelgen" generate "$work/trace1.skf" -K 10 -o "$work/skel.c" > "$work/generate.txt" 2>&1
 grep -q "did not fold into one loop" "$work/generate.txt" || { cat "$work/generate.txt"; echo "FAIL: no time steps left out" >&2; exit 1; }
+grep -Eq "^left out: [1-9][0-9]* of [0-9]+ top-level nodes .*, [1-9][0-9]* kept runs" "$work/generate.txt" ||
+  { cat "$work/generate.txt"; echo "FAIL: generate does not say how many top-level nodes it left out" >&2; exit 1; }
 traced=$(sed -n 's/^traced: *\([0-9.]*\) s.*/\1/p' "$work/generate.txt")
 expected=$(sed -n 's/^expected: *\([0-9.]*\) s.*/\1/p' "$work/generate.txt")
 lines=$(wc -l < "$work/skel.c")

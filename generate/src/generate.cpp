@@ -1590,6 +1590,9 @@ void Emitter::summarise(const NodeTimes& times) {
   out_.traced_s = times.program * 1e-9;
   out_.kept_s = (kept.empty() ? 0 : *std::max_element(kept.begin(), kept.end())) * 1e-9;
   out_.cut = plan_.cuts;
+  out_.top_nodes = p_.top.size();
+  for (size_t i = 0; i < p_.top.size(); ++i) out_.top_left_out += plan_.leaves_out(i) ? 1 : 0;
+  out_.standing_runs = plan_.kept_runs.size();
 }
 
 void Emitter::start_emitting(const NodeTimes& times) {

@@ -67,6 +67,9 @@ struct Skeleton {
   double comp_s = 0;            // computation between calls per rank (mean over ranks)
   double kernel_flops_per_s = 0;  // the traced node's compute-kernel speed (flops of the kernel, mean over ranks)
   uint32_t reordered_steps = 0; // communication steps given a per-rank deadlock-free order
+  // Time steps that did not fold (docs/generate.md, "Irregular time steps"): top-level
+  // nodes left out, of how many, and the kept runs that stand for them.
+  size_t top_left_out = 0, top_nodes = 0, standing_runs = 0;
   std::vector<std::string> notes;  // what could not be reproduced exactly (once per kind)
   // The completion check (docs/generate.md): whether the skeleton runs to
   // its end on every rank, how (one line), what was changed to make it so,
