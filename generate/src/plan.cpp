@@ -415,6 +415,10 @@ class CutChooser {
   std::set<std::string>& notes_;
 };
 
+// How many runs from a later call plan_steps tries where a run of
+// point-to-point calls cannot be ordered.
+constexpr size_t kShorterRuns = 16;
+
 // The runs of point-to-point calls each rank makes in an order of its own
 // (safe_order), found in every node list as the emitter walks them.
 void plan_steps(const FoldedProgram& p, const std::vector<uint32_t>& items, Plan& plan, std::set<std::string>& notes) {
@@ -423,6 +427,8 @@ void plan_steps(const FoldedProgram& p, const std::vector<uint32_t>& items, Plan
     const uint32_t n = items[i];
     return !p.nodes[n].is_loop() && is_point_to_point(identity_of(p, n).func) && !(top && plan.farm_at(i) >= 0);
   };
+  size_t shorter = 0;  // runs tried from a later call, of the run ending at `shorter_end`
+  size_t shorter_end = SIZE_MAX;
   for (size_t i = 0; i < items.size();) {
     const uint32_t n = items[i];
     if (top && plan.farm_at(i) >= 0) {
@@ -444,8 +450,11 @@ void plan_steps(const FoldedProgram& p, const std::vector<uint32_t>& items, Plan
     SafeOrder so = safe_order(p, plan.slots, run);
     if (so.verdict == SafeOrder::kUnproven)
       notes.insert("a communication step could not be given an order proven deadlock-free; it runs as merged");
-    if (so.verdict != SafeOrder::kReordered) {  // a shorter run from the next call may be ordered
-      ++i;
+    if (so.verdict != SafeOrder::kReordered) {
+      // a shorter run from the next call may be ordered; but not from every call of a long one (a program
+      // of 12,000 unfolded messages took a minute: each try is linear in the run or more)
+      if (shorter_end != j) shorter_end = j, shorter = 0;
+      i = ++shorter <= kShorterRuns ? i + 1 : j;
       continue;
     }
     plan.steps[run.front()] = {run, so.order};
