@@ -96,6 +96,33 @@ TEST(Generate, ARankThatFinalizesBeforeTheOthersStopsThere) {
   EXPECT_FALSE(sk.cut.empty()) << "rank 0's loop after it is cut, and times itself with MPI_Wtime";
 }
 
+// A program that does not fold (every message's tag its own, in no order)
+// has a body of tens of thousands of lines: it is compiled at -O0 (GCC took
+// 10 minutes and 3 GB at -O2 on miniAMR's 135,000-line body, 20 s at -O0);
+// a short one keeps the build's level.
+TEST(Generate, ALongProgramBodyIsCompiledAtO0) {
+  auto unfolded = [](int messages) {
+    return folded_from(2, [messages](uint32_t r) {
+      std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0)};
+      for (int64_t m = 0; m < messages; ++m) {
+        const int64_t tag = m * 7919 % 10007;
+        v.push_back(r == 0 ? message(skt::kFunc_MPI_Send, 1, 1, tag) : message(skt::kFunc_MPI_Recv, 2, 0, tag));
+      }
+      v.push_back(call(skt::kFunc_MPI_Finalize, 3));
+      return v;
+    });
+  };
+  skt::gen::GenerateOptions opt;
+  opt.scale = 1;
+  const skt::gen::Skeleton long_one = skt::gen::generate(unfolded(6000), opt);  // 61 s before kShorterRuns
+  const skt::gen::Skeleton short_one = skt::gen::generate(unfolded(100), opt);
+  EXPECT_GT(std::count(long_one.code.begin(), long_one.code.end(), '\n'), 20000);
+  EXPECT_NE(long_one.code.find("#if 1 && defined(__GNUC__) && !defined(__clang__)\n__attribute__((optimize(\"O0\")))\n#endif\n"
+                               "static void skel_program("),
+            std::string::npos);
+  EXPECT_NE(short_one.code.find("#if 0 && defined(__GNUC__)"), std::string::npos);
+}
+
 // Ranks 0 and 2 reduce on a communicator the tracer did not see created
 // (made by a call it does not record, such as MPI_Intercomm_create): the skeleton
 // would make those calls on MPI_COMM_WORLD, where rank 1 never joins them.
