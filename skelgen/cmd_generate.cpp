@@ -11,6 +11,7 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <stdexcept>
 
@@ -66,17 +67,20 @@ std::string flavor_of(const std::string& library) {
   return "";
 }
 
-int spawn(const std::vector<std::string>& argv) {
+// Runs the compiler and returns its exit status. A stop signal skelgen gets
+// meanwhile (a job's timeout, Ctrl-C) is passed on to the compiler and what
+// it started, `before_dying` removes the half-made build, and skelgen dies
+// of the signal: a killed `generate --build` left empty .skelgen-build-*
+// files and a compiler running on.
+int spawn(const std::vector<std::string>& argv, const std::function<void()>& before_dying) {
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  skt::proc::StopSignals stop_signals;  // before the start: a stop that comes before the wait still ends it
   pid_t pid = 0;
   int rc = posix_spawnp(&pid, args[0], nullptr, nullptr, args.data(), environ);
   if (rc != 0) throw std::runtime_error(argv[0] + ": cannot run: " + std::strerror(rc));
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return skt::proc::wait_passing_stops(pid, false, 0, argv[0], before_dying);
 }
 
 // "mpich" from the "skelgen-mpi:" line of a generated file, or "".
@@ -263,7 +267,9 @@ int run_build(const BuildOptions& opt) {
     while (ss >> f) argv.insert(argv.end() - 1, f);
   }
   if (mpi == "simgrid") argv.push_back("-lm");
-  int rc = spawn(argv);
+  int rc = spawn(argv, [&] {
+    if (record || opt.temporary_output) std::remove(exe.c_str());
+  });
   if (rc != 0) {
     if (record) std::remove(exe.c_str());
     std::fprintf(stderr, "skelgen: error: %s failed (exit %d) on %s\n", m->compiler, rc, opt.input.c_str());

@@ -89,6 +89,7 @@ std::string skeleton_for_target(const std::string& skeleton, const sp::Target& t
     bo.mpi = want;
     bo.quiet = true;
     bo.record = false;  // install_build below writes it
+    bo.temporary_output = true;
     if (run_build(bo) != 0) throw std::runtime_error("could not build " + skeleton + " for " + want);
     sp::install_build(tmp, exe, inputs);
   } catch (...) {
