@@ -94,13 +94,17 @@ def body(f, fortran):
         post.append(f"r.has_new_request = true; r.new_request = {val(p)};")
         if p.persistent:
             post.append("r.flags |= kFlagPersistent;")
-    for role, field, out in (("count", "bytes", "true"), ("count2", "bytes2", "false")):
-        if role in R and R[role].mod in ("out", "in"):  # per neighbour: the total over them
+    # a neighbourhood collective: its topology's degrees, asked once
+    per_neighbour = [r for r in ("count", "count2") if r in R and R[r].mod in ("out", "in")]
+    if per_neighbour or "ncounts" in R or "ncounts2" in R:
+        post.append(f"const NeighborDegrees skt_deg = neighbor_degrees({comm});")
+    for role, field, side in (("count", "bytes", "out"), ("count2", "bytes2", "in")):
+        if role in per_neighbour:  # a count per neighbour: the bytes are the total over them
             dt = val(R["dtype" if role == "count" else "dtype2"])
-            post.append(f"r.{field} = neighbor_bytes({val(R[role])}, {dt}, {comm}, {out});")
-    for role, field, out in (("ncounts", "counts", "true"), ("ncounts2", "counts2", "false")):
+            post.append(f"r.{field} = neighbor_bytes({val(R[role])}, {dt}, skt_deg.{side});")
+    for role, field, side in (("ncounts", "counts", "out"), ("ncounts2", "counts2", "in")):
         if role in R:
-            post.append(f"r.{field} = {R[role].name}; r.n{field} = neighbor_degree({comm}, {out});")
+            post.append(f"r.{field} = {R[role].name}; r.n{field} = skt_deg.{side};")
     for role, field in (("counts", "counts"), ("counts2", "counts2")):
         if role in R:
             p = R[role]

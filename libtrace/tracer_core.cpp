@@ -733,21 +733,21 @@ int cart_dims(MPI_Comm c) {
   return n;
 }
 
-int neighbor_degree(MPI_Comm c, bool out) {
-  int topo = MPI_UNDEFINED, n = 0;
-  if (PMPI_Topo_test(c, &topo) != MPI_SUCCESS) return 0;
-  if (topo == MPI_CART) return 2 * cart_dims(c);
-  if (topo == MPI_GRAPH) return PMPI_Graph_neighbors_count(c, comm_rank(c), &n) == MPI_SUCCESS ? n : 0;
-  int in = 0, outs = 0, weighted = 0;
-  if (topo == MPI_DIST_GRAPH && PMPI_Dist_graph_neighbors_count(c, &in, &outs, &weighted) == MPI_SUCCESS)
-    return out ? outs : in;
-  return 0;
+NeighborDegrees neighbor_degrees(MPI_Comm c) {
+  NeighborDegrees d;
+  int topo = MPI_UNDEFINED, n = 0, weighted = 0;
+  if (PMPI_Topo_test(c, &topo) != MPI_SUCCESS) return d;
+  if (topo == MPI_CART) d.in = d.out = 2 * cart_dims(c);
+  if (topo == MPI_GRAPH && PMPI_Graph_neighbors_count(c, comm_rank(c), &n) == MPI_SUCCESS) d.in = d.out = n;
+  if (topo == MPI_DIST_GRAPH && PMPI_Dist_graph_neighbors_count(c, &d.in, &d.out, &weighted) != MPI_SUCCESS)
+    d = NeighborDegrees();
+  return d;
 }
 
-int64_t neighbor_bytes(int count, MPI_Datatype dtype, MPI_Comm c, bool out) {
+int64_t neighbor_bytes(int count, MPI_Datatype dtype, int degree) {
   int size = 0;
   if (PMPI_Type_size(dtype, &size) != MPI_SUCCESS) return kNone;
-  return int64_t{count} * size * neighbor_degree(c, out);
+  return int64_t{count} * size * degree;
 }
 
 int64_t bytes_w(const int* counts, const MPI_Datatype* types, int n) {

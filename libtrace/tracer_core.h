@@ -137,10 +137,13 @@ ProbedMessage take_message(MPI_Message m);
 int comm_size(MPI_Comm c);
 int comm_rank(MPI_Comm c);
 int cart_dims(MPI_Comm c);
-// The number of out- (or in-) neighbours of comm's topology (0 without one),
-// and count x size(dtype) x that number: a neighbourhood collective's bytes.
-int neighbor_degree(MPI_Comm c, bool out);
-int64_t neighbor_bytes(int count, MPI_Datatype dtype, MPI_Comm c, bool out);
+// The numbers of in- and out-neighbours of comm's topology (0 without one),
+// and count x size(dtype) x degree: a neighbourhood collective's bytes.
+struct NeighborDegrees {
+  int in = 0, out = 0;
+};
+NeighborDegrees neighbor_degrees(MPI_Comm c);
+int64_t neighbor_bytes(int count, MPI_Datatype dtype, int degree);
 // Alltoallw bytes: sum of counts[i] * size(types[i]) over n ranks.
 int64_t bytes_w(const int* counts, const MPI_Datatype* types, int n);
 int64_t bytes_w_f(const MPI_Fint* counts, const MPI_Fint* types, int n);

@@ -268,7 +268,7 @@ int run_build(const BuildOptions& opt) {
   }
   if (mpi == "simgrid") argv.push_back("-lm");
   int rc = spawn(argv, [&] {
-    if (record || opt.temporary_output) std::remove(exe.c_str());
+    if (record) std::remove(exe.c_str());
   });
   if (rc != 0) {
     if (record) std::remove(exe.c_str());

@@ -80,22 +80,13 @@ std::string skeleton_for_target(const std::string& skeleton, const sp::Target& t
     }
   }
   if (!quiet) std::fprintf(stderr, "skelgen: building %s for %s (%s)\n", exe.c_str(), want.c_str(), why.c_str());
-  // built beside it under a temporary name, then renamed into place with its build record
-  const std::string tmp = sp::temp_build_path(exe);
-  try {
-    BuildOptions bo;
-    bo.input = skeleton;
-    bo.output = tmp;
-    bo.mpi = want;
-    bo.quiet = true;
-    bo.record = false;  // install_build below writes it
-    bo.temporary_output = true;
-    if (run_build(bo) != 0) throw std::runtime_error("could not build " + skeleton + " for " + want);
-    sp::install_build(tmp, exe, inputs);
-  } catch (...) {
-    std::remove(tmp.c_str());
-    throw;
-  }
+  // skelgen build's own way: under a temporary name beside it, then renamed into place with its build record
+  BuildOptions bo;
+  bo.input = skeleton;
+  bo.output = exe;
+  bo.mpi = want;
+  bo.quiet = true;
+  if (run_build(bo) != 0) throw std::runtime_error("could not build " + skeleton + " for " + want);
   info = sp::read_skeleton_info(exe);
   return exe;
 }

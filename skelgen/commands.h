@@ -94,7 +94,6 @@ struct BuildOptions {
   // Write the build record beside the executable (without --cflags), so that
   // skelgen predict reuses it (docs/predict.md, "Reusing the executable").
   bool record = true;
-  bool temporary_output = false;  // the output is the caller's temporary file: removed if skelgen is stopped
 };
 void setup_build(CLI::App& app, BuildOptions& opt);
 int run_build(const BuildOptions& opt);
