@@ -8,6 +8,7 @@
 
 #include "skel/merge.h"
 #include "skel/skel_funcs.h"
+#include "skel/value_bounds.h"
 
 namespace skt::merge {
 namespace {
@@ -391,6 +392,8 @@ void read_run(const TraceDir& td, const Options& opt, Interner& in, Loaded& out)
   for (uint32_t r = 0; r < P; ++r) {
     auto f = td.open_rank(r);
     const TraceHeader& h = f->header();
+    if (std::string why = bounds::header_problem(h); !why.empty())
+      throw TraceError(td.rank_path(r) + ": corrupt header (" + why + ")");
     if (r == 0) t.run_id = h.run_id;
     MergedRank& mr = t.ranks[r];
     copy_header(mr, h);
@@ -404,6 +407,11 @@ void read_run(const TraceDir& td, const Options& opt, Interner& in, Loaded& out)
     uint64_t read = 0;
     while (f->next(ev)) {
       ++read;
+      if (std::string why = bounds::event_problem(*f, ev); !why.empty()) {
+        const char* name = func_name(ev.func);
+        throw TraceError(td.rank_path(r) + ": corrupt event " + std::to_string(ev.seq) + " (" + (name ? name : "?") +
+                         "): " + why);
+      }
       // A 1.2 trace's MPI_Finalize carries the kernel's rate over the whole
       // run (MPI_Init's calibration and the samples since): it replaces MPI_Init's.
       if (ev.kernel_rate != kNone && ev.kernel_rate > 0) mr.kernel_units_per_s = static_cast<double>(ev.kernel_rate);

@@ -1311,6 +1311,7 @@ skt::MergedTrace sweep_program() {
           open.push_back(req++);
         } else {  // completes the oldest open request (a Wait) or all (the Waitall)
           s.tag = skt::kNone;
+          s.count = skt::kNone;
           size_t n = calls[i].func == skt::kFunc_MPI_Waitall ? open.size() : 1;
           s.reqs.assign(open.begin(), open.begin() + static_cast<long>(n));
           open.erase(open.begin(), open.begin() + static_cast<long>(n));

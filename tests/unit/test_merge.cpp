@@ -743,9 +743,17 @@ TEST(Merge, VerifyCatchesAWrongParameter) {
 TEST(Merge, TruncatedRankNeedsAllowPartial) {
   std::string dir = temp_dir("partial");
   write_synthetic(dir, 2, [](uint32_t) { return std::vector<Syn>{simple(kFunc_MPI_Init, 0)}; });
-  // Rank 1 again, without its end chunk: a process that died.
-  write_trace(dir + "/rank-00001.skt", sample_header(1, 2, 7), random_events(10, 1), 4096, EndStatus::kFinalized,
-              /*close=*/false);
+  // Rank 1 again, without its end chunk: a process that died after MPI_Init and 9 barriers.
+  std::vector<Event> calls(10);
+  for (size_t i = 0; i < calls.size(); ++i) {
+    calls[i].seq = i;
+    calls[i].func = i == 0 ? kFunc_MPI_Init : kFunc_MPI_Barrier;
+    calls[i].comm = i == 0 ? kNone : int64_t{kCommWorld};
+    calls[i].gap_ns = 1000;
+    calls[i].t_start_ns = static_cast<int64_t>(1100 * i + 1000);
+    calls[i].duration_ns = 100;
+  }
+  write_trace(dir + "/rank-00001.skt", sample_header(1, 2, 7), calls, 4096, EndStatus::kFinalized, /*close=*/false);
   merge::Options opt;
   try {
     merge::load(dir, opt);

@@ -5,6 +5,7 @@
 #include "skel/codec.h"
 #include "skel/file_io.h"
 #include "skel/folded.h"
+#include "skel/value_bounds.h"
 #include "section_io.h"
 
 namespace skt {
@@ -285,6 +286,8 @@ FoldedProgram read_folded(const std::string& path) {
         t.join_before >= static_cast<int64_t>(p.merged_events))
       throw TraceError(path + ": corrupt folded program (thread " + std::to_string(t.thread) +
                        "'s program does not fit the first thread's)");
+  if (std::string why = bounds::folded_problem(p); !why.empty())
+    throw TraceError(path + ": corrupt folded program (" + why + ")");
   return p;
 }
 

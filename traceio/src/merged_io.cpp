@@ -10,6 +10,7 @@
 #include "skel/file_io.h"
 #include "skel/merged.h"
 #include "skel/skel_funcs.h"
+#include "skel/value_bounds.h"
 #include "section_io.h"
 
 namespace skt {
@@ -470,7 +471,10 @@ std::string read_compressed_file(const std::string& path, const char* magic, uin
 
 MergedTrace read_merged(const std::string& path) {
   std::string body = read_compressed_file(path, kMergedMagic, kMergedVersionMajor, "merged trace");
-  return decode_merged_body(reinterpret_cast<const uint8_t*>(body.data()), body.size(), path, true);
+  MergedTrace m = decode_merged_body(reinterpret_cast<const uint8_t*>(body.data()), body.size(), path, true);
+  if (std::string why = bounds::merged_problem(m, true); !why.empty())
+    throw TraceError(path + ": corrupt merged trace (" + why + ")");
+  return m;
 }
 
 namespace {
