@@ -193,6 +193,9 @@ int run_generate(const GenerateOptions& opt) {
                   "(%.6f s traced)\n",
                   f.master, f.workers, static_cast<unsigned long long>(f.kept), static_cast<unsigned long long>(f.tasks),
                   f.traced_s);
+    for (const auto& g : s.shortened)
+      std::printf("cut:      computation before n%u (%s, made once), %.6f s -> 1/%u of it, timed (%.1f %% of the time)\n",
+                  g.node, g.call.c_str(), g.traced_s, opt.scale, g.share * 100);
     if (s.top_left_out > 0)
       std::printf("left out: %zu of %zu top-level nodes (time steps that did not fold), %zu kept runs standing "
                   "for them\n",

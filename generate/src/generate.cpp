@@ -203,7 +203,7 @@ class Emitter {
   const std::vector<uint32_t>& ranks_in(uint32_t n);
   std::vector<Firsts> firsts(const std::vector<uint32_t>& items);
   std::string compute(uint32_t n, const std::string& w, const std::vector<uint32_t>& ranks,
-                      const std::string& loop_var, const Firsts* first);
+                      const std::string& loop_var, const Firsts* first, double divided_by = 1.0);
   void emit_items(const std::vector<uint32_t>& items, int depth, const std::string& loop_var, double stride);
   bool run_boundary(size_t& i, size_t& run);
   void emit_event(uint32_t n, int depth, const std::string& loop_var, double stride, const Firsts* first);
@@ -215,6 +215,22 @@ class Emitter {
   std::string header() const;
   void start_emitting(const NodeTimes& times);
   std::string loop_id(int64_t c) const { return std::to_string(static_cast<size_t>(c) + at_.loop_base); }
+  // The timer of top-level node n's shortened computation (Plan::shortened), or -1.
+  int64_t shortened_timer(uint32_t n) const {
+    auto it = std::find(plan_.shortened.begin(), plan_.shortened.end(), n);
+    if (it == plan_.shortened.end()) return -1;
+    return static_cast<int64_t>(plan_.cuts.size() + plan_.kept_runs.size() + (it - plan_.shortened.begin()));
+  }
+  // What node n's computation is divided by: K where it is shortened, else 1.
+  double divisor(uint32_t n) const { return shortened_timer(n) >= 0 ? plan_.shortened_by : 1.0; }
+  // A shortened computation `c` (compute()'s line) between its timer's begin and end, indented `in`.
+  std::string made_once(uint32_t n, const std::string& c, const std::string& in) const {
+    const int64_t timer = shortened_timer(n);
+    if (timer < 0 || c.empty()) return c;
+    return "/* the computation before it, made once: 1/" + num(plan_.shortened_by) +
+           " of it, timed, stands for all of it */\n" + in + "skel_loop_begin(" + loop_id(timer) + ");\n" + in + c +
+           "\n" + in + "skel_loop_end(" + loop_id(timer) + ");";
+  }
   // The code skel_slot() decodes: the back-th latest request of this program's ring `ring`.
   int64_t ring_ref(int64_t back, int64_t ring) const {
     return back * static_cast<int64_t>(at_.total_rings) + ring + static_cast<int64_t>(at_.ring_base);
@@ -1120,10 +1136,14 @@ std::vector<Emitter::Firsts> Emitter::firsts(const std::vector<uint32_t>& items)
 
 // The computation before node n (w: its units, per rank), skipped at the
 // loop's first iteration on the ranks whose computation there the loop ran.
-std::string Emitter::compute(uint32_t n, const std::string& w, const std::vector<uint32_t>& ranks,
-                             const std::string& loop_var, const Firsts* first) {
-  const std::string s = sleep(n, ranks);
+std::string Emitter::compute(uint32_t n, const std::string& work, const std::vector<uint32_t>& ranks,
+                             const std::string& loop_var, const Firsts* first, double divided_by) {
+  std::string s = sleep(n, ranks), w = work;
   if (w.empty() && s.empty()) return "";
+  if (divided_by != 1.0) {  // a shortened computation (Plan::shortened): its work and its sleep
+    if (!w.empty()) w = "(" + w + ") / " + num(divided_by);
+    if (!s.empty()) s = "(" + s + ") / " + num(divided_by);
+  }
   // the computation, then the time the application slept (the gap's end)
   std::string what = w.empty() ? "skel_sleep(" + s + ");" : "skel_compute(" + w + ");";
   if (!w.empty() && !s.empty()) what = "{ skel_compute(" + w + "); skel_sleep(" + s + "); }";
@@ -1242,6 +1262,11 @@ std::string Emitter::runtime_tables(const std::vector<const Emitter*>& all) {
       iters << "1, ";
       stream << e->at_.index << ", ";
     }
+    for (size_t k = 0; k < e->plan_.shortened.size(); ++k) {
+      factors << exact(e->plan_.shortened_by) << ", ";
+      iters << "1, ";
+      stream << e->at_.index << ", ";
+    }
     for (size_t g = 0; g < e->slots_.ring_size.size(); ++g) {
       ring_base.push_back(static_cast<int>(e->slots_.ring_base[g] + e->at_.slot_base));
       ring_size.push_back(static_cast<int>(e->slots_.ring_size[g]));
@@ -1300,7 +1325,7 @@ void Emitter::emit_event(uint32_t n, int depth, const std::string& loop_var, dou
     body_ << in << "if (" << g << ") {\n";
     in = indent(depth + 1);
   }
-  std::string c = compute(n, w, e.ranks, loop_var, first);
+  std::string c = made_once(n, compute(n, w, e.ranks, loop_var, first, divisor(n)), in);
   if (!c.empty()) body_ << in << c << "\n";
   body_ << in << enter(n) << "\n";
   for (const std::string& l : lines)
@@ -1341,7 +1366,7 @@ void Emitter::emit_loop(uint32_t n, int depth, const std::string& loop_var, doub
   body_ << in << "/* loop n" << n << ": " << node.count << " iterations";
   if (c >= 0) body_ << " in the application, cut to " << iters << " (cut loop " << c << ")";
   body_ << " */\n";
-  std::string comp = compute(n, w, ranks_in(n), loop_var, first);
+  std::string comp = made_once(n, compute(n, w, ranks_in(n), loop_var, first, divisor(n)), in);
   if (!comp.empty()) body_ << in << comp << "\n";
   if (counted_.count(n)) body_ << in << "n" << n << "_i += " << exact(stride) << ";\n";
   if (c >= 0) body_ << in << "skel_loop_begin(" << loop_id(c) << ");\n";
@@ -1597,6 +1622,12 @@ void Emitter::summarise(const NodeTimes& times) {
   out_.top_nodes = p_.top.size();
   for (size_t i = 0; i < p_.top.size(); ++i) out_.top_left_out += plan_.leaves_out(i) ? 1 : 0;
   out_.standing_runs = plan_.kept_runs.size();
+  for (uint32_t n : plan_.shortened) {
+    double most = 0;
+    for (uint32_t r = 0; r < P_; ++r) most = std::max(most, gap_wall_ns(p_.nodes[n], r));
+    const std::string call = p_.nodes[n].is_loop() ? "a loop" : func_name(func(n));
+    out_.shortened.push_back({n, call, most * 1e-9, times.program > 0 ? most / times.program : 0});
+  }
 }
 
 void Emitter::start_emitting(const NodeTimes& times) {
@@ -1637,7 +1668,7 @@ void Emitter::run(const NodeTimes& times, const std::vector<const Emitter*>& thr
   std::vector<const Emitter*> all{this};
   std::string thread_functions;
   size_t slots = slots_.num_slots, rings = slots_.ring_size.size();
-  size_t cut_loops = plan_.cuts.size() + plan_.kept_runs.size();
+  size_t cut_loops = plan_.timers();
   double untimed_s = plan_.untimed_s;
   for (const Emitter* t : threads) {
     all.push_back(t);
@@ -1654,7 +1685,7 @@ void Emitter::run(const NodeTimes& times, const std::vector<const Emitter*>& thr
     notes_.insert(t->notes_.begin(), t->notes_.end());
     slots += t->slots_.num_slots;
     rings += t->slots_.ring_size.size();
-    cut_loops += t->plan_.cuts.size() + t->plan_.kept_runs.size();
+    cut_loops += t->plan_.timers();
     untimed_s += t->plan_.untimed_s;
   }
   rings = std::max<size_t>(1, rings);
@@ -1879,7 +1910,7 @@ Skeleton generate(const FoldedProgram& p, const GenerateOptions& opt) {
       at.call_base += thread_emitters.back().calls_written();
       threads.push_back(&thread_emitters.back());
     }
-    at.loop_base += st.plan.cuts.size() + st.plan.kept_runs.size();
+    at.loop_base += st.plan.timers();
     at.ring_base += st.plan.slots.ring_size.size();
     at.slot_base += st.plan.slots.num_slots;
   }

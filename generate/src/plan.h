@@ -39,6 +39,9 @@ NodeTimes measure_times(const FoldedProgram& p);
 // wall-clock gap, less the tracer's own fixed cost in every gap (the trace
 // header's gap floor on that clock), which the application did not spend.
 double computation_ns(const FoldedProgram& p, const FoldedNode& node, uint32_t r);
+// Rank r's mean wall-clock gap before a node, in ns (its computation, the
+// time it waited for a core where ranks share one, and the time it slept).
+double gap_wall_ns(const FoldedNode& node, uint32_t r);
 
 struct Plan {
   std::vector<CutLoop> cuts;   // the loops that run fewer iterations, in the order chosen
@@ -79,6 +82,15 @@ struct Plan {
     left_out.clear();
     untimed_s = 0;
   }
+
+  // Long computations of the top level, made once (a program's set-up
+  // before its first exchange, its report before MPI_Finalize): each runs
+  // 1/K of its work, timed, and stands for K times that (shorten_long_gaps).
+  std::vector<uint32_t> shortened;  // top-level event nodes, in program order
+  double shortened_by = 1;          // K
+  // The timers of the skeleton's runtime (skel_loop_factor ...): the cut
+  // loops, then the kept runs, then the shortened computations.
+  size_t timers() const { return cuts.size() + kept_runs.size() + shortened.size(); }
 
   // Dynamic master-worker farms (farm.h): each runs its own protocol in
   // place of its top-level items, with every K-th task (every task where

@@ -12,9 +12,12 @@
  * reduced, and every second time the blocks are rebalanced: ownership
  * recomputed, the migrating blocks moved by Alltoall (counts) and
  * Alltoallv (data). Neighbour sets and message sizes thus change after
- * each refinement. usage: amr [STEPS [WORK [REFINE]]] (default 120 steps,
- * WORK iterations of busy() per unit of cost, default 20000, a refinement
- * every REFINE steps, default 10) */
+ * each refinement. Before the first step each rank may build its blocks
+ * (an initial mesh: SETUP steps' worth of computation on its share, no
+ * call, as AMR codes set up and refine their first mesh before they talk).
+ * usage: amr [STEPS [WORK [REFINE [SETUP]]]] (default 120 steps, WORK
+ * iterations of busy() per unit of cost, default 20000, a refinement
+ * every REFINE steps, default 10, SETUP default 0) */
 #include "applog.h"
 
 #include <string.h>
@@ -137,6 +140,12 @@ int main(int argc, char** argv) {
   const int steps = app_iters(argc, argv, 120);
   const int work = argc > 2 && atoi(argv[2]) > 0 ? atoi(argv[2]) : 20000;
   if (argc > 3 && atoi(argv[3]) > 0) REFINE = atoi(argv[3]);
+  deal(size);
+  const int setup = argc > 4 && atoi(argv[4]) > 0 ? atoi(argv[4]) : 0;
+  double made = 0;
+  for (int b = 0, k = 0; b < NB; ++b)  /* the initial mesh: each block's share, one block at a time */
+    if (owner[b] == rank)
+      for (k = 0; k < setup; ++k) made += 1e-9 * busy(work * cost(b));
   MPI_Comm half;
   MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
   {
@@ -144,8 +153,7 @@ int main(int argc, char** argv) {
     for (int r = rank % 2, pos = 0; r < size; r += 2) pos += snprintf(m + pos, sizeof m - pos, "%s%d", pos ? "," : "", r);
     LOG("MPI_Comm_split comm=world new_comm=half color=%d key=%d members=%s", rank % 2, rank, m);
   }
-  deal(size);
-  double field[64], t = 0;
+  double field[64], t = made;
   for (int i = 0; i < 64; ++i) field[i] = rank + 0.01 * i;
   for (int it = 0; it < steps; ++it) {
     t += step(rank, size, half, it, work, field);

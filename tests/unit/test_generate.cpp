@@ -875,6 +875,52 @@ TEST(GenerateExpected, EveryCutLoopIsTakenOutOfTheExpectedTime) {
   EXPECT_NEAR(st.kept_s, st.traced_s - 0.9 * thread_loop_s, 0.05 * thread_loop_s) << "traced " << st.traced_s;
 }
 
+// A program that sets up for 200 ms on rank 0 (50 ms on rank 1) before its
+// first collective, then makes 100 steps of 0.2 ms: no loop holds the set-up,
+// so K alone left it whole. At K = 10 it computes 1/10 of it, timed, and
+// stands for ten times that; the expected time counts it so; a computation
+// below 1 % of the run, or too short to time once divided, stays whole, and
+// K = 1 divides nothing.
+TEST(GenerateExpected, ALongComputationMadeOnceRunsOneKthTimed) {
+  auto program = [](int64_t setup_ns, int64_t report_ns) {
+    return folded_from(2, [=](uint32_t r) {
+      std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0)};
+      v.push_back(call(skt::kFunc_MPI_Allreduce, 1));
+      v.back().gap = r == 0 ? setup_ns : setup_ns / 4;
+      for (int i = 0; i < 100; ++i) {
+        v.push_back(call(skt::kFunc_MPI_Barrier, 2));
+        v.back().gap = 200000;
+      }
+      v.push_back(call(skt::kFunc_MPI_Finalize, 3));
+      v.back().gap = report_ns;
+      return v;
+    });
+  };
+  skt::gen::GenerateOptions opt;
+  opt.scale = 10;
+  const skt::FoldedProgram p = program(200000000, 100000);
+  const skt::gen::Skeleton sk = skt::gen::generate(p, opt);
+  ASSERT_EQ(sk.shortened.size(), 1u) << sk.code;
+  EXPECT_EQ(sk.shortened[0].call, "MPI_Allreduce");
+  EXPECT_NEAR(sk.shortened[0].traced_s, 0.2, 1e-3);
+  const std::string timer = "skel_loop_begin(" + std::to_string(sk.cut.size()) + ");";
+  const size_t at = sk.code.find(timer);
+  ASSERT_NE(at, std::string::npos) << sk.code;
+  EXPECT_NE(sk.code.find(") / 10);", at), std::string::npos) << sk.code;
+  EXPECT_NE(sk.code.find("skel_loop_end(" + std::to_string(sk.cut.size()) + ");", at), std::string::npos);
+  // the runtime's factor for that timer: K
+  EXPECT_NE(sk.code.find("skel_loop_factor[SKEL_NUM_CUT_LOOPS + 1] = {"), std::string::npos);
+  const double loop_s = 100 * 200000e-9;
+  EXPECT_NEAR(sk.kept_s, sk.traced_s - 0.9 * 0.2 - 0.9 * loop_s, 0.05 * loop_s) << "traced " << sk.traced_s;
+
+  opt.scale = 1;
+  EXPECT_TRUE(skt::gen::generate(p, opt).shortened.empty());
+  opt.scale = 10;
+  // 0.1 ms before MPI_Finalize is under 1 % of the run; 15 ms of set-up is over 1 % but 1/10 of it is under 2 ms
+  EXPECT_TRUE(skt::gen::generate(program(15000000, 100000), opt).shortened.empty());
+  EXPECT_EQ(skt::gen::generate(program(200000000, 20000000), opt).shortened.size(), 2u);
+}
+
 // Rank 0 polls with MPI_Iprobe(MPI_ANY_SOURCE) 50 times in vain, then finds
 // rank 1's message and receives it. The skeleton leaves the polling loop when
 // a message is in (the application left it then, not after 50), and only

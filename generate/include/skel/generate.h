@@ -61,6 +61,16 @@ struct Skeleton {
     double traced_s = 0;        // the master's time in it in the trace
   };
   std::vector<FarmSummary> farms;
+  // Computations of the top level made once that run 1/K of their work,
+  // timed, standing for all of it (docs/generate.md, "Long computations
+  // made once"): before which call, and how long on its slowest rank.
+  struct ShortenedSummary {
+    uint32_t node = 0;
+    std::string call;
+    double traced_s = 0;
+    double share = 0;           // of the program's time
+  };
+  std::vector<ShortenedSummary> shortened;
   double traced_s = 0;          // application time in the trace, MPI_Init to MPI_Finalize, max over ranks
   double kept_s = 0;            // of which outside cut loops (estimate, max over ranks)
   double comm_s = 0;            // time in MPI calls per rank (mean over ranks; MPI_Init/Finalize not counted)
