@@ -621,8 +621,19 @@ std::vector<double> planned_rank_times(const FoldedProgram& p, const NodeTimes& 
     for (size_t i = f.first; i < f.end; ++i)
       for (uint32_t r = 0; r < kept.size(); ++r) kept[r] -= t.total[p.top[i]][r] * left;
   }
-  for (uint32_t n : plan.shortened)
-    for (uint32_t r = 0; r < kept.size(); ++r) kept[r] -= gap_wall_ns(p.nodes[n], r) * (1.0 - 1.0 / plan.shortened_by);
+  // A shortened computation takes (1 - 1/K) of its gap off each rank, and as
+  // much off the wait of a rank that came to the call before the slowest
+  // (the ranks arrive 1/K as far apart).
+  for (uint32_t n : plan.shortened) {
+    const FoldedNode& node = p.nodes[n];
+    double latest = 0;
+    for (uint32_t r = 0; r < kept.size(); ++r) latest = std::max(latest, gap_wall_ns(node, r));
+    for (uint32_t r = 0; r < kept.size(); ++r) {
+      const double gap = gap_wall_ns(node, r);
+      const double waited = r < node.dur.size() && node.dur[r].n > 0 ? std::min(node.dur[r].mean, latest - gap) : 0;
+      kept[r] -= (gap + std::max(0.0, waited)) * (1.0 - 1.0 / plan.shortened_by);
+    }
+  }
   for (uint32_t r = 0; r < kept.size(); ++r) {
     for (const CutLoop& c : plan.cuts)
       if (!left_out[c.node])
