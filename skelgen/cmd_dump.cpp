@@ -363,6 +363,9 @@ json stats_json(const std::vector<skt::RankStat>& v) {
 // A folded program: the folded form, a legend of the symbols, and (JSON)
 // every node with its timing per rank.
 int dump_folded(const std::string& path, const DumpOptions& opt) {
+  if (opt.rank >= 0)  // its nodes are every rank's: nothing to pick
+    throw skt::TraceError(path + ": --rank picks the events of a rank trace or a merged trace; a folded program "
+                                 "is dumped whole");
   skt::FoldedProgram p = skt::read_folded(path);
   const skt::MergedTrace& m = p.symbols;
   if (opt.format == "jsonl") {

@@ -91,6 +91,8 @@ expect_error "File does not exist" "$skelgen" compress --symbols "$work/nothing-
 if [ -n "${MERGED_TRACE:-}" ]; then
   expect_error "cannot create" "$skelgen" compress "$MERGED_TRACE" -o /proc/no-such-dir/x.skf
   expect_error "no rank 99 (world size" "$skelgen" dump "$MERGED_TRACE" --rank 99
+  "$skelgen" compress -q "$MERGED_TRACE" -o "$work/whole.skf"
+  expect_error "a folded program is dumped whole" "$skelgen" dump "$work/whole.skf" --rank 0
 fi
 if [ -n "${TRACE_DIR:-}" ]; then
   expect_error "cannot create" "$skelgen" merge "$TRACE_DIR" -o /proc/no-such-dir/x.skm
