@@ -830,19 +830,20 @@ void find_farms_of(const FoldedProgram& p, const GenerateOptions& opt, Plan& pla
 
 // ------------------------------------------------------------------ long computations made once
 
+namespace {
+
 // A computation of the top level is shortened where it took at least this
 // share of the program on some rank, and K times this many ns: it then
 // still runs long enough to time (kMinShortenedNs after the cut).
-namespace {
-
 constexpr double kShortenShare = 0.01;
 constexpr double kMinShortenedNs = 2e6;
 
 // The computation before a top-level call runs once: no loop holds it, so
 // K never shortened it, and a program that spends a fifth of its run
-// setting up (miniAMR's initial mesh and refinement: 0.66 s of 2.9 s before
-// its first exchange) kept its skeleton at most 1/(1/5 + 4/5K) times shorter
-// than the application whatever K (2.2 at K = 10). The kernel that replays it
+// setting up (miniAMR's initial mesh, 0.33 s of computation per rank, 0.66 s
+// of a 2.9 s run with 4 ranks on 2 cores, before its first MPI_Comm_split)
+// kept its skeleton at most 1/(1/5 + 4/5K) times shorter than the
+// application whatever K (2.2 at K = 10). The kernel that replays it
 // runs at a steady rate, so 1/K of it, timed, times K predicts it on any
 // machine as a cut loop's iterations do. Not MPI_Init's (not timed), not in
 // a farm or a left-out run, not in programs with threads (their first

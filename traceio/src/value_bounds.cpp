@@ -1,6 +1,7 @@
 #include "skel/value_bounds.h"
 
 #include <cmath>
+#include <cstdio>
 #include <vector>
 
 #include "skel/skel_funcs.h"
@@ -68,18 +69,18 @@ std::string param_problem(const MergedTrace& m, const MergedEvent& e, Param p, b
   const int64_t P = m.world_size;
   if (d.kind == ParamKind::kAbsent || e.ranks.empty()) return "";
   if (is_peer_param(p) && !comm_known) return "";  // ranks of a communicator the tracer did not see created
-  auto bad = [&](int64_t v) -> std::string {
-    if (p == Param::new_comm) return v == kNone || within(v, 0, static_cast<int64_t>(m.comms.size()) - 1) ? "" : "x";
-    return param_value_ok(p, v, P) ? "" : "x";
+  auto ok = [&](int64_t v) {
+    if (p == Param::new_comm) return v == kNone || within(v, 0, static_cast<int64_t>(m.comms.size()) - 1);
+    return param_value_ok(p, v, P);
   };
   auto report = [&](int64_t v) { return std::string(param_name(p)) + " " + num(v) + " is out of range"; };
   switch (d.kind) {
     case ParamKind::kConst:
-      return bad(d.a).empty() ? "" : report(d.a);
+      return ok(d.a) ? "" : report(d.a);
     case ParamKind::kLinear: {
       for (uint32_t r : {e.ranks.front(), e.ranks.back()}) {
         __int128 v = static_cast<__int128>(d.a) + static_cast<__int128>(d.b) * r;
-        if (v < INT64_MIN + 1 || v > INT64_MAX || !bad(static_cast<int64_t>(v)).empty())
+        if (v < INT64_MIN + 1 || v > INT64_MAX || !ok(static_cast<int64_t>(v)))
           return std::string(param_name(p)) + " " + num(d.a) + " + " + num(d.b) + "*rank is out of range";
       }
       return "";
@@ -88,7 +89,7 @@ std::string param_problem(const MergedTrace& m, const MergedEvent& e, Param p, b
       if (d.a < 0 || static_cast<size_t>(d.a) + e.ranks.size() > e.tables.size()) return "a table out of place";
       for (size_t k = 0; k < e.ranks.size(); ++k) {
         int64_t v = e.tables[static_cast<size_t>(d.a) + k];
-        if (!bad(v).empty()) return report(v);
+        if (!ok(v)) return report(v);
       }
       return "";
     case ParamKind::kRel:
