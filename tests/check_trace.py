@@ -205,11 +205,19 @@ def check_slept(wall, asked, ev):
     cores). With the thread CPU gap clock the event's blocked time must be
     at least the sleep asked for (less 5 %: timer rounding) and at most S
     plus 20 % and 2 ms (the program's logging); its CPU gap must not hold
-    the sleep. With wall-clock gaps the gap holds S."""
+    the sleep. With wall-clock gaps the gap holds S. On a loaded machine
+    (SKELTEST_BUSY_CORES set by with_busy_cores.sh) the upper bound is the
+    gap's time off the CPU: there the tracer cannot always tell a wait for
+    a core from a sleep (docs/tracer.md), and one CI run saw 10.6 ms
+    blocked for a 3 ms sleep in a 13.6 ms gap; what it must never do is take
+    the sleep out (the first sleep came out 0-15 % blocked once)."""
     if "cpu_gap" not in ev:
         return [f"gap {ev['gap']:.6f} s under the {wall:.6f} s the program slept"] if ev["gap"] < wall else []
     got = ev.get("blocked", 0.0)
-    if not 0.95 * asked - 1e-4 <= got <= 1.2 * wall + 0.002:
+    high = 1.2 * wall + 0.002
+    if os.environ.get("SKELTEST_BUSY_CORES"):
+        high = max(high, ev["gap"] - ev["cpu_gap"] + 1e-4)
+    if not 0.95 * asked - 1e-4 <= got <= high:
         return [f"blocked {got:.6f} s where the program slept {asked:.6f} s ({wall:.6f} s of wall time; "
                 f"gap {ev['gap']:.6f} s, cpu_gap {ev['cpu_gap']:.6f} s)"]
     if ev["cpu_gap"] > ev["gap"] - 0.95 * asked + 1e-4:
