@@ -76,4 +76,20 @@ SKEL_MAYBE_UNUSED static double skel_left_out_time(const double* period, int n, 
   return extra + (f - 1.0) * rest;
 }
 
+/* A farm's left-out tasks (skel_farm.h): its master replays the hand-out of
+ * all the tasks (`whole` s) and of the kept ones (`kept` s) with the speeds
+ * it measured, a model that knows no contention between the ranks, and
+ * measured the kept farm (`measured` s). Where the model missed the kept
+ * farm it misses the whole farm by as much: the whole replay times
+ * measured / kept (within 1/2 and 2), less the measured time. Without a
+ * replay or a measurement: whole - kept. */
+SKEL_MAYBE_UNUSED static double skel_farm_scaled_left_out(double whole, double kept, double measured)
+{
+  double ratio;
+  if (!(kept > 0) || !(measured > 0)) return whole > kept ? whole - kept : 0;
+  ratio = measured / kept;
+  ratio = ratio < 0.5 ? 0.5 : ratio > 2 ? 2 : ratio;
+  return whole * ratio > measured ? whole * ratio - measured : 0;
+}
+
 #endif

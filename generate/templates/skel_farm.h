@@ -125,12 +125,12 @@ static double skel_farm_replay(const struct skel_farm* f, int kept, long n, cons
 static double skel_farm_replayed[2];
 
 /* The left-out tasks' time: the whole farm replayed, less the kept one as
- * measured. The replay is a model (each worker's speed and round trip as
- * measured, no contention between them); where it misses the kept farm it
- * ran (ranks sharing cores: a master that polls takes a core's share from
- * the workers it waits for), it misses the whole farm by the same factor,
- * so the whole replay is taken times measured / replayed-kept (within 1/2
- * and 2). A "Using MPI" matrix-vector farm on 4 Open MPI ranks over 2 cores:
+ * measured (skel_farm_scaled_left_out, skel_estimate.h). The replay is a
+ * model (each worker's speed and round trip as measured, no contention
+ * between them); where it misses the kept farm it ran (ranks sharing
+ * cores: a master that polls takes a core's share from the workers it
+ * waits for), it misses the whole farm by the same factor. A "Using MPI"
+ * matrix-vector farm on 4 Open MPI ranks over 2 cores:
  * replayed kept 0.048-0.050 s for 0.044-0.046 s measured, K = 10 predicted
  * 0.464-0.491 s before, 0.425-0.454 s so, for an application of 0.38-0.41 s
  * (K = 1: 0.42-0.43 s). */
@@ -162,12 +162,7 @@ static double skel_farm_left_out(const struct skel_farm* f, const struct skel_fa
   skel_farm_replayed[0] = whole, skel_farm_replayed[1] = kept;
   free(speed);
   free(who);
-  if (kept > 0 && measured > 0) {
-    double ratio = measured / kept;
-    ratio = ratio < 0.5 ? 0.5 : ratio > 2 ? 2 : ratio;
-    return whole * ratio > measured ? whole * ratio - measured : 0;
-  }
-  return whole > kept ? whole - kept : 0;
+  return skel_farm_scaled_left_out(whole, kept, measured);
 }
 
 /* A message sent with MPI_Send, or MPI_Isend and MPI_Wait. */

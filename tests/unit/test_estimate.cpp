@@ -34,4 +34,18 @@ TEST(Estimate, OnePeriodIsExtrapolatedWhole) {
   EXPECT_DOUBLE_EQ(skel_left_out_time(one, 0, 6, 4), 3 * 6);
 }
 
+// A farm's left-out tasks: where the master's replay of the kept farm was
+// right, whole - kept; where it came out 10 % long (ranks sharing cores),
+// the whole replay is taken 10 % shorter; a replay far off is trusted
+// within a factor of 2 only.
+TEST(Estimate, AFarmsReplayIsScaledByHowItMissedTheKeptFarm) {
+  EXPECT_DOUBLE_EQ(skel_farm_scaled_left_out(1.0, 0.1, 0.1), 0.9);
+  EXPECT_NEAR(skel_farm_scaled_left_out(0.456, 0.048, 0.0437), 0.456 * 0.0437 / 0.048 - 0.0437, 1e-12);
+  EXPECT_LT(skel_farm_scaled_left_out(0.456, 0.048, 0.0437), 0.456 - 0.048);
+  EXPECT_DOUBLE_EQ(skel_farm_scaled_left_out(1.0, 0.1, 0.5), 2 * 1.0 - 0.5);   // measured 5x the replay: x2
+  EXPECT_DOUBLE_EQ(skel_farm_scaled_left_out(1.0, 0.1, 0.01), 0.5 * 1.0 - 0.01);  // a tenth: x1/2
+  EXPECT_DOUBLE_EQ(skel_farm_scaled_left_out(1.0, 0.0, 0.1), 1.0);  // no replay of the kept farm
+  EXPECT_DOUBLE_EQ(skel_farm_scaled_left_out(0.1, 0.2, 0.0), 0.0);  // never below nothing
+}
+
 }  // namespace
