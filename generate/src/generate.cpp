@@ -217,20 +217,13 @@ class Emitter {
   std::string loop_id(int64_t c) const { return std::to_string(static_cast<size_t>(c) + at_.loop_base); }
   // The timer of top-level node n's shortened computation (Plan::shortened), or -1.
   int64_t shortened_timer(uint32_t n) const {
-    auto it = std::find(plan_.shortened.begin(), plan_.shortened.end(), n);
+    auto it = std::find_if(plan_.shortened.begin(), plan_.shortened.end(),
+                           [n](const Plan::Shortened& s) { return s.node == n; });
     if (it == plan_.shortened.end()) return -1;
     return static_cast<int64_t>(plan_.cuts.size() + plan_.kept_runs.size() + (it - plan_.shortened.begin()));
   }
-  // What node n's computation is divided by: K where it is shortened, else 1.
-  double divisor(uint32_t n) const { return shortened_timer(n) >= 0 ? plan_.shortened_by : 1.0; }
-  // A shortened computation `c` (compute()'s line) between its timer's begin and end, indented `in`.
-  std::string made_once(uint32_t n, const std::string& c, const std::string& in) const {
-    const int64_t timer = shortened_timer(n);
-    if (timer < 0 || c.empty()) return c;
-    return "/* the computation before it, made once: 1/" + num(plan_.shortened_by) +
-           " of it, timed, stands for all of it */\n" + in + "skel_loop_begin(" + loop_id(timer) + ");\n" + in + c +
-           "\n" + in + "skel_loop_end(" + loop_id(timer) + ");";
-  }
+  std::string node_computation(uint32_t n, const std::string& w, const std::vector<uint32_t>& ranks,
+                               const std::string& loop_var, const Firsts* first, const std::string& in);
   // The code skel_slot() decodes: the back-th latest request of this program's ring `ring`.
   int64_t ring_ref(int64_t back, int64_t ring) const {
     return back * static_cast<int64_t>(at_.total_rings) + ring + static_cast<int64_t>(at_.ring_base);
@@ -1312,6 +1305,20 @@ std::string Emitter::runtime_tables(const std::vector<const Emitter*>& all) {
   return t.str();
 }
 
+// compute()'s line for node n; where its computation is shortened
+// (Plan::shortened) 1/K of it, between its timer's begin and end (lines
+// indented `in`), standing for all of it.
+std::string Emitter::node_computation(uint32_t n, const std::string& w, const std::vector<uint32_t>& ranks,
+                                      const std::string& loop_var, const Firsts* first, const std::string& in) {
+  const int64_t timer = shortened_timer(n);
+  if (timer < 0) return compute(n, w, ranks, loop_var, first);
+  const std::string c = compute(n, w, ranks, loop_var, first, plan_.shortened_by);
+  if (c.empty()) return c;
+  return "/* the computation before it, made once: 1/" + num(plan_.shortened_by) +
+         " of it, timed, stands for all of it */\n" + in + "skel_loop_begin(" + loop_id(timer) + ");\n" + in + c +
+         "\n" + in + "skel_loop_end(" + loop_id(timer) + ");";
+}
+
 void Emitter::emit_event(uint32_t n, int depth, const std::string& loop_var, double stride, const Firsts* first) {
   const MergedEvent& e = event(n);
   std::vector<std::string> lines = call(n, stride);
@@ -1325,7 +1332,7 @@ void Emitter::emit_event(uint32_t n, int depth, const std::string& loop_var, dou
     body_ << in << "if (" << g << ") {\n";
     in = indent(depth + 1);
   }
-  std::string c = made_once(n, compute(n, w, e.ranks, loop_var, first, divisor(n)), in);
+  std::string c = node_computation(n, w, e.ranks, loop_var, first, in);
   if (!c.empty()) body_ << in << c << "\n";
   body_ << in << enter(n) << "\n";
   for (const std::string& l : lines)
@@ -1366,7 +1373,7 @@ void Emitter::emit_loop(uint32_t n, int depth, const std::string& loop_var, doub
   body_ << in << "/* loop n" << n << ": " << node.count << " iterations";
   if (c >= 0) body_ << " in the application, cut to " << iters << " (cut loop " << c << ")";
   body_ << " */\n";
-  std::string comp = made_once(n, compute(n, w, ranks_in(n), loop_var, first, divisor(n)), in);
+  std::string comp = node_computation(n, w, ranks_in(n), loop_var, first, in);
   if (!comp.empty()) body_ << in << comp << "\n";
   if (counted_.count(n)) body_ << in << "n" << n << "_i += " << exact(stride) << ";\n";
   if (c >= 0) body_ << in << "skel_loop_begin(" << loop_id(c) << ");\n";
@@ -1622,11 +1629,10 @@ void Emitter::summarise(const NodeTimes& times) {
   out_.top_nodes = p_.top.size();
   for (size_t i = 0; i < p_.top.size(); ++i) out_.top_left_out += plan_.leaves_out(i) ? 1 : 0;
   out_.standing_runs = plan_.kept_runs.size();
-  for (uint32_t n : plan_.shortened) {
-    double most = 0;
-    for (uint32_t r = 0; r < P_; ++r) most = std::max(most, gap_wall_ns(p_.nodes[n], r));
-    const std::string call = p_.nodes[n].is_loop() ? "a loop" : func_name(func(n));
-    out_.shortened.push_back({n, call, most * 1e-9, times.program > 0 ? most / times.program : 0});
+  for (const Plan::Shortened& sh : plan_.shortened) {
+    const std::string call = p_.nodes[sh.node].is_loop() ? "a loop" : func_name(func(sh.node));
+    out_.shortened.push_back(
+        {sh.node, call, sh.longest_ns * 1e-9, times.program > 0 ? sh.longest_ns / times.program : 0});
   }
 }
 

@@ -29,9 +29,15 @@ bool edge_call(uint32_t f) { return f == kFunc_MPI_Init || f == kFunc_MPI_Init_t
 
 // ------------------------------------------------------------------ timing
 
+namespace {
+
+// Rank r's mean wall-clock gap before a node, in ns (its computation, the
+// time it waited for a core where ranks share one, and the time it slept).
 double gap_wall_ns(const FoldedNode& node, uint32_t r) {
   return r < node.gap.size() && node.gap[r].n > 0 ? std::max(0.0, node.gap[r].mean) : 0;
 }
+
+}  // namespace
 
 double NodeTimes::share(uint32_t node) const {
   double most = 0;
@@ -624,13 +630,12 @@ std::vector<double> planned_rank_times(const FoldedProgram& p, const NodeTimes& 
   // A shortened computation takes (1 - 1/K) of its gap off each rank, and as
   // much off the wait of a rank that came to the call before the slowest
   // (the ranks arrive 1/K as far apart).
-  for (uint32_t n : plan.shortened) {
-    const FoldedNode& node = p.nodes[n];
-    double latest = 0;
-    for (uint32_t r = 0; r < kept.size(); ++r) latest = std::max(latest, gap_wall_ns(node, r));
+  for (const Plan::Shortened& sh : plan.shortened) {
+    const FoldedNode& node = p.nodes[sh.node];
     for (uint32_t r = 0; r < kept.size(); ++r) {
       const double gap = gap_wall_ns(node, r);
-      const double waited = r < node.dur.size() && node.dur[r].n > 0 ? std::min(node.dur[r].mean, latest - gap) : 0;
+      const double waited =
+          r < node.dur.size() && node.dur[r].n > 0 ? std::min(node.dur[r].mean, sh.longest_ns - gap) : 0;
       kept[r] -= (gap + std::max(0.0, waited)) * (1.0 - 1.0 / plan.shortened_by);
     }
   }
@@ -860,7 +865,7 @@ void shorten_long_gaps(const FoldedProgram& p, const NodeTimes& t, const Generat
     if (f == kFunc_MPI_Init || f == kFunc_MPI_Init_thread) continue;
     double most = 0;
     for (uint32_t r = 0; r < p.symbols.world_size; ++r) most = std::max(most, gap_wall_ns(node, r));
-    if (most >= kShortenShare * t.program && most >= K * kMinShortenedNs) plan.shortened.push_back(n);
+    if (most >= kShortenShare * t.program && most >= K * kMinShortenedNs) plan.shortened.push_back({n, most});
   }
 }
 

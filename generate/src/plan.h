@@ -39,9 +39,6 @@ NodeTimes measure_times(const FoldedProgram& p);
 // wall-clock gap, less the tracer's own fixed cost in every gap (the trace
 // header's gap floor on that clock), which the application did not spend.
 double computation_ns(const FoldedProgram& p, const FoldedNode& node, uint32_t r);
-// Rank r's mean wall-clock gap before a node, in ns (its computation, the
-// time it waited for a core where ranks share one, and the time it slept).
-double gap_wall_ns(const FoldedNode& node, uint32_t r);
 
 struct Plan {
   std::vector<CutLoop> cuts;   // the loops that run fewer iterations, in the order chosen
@@ -86,8 +83,12 @@ struct Plan {
   // Long computations of the top level, made once (a program's set-up
   // before its first exchange, its report before MPI_Finalize): each runs
   // 1/K of its work, timed, and stands for K times that (shorten_long_gaps).
-  std::vector<uint32_t> shortened;  // top-level event nodes, in program order
-  double shortened_by = 1;          // K
+  struct Shortened {
+    uint32_t node = 0;       // a top-level node (a call, or a loop: the computation before its first iteration)
+    double longest_ns = 0;   // its gap on the rank where it was longest (wall clock)
+  };
+  std::vector<Shortened> shortened;  // in program order
+  double shortened_by = 1;           // K
   // The timers of the skeleton's runtime (skel_loop_factor ...): the cut
   // loops, then the kept runs, then the shortened computations.
   size_t timers() const { return cuts.size() + kept_runs.size() + shortened.size(); }

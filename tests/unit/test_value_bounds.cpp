@@ -73,6 +73,30 @@ std::string read_error(const std::string& path, T (*reader)(const std::string&))
   return "";
 }
 
+// A hostile change to a valid file's content, and what the refusal must say.
+template <typename T>
+struct Hurt {
+  std::function<void(T&)> hurt;
+  std::string says;
+};
+
+// Each case applied to a copy of `good`, written to DIR/badK.EXT and read
+// back: refused with "PATH: corrupt WHAT (" and the case's words.
+template <typename T>
+void expect_each_refused(const T& good, const std::vector<Hurt<T>>& cases, const std::string& dir, const char* ext,
+                         void (*write)(const std::string&, const T&), T (*read)(const std::string&),
+                         const std::string& what_file) {
+  for (size_t k = 0; k < cases.size(); ++k) {
+    T bad = good;
+    cases[k].hurt(bad);
+    std::string path = dir + "/bad" + std::to_string(k) + ext;
+    write(path, bad);
+    std::string what = read_error(path, read);
+    EXPECT_NE(what.find(path + ": corrupt " + what_file + " ("), std::string::npos) << what;
+    EXPECT_NE(what.find(cases[k].says), std::string::npos) << "expected: " << cases[k].says << "\ngot: " << what;
+  }
+}
+
 MergedTrace merged_ring() {
   std::string dir = temp_dir("bounds-ok");
   write_synthetic(dir, 2, [](uint32_t r) { return ring(r); });
@@ -144,11 +168,7 @@ TEST(ValueBounds, HostileMergedTracesAreRefusedNamingTheValue) {
   while (good.identities[good.events[send].identity].func != kFunc_MPI_Send) ++send;
   size_t bcast = 0;
   while (good.identities[good.events[bcast].identity].func != kFunc_MPI_Bcast) ++bcast;
-  struct Case {
-    std::function<void(MergedTrace&)> hurt;
-    std::string says;
-  };
-  const std::vector<Case> cases = {
+  const std::vector<Hurt<MergedTrace>> cases = {
       {[](MergedTrace& m) { m.ranks[1].kernel_units_per_s = INFINITY; }, "rank 1's kernel rate inf is out of range"},
       {[&](MergedTrace& m) { m.events[send].params[size_t(Param::peer)] = {ParamKind::kConst, 9, 0}; },
        "(MPI_Send): peer 9 is out of range"},
@@ -166,15 +186,7 @@ TEST(ValueBounds, HostileMergedTracesAreRefusedNamingTheValue) {
       {[](MergedTrace& m) { m.ranks[0].durations[1] = -5; }, "rank 0's call time -5 ns at its event 1 is out of range"},
       {[](MergedTrace& m) { m.ranks[0].gaps[2] = int64_t{1} << 60; }, "rank 0's gap"},
   };
-  for (size_t k = 0; k < cases.size(); ++k) {
-    MergedTrace m = good;
-    cases[k].hurt(m);
-    std::string path = dir + "/bad" + std::to_string(k) + ".skm";
-    write_merged(path, m);
-    std::string what = read_error(path, read_merged);
-    EXPECT_NE(what.find(path + ": corrupt merged trace ("), std::string::npos) << what;
-    EXPECT_NE(what.find(cases[k].says), std::string::npos) << "expected: " << cases[k].says << "\ngot: " << what;
-  }
+  expect_each_refused(good, cases, dir, ".skm", write_merged, read_merged, "merged trace");
 }
 
 TEST(ValueBounds, HostileFoldedProgramsAreRefusedNamingTheValue) {
@@ -187,11 +199,7 @@ TEST(ValueBounds, HostileFoldedProgramsAreRefusedNamingTheValue) {
   event = good.nodes[loop].body[0];  // a call the loop makes more than once
   ASSERT_FALSE(good.nodes[event].is_loop());
   ASSERT_GT(good.nodes[loop].count, 1u) << good.to_string();
-  struct Case {
-    std::function<void(FoldedProgram&)> hurt;
-    std::string says;
-  };
-  const std::vector<Case> cases = {
+  const std::vector<Hurt<FoldedProgram>> cases = {
       {[&](FoldedProgram& p) { p.nodes[loop].count = UINT64_MAX; },
        "its loops stand for more calls than the"},
       {[&](FoldedProgram& p) { p.nodes[loop].count += 1000; }, "its loops stand for more calls than the"},
@@ -210,13 +218,5 @@ TEST(ValueBounds, HostileFoldedProgramsAreRefusedNamingTheValue) {
        "the rule of count (100 + -1e+06*i) is out of range"},
       {[](FoldedProgram& p) { p.symbols.ranks[0].kernel_units_per_s = -3; }, "symbols: rank 0's kernel rate -3"},
   };
-  for (size_t k = 0; k < cases.size(); ++k) {
-    FoldedProgram p = good;
-    cases[k].hurt(p);
-    std::string path = dir + "/bad" + std::to_string(k) + ".skf";
-    write_folded(path, p);
-    std::string what = read_error(path, read_folded);
-    EXPECT_NE(what.find(path + ": corrupt folded program ("), std::string::npos) << what;
-    EXPECT_NE(what.find(cases[k].says), std::string::npos) << "expected: " << cases[k].says << "\ngot: " << what;
-  }
+  expect_each_refused(good, cases, dir, ".skf", write_folded, read_folded, "folded program");
 }
