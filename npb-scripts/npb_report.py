@@ -157,9 +157,15 @@ def merge_order_sentence(rows, meta):
         return " Merged by alignment (`skelgen merge --order align`)."
     if asked == "walk":
         return " Merged by the look-ahead walk (`skelgen merge --order walk`)." if "merge_order" in meta else ""
-    aligned = [r["benchmark"] for r in rows if r.get("status") == "ok" and r.get("merge_order") == "align"]
-    return (" Merged by the look-ahead walk or by alignment, whichever folds shorter (`skelgen merge --order auto`): "
-            + (f"by alignment {', '.join(aligned)}, the others by the walk." if aligned else "all by the walk."))
+    if asked == "nth":
+        return " Merged by each call's count (`skelgen merge --order nth`)."
+    by = {how: [r["benchmark"] for r in rows if r.get("status") == "ok" and r.get("merge_order") == how]
+          for how in ("align", "nth")}
+    chosen = [f"by {name} {', '.join(by[how])}" for how, name in (("align", "alignment"), ("nth", "each call's count"))
+              if by[how]]
+    return (" Merged by the look-ahead walk, by alignment or by each call's count, whichever folds shorter "
+            "(`skelgen merge --order auto`): "
+            + (f"{'; '.join(chosen)}, the others by the walk." if chosen else "all by the walk."))
 
 
 def report_md(rows, meta):

@@ -113,7 +113,7 @@ void setup_generate(CLI::App& app, GenerateOptions& opt) {
                "When folding here (INPUT a trace or merged trace): as skelgen compress --join-call-sites");
   auto* order = app.add_option("--merge-order", opt.merge_order,
                                "When merging here (INPUT a trace directory): as skelgen merge --order")
-                    ->check(CLI::IsMember({"auto", "walk", "align"}))
+                    ->check(CLI::IsMember({"auto", "walk", "align", "nth"}))
                     ->capture_default_str();
   app.add_flag_callback("--align", [&opt] { opt.merge_order = "align"; }, "The same as --merge-order align")
       ->excludes(order);

@@ -38,9 +38,12 @@ void setup_merge(CLI::App& app, MergeOptions& opt) {
                      "         wherever they fall in time, and the runs around them line up (NPB MG at 16 ranks,\n"
                      "         whose rank halves make different numbers of exchanges). Where the ranks are too\n"
                      "         unlike to align in reasonable time, the walk, with a note\n"
-                     "  auto:  both; where they differ, the one whose fold (per call site) is shorter, the walk's\n"
-                     "         on a tie (docs/merge.md)")
-          ->check(CLI::IsMember({"auto", "walk", "align"}))
+                     "  nth:   by each call's count: a rank's n-th call of a kind (call site, tag, and for a wait the\n"
+                     "         call that made its request) is one event with the other ranks' n-th, however far\n"
+                     "         apart in time (a pipeline's planes, NPB LU on 8 or more ranks); no timing in it\n"
+                     "  auto:  all three; where they differ, the one whose fold (per call site) is shortest, the\n"
+                     "         first of walk, align, nth on a tie (docs/merge.md)")
+          ->check(CLI::IsMember({"auto", "walk", "align", "nth"}))
           ->capture_default_str();
   app.add_flag_callback("--align", [&opt] { opt.order = "align"; }, "The same as --order align")->excludes(order);
   app.add_option("--align-work", opt.align_work,
@@ -191,9 +194,11 @@ int run_merge(const MergeOptions& opt) {
                         {"order", skt::merge::order_name(ordered.used)},
                         {"walk_events", or_null(ordered.walk_events)},
                         {"align_events", or_null(ordered.align_events)},
+                        {"nth_events", or_null(ordered.nth_events)},
                         {"align_gave_up", ordered.align_gave_up},
                         {"walk_folded_length", or_null(ordered.walk_judged)},
                         {"align_folded_length", or_null(ordered.align_judged)},
+                        {"nth_folded_length", or_null(ordered.nth_judged)},
                         {"params_described", described},
                         {"params_by_table", tables},
                         {"read_s", secs(t0, t1)},

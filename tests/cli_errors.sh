@@ -97,9 +97,9 @@ fi
 if [ -n "${TRACE_DIR:-}" ]; then
   expect_error "cannot create" "$skelgen" merge "$TRACE_DIR" -o /proc/no-such-dir/x.skm
   # the merge order: a name it does not know, and --align beside another --order
-  expect_error "greedy not in {auto,walk,align}" "$skelgen" merge "$TRACE_DIR" --order greedy -o "$work/x.skm"
+  expect_error "greedy not in {auto,walk,align,nth}" "$skelgen" merge "$TRACE_DIR" --order greedy -o "$work/x.skm"
   expect_error "excludes" "$skelgen" merge "$TRACE_DIR" --align --order walk -o "$work/x.skm"
-  expect_error "greedy not in {auto,walk,align}" "$skelgen" generate "$TRACE_DIR" --merge-order greedy -o "$work/x.c"
+  expect_error "greedy not in {auto,walk,align,nth}" "$skelgen" generate "$TRACE_DIR" --merge-order greedy -o "$work/x.c"
 fi
 # a program built with one MPI, launched with the other's launcher
 if [ -n "${MPICH_APP:-}" ] && command -v mpirun.openmpi > /dev/null; then

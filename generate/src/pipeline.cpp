@@ -51,7 +51,7 @@ FoldedProgram fold(const MergedTrace& m, const InputOptions& opt) {
 // judged and kept (not with --join-call-sites), no rank ending early (a
 // partial trace is cut first). Then it is not folded a third time.
 bool judged_fold_is_final(const MergedTrace& m, const std::vector<FoldedProgram>& judged) {
-  if (judged.size() != 2 || !m.threads.empty()) return false;
+  if (judged.size() < 2 || !m.threads.empty()) return false;
   for (const MergedRank& r : m.ranks)
     if (r.end != TraceEnd::kFinalized) return false;
   return true;
@@ -94,7 +94,7 @@ FoldedProgram load_program(const std::string& input, const InputOptions& opt) {
     mo.allow_partial = opt.allow_partial;
     mo.coalesce_completions = opt.coalesce_completions;
     mo.progress = opt.say;
-    // The judge's folds (the walk's order, the alignment's), kept only where one can be the
+    // The judge's folds (one per order it judged), kept only where one can be the
     // program: folded per call site, as the judge folds; otherwise not held in memory.
     std::vector<FoldedProgram> judged;
     set_merge_order(mo, opt.merge_order, opt.join_callsites ? nullptr : &judged);  // after the progress
@@ -103,9 +103,9 @@ FoldedProgram load_program(const std::string& input, const InputOptions& opt) {
     merge::Ordered ordered;
     MergedTrace m = merge::merge(loaded, mo, &ordered);
     say(opt, "merged " + merge::describe(ordered, kMergeScore));
-    if (judged_fold_is_final(m, judged)) {
+    if (ordered.judged_index >= 0 && judged_fold_is_final(m, judged)) {
       say(opt, "folded " + std::to_string(m.events.size()) + " merged events (while choosing the order)");
-      return std::move(judged[ordered.used == merge::Order::kAlign ? 1 : 0]);
+      return std::move(judged[static_cast<size_t>(ordered.judged_index)]);
     }
     return program_from_merged(std::move(m), opt);
   }

@@ -87,33 +87,65 @@ const char* order_name(Order o) {
     case Order::kAuto: return "auto";
     case Order::kWalk: return "walk";
     case Order::kAlign: return "align";
+    case Order::kNth: return "nth";
   }
   return "?";
 }
 
 Order order_from_name(const std::string& name) {
-  for (Order o : {Order::kAuto, Order::kWalk, Order::kAlign})
+  for (Order o : {Order::kAuto, Order::kWalk, Order::kAlign, Order::kNth})
     if (name == order_name(o)) return o;
-  throw std::invalid_argument("unknown merge order '" + name + "' (auto, walk or align)");
+  throw std::invalid_argument("unknown merge order '" + name + "' (auto, walk, align or nth)");
 }
 
+namespace {
+
+// What describe() says of each order it tried.
+struct OrderFigures {
+  Order order;
+  const char* owner;  // "the walk's"
+  size_t events, collectives;
+  uint64_t judged;
+};
+
+// "the walk's 12 and the alignment's 14": the figure `of` of the orders other than `used` that `has`.
+template <typename Of>
+std::string others(const std::vector<OrderFigures>& figs, Order used, Of of) {
+  std::string text;
+  for (const OrderFigures& f : figs) {
+    if (f.order == used || !of(f)) continue;
+    text += std::string(text.empty() ? "" : " and ") + f.owner + " " + std::to_string(of(f));
+  }
+  return text;
+}
+
+}  // namespace
+
 std::string describe(const Ordered& o, const std::string& score) {
-  std::string how = o.used == Order::kAlign ? "by alignment" : "by the look-ahead walk";
-  if (o.used == Order::kWalk && o.align_gave_up)
-    return how + " (the ranks are too unlike to align within the work bound)";
-  if (o.walk_collectives != o.align_collectives) {
-    const bool a = o.used == Order::kAlign;
-    return how + " (" + std::to_string(a ? o.align_collectives : o.walk_collectives) +
-           " events of collectives against the " + (a ? "walk's " : "alignment's ") +
-           std::to_string(a ? o.walk_collectives : o.align_collectives) + ", which splits them among fewer members)";
+  const std::vector<OrderFigures> figs = {
+      {Order::kWalk, "the walk's", o.walk_events, o.walk_collectives, o.walk_judged},
+      {Order::kAlign, "the alignment's", o.align_events, o.align_collectives, o.align_judged},
+      {Order::kNth, "the count order's", o.nth_events, o.nth_collectives, o.nth_judged}};
+  const OrderFigures& used = figs[o.used == Order::kAlign ? 1 : o.used == Order::kNth ? 2 : 0];
+  std::vector<std::string> notes;
+  const std::string more_collectives =
+      others(figs, o.used, [&](const OrderFigures& f) { return f.collectives > used.collectives ? f.collectives : 0; });
+  if (!more_collectives.empty())
+    notes.push_back(std::to_string(used.collectives) + " events of collectives against " + more_collectives +
+                    ", which split them among fewer members");
+  const std::string judged = others(figs, o.used, [](const OrderFigures& f) { return f.judged; });
+  if (used.judged && !judged.empty()) notes.push_back(score + " " + std::to_string(used.judged) + " against " + judged);
+  if (o.used != Order::kAlign && o.align_gave_up) notes.push_back("the ranks are too unlike to align within the work bound");
+  if (notes.empty()) {
+    std::string same;
+    int n_same = 0;
+    for (const OrderFigures& f : figs)
+      if (f.order != o.used && f.events) same += std::string(n_same++ ? " and " : "") + f.owner;
+    if (n_same) notes.push_back(same + (n_same > 1 ? " orders are the same" : " order is the same"));
   }
-  if (o.walk_judged || o.align_judged) {
-    const bool a = o.used == Order::kAlign;
-    return how + " (" + score + " " + std::to_string(a ? o.align_judged : o.walk_judged) + " against the " +
-           (a ? "walk's " : "alignment's ") + std::to_string(a ? o.walk_judged : o.align_judged) + ")";
-  }
-  if (o.walk_events && o.align_events) return how + " (the alignment's order is the same)";
-  return how;
+  std::string how = o.used == Order::kAlign ? "by alignment" : o.used == Order::kNth ? "by each call's count" : "by the look-ahead walk";
+  for (size_t i = 0; i < notes.size(); ++i) how += (i ? "; " : " (") + notes[i];
+  return notes.empty() ? how : how + ")";
 }
 
 namespace {
@@ -489,47 +521,85 @@ size_t collective_events(const Loaded& in, const std::vector<Column>& order) {
   return n;
 }
 
+// One order of the calls that auto weighs: its columns, and where its figures go in Ordered.
+struct Candidate {
+  Order order;
+  const std::vector<Column>* cols;
+  size_t* collectives;
+  uint64_t* judged;
+};
+
+// Order::kAuto: of the distinct orders (walk, align, nth), those splitting fewest collectives, and of
+// those the one the judge scores lowest (the first on a tie). Sets how.used and the figures.
+MergedTrace choose(const Loaded& in, const Options& opt, const std::vector<Candidate>& all, Ordered& how) {
+  std::vector<Candidate> distinct;
+  for (const Candidate& c : all) {
+    if (c.cols->empty() && c.order != Order::kWalk) continue;  // gave up
+    bool seen = false;
+    for (const Candidate& d : distinct) seen = seen || *d.cols == *c.cols;
+    if (!seen) distinct.push_back(c);
+  }
+  if (distinct.size() > 1) {
+    size_t fewest = SIZE_MAX;
+    for (const Candidate& c : distinct) fewest = std::min(fewest, *c.collectives = collective_events(in, *c.cols));
+    distinct.erase(std::remove_if(distinct.begin(), distinct.end(),
+                                  [&](const Candidate& c) { return *c.collectives > fewest; }),
+                   distinct.end());
+  }
+  if (distinct.size() == 1) {
+    how.used = distinct.front().order;
+    return build(in, *distinct.front().cols, opt);
+  }
+  if (opt.progress) opt.progress("judging the merge orders");
+  MergedTrace best;
+  uint64_t best_score = 0;
+  for (size_t i = 0; i < distinct.size(); ++i) {
+    MergedTrace m = build(in, *distinct[i].cols, opt);
+    const uint64_t score = *distinct[i].judged = opt.judge(m);
+    if (i == 0 || score < best_score) {
+      best = std::move(m), best_score = score;
+      how.used = distinct[i].order;
+      how.judged_index = static_cast<int>(i);
+    }
+  }
+  return best;
+}
+
 MergedTrace merge_stream(const Loaded& in, const Options& opt, Ordered* ordered) {
   if (opt.order == Order::kAuto && !opt.judge) throw std::logic_error("merge: Order::kAuto needs Options::judge");
   Ordered how;
-  std::vector<Column> aligned, walked;
+  std::vector<Column> aligned, counted, walked;
   size_t total = 0;
   for (const auto& rd : in.ranks) total += rd.events.size();
-  if (opt.order != Order::kWalk && total > 0) {
-    aligned = align_ranks(in, opt.order == Order::kAuto ? opt.auto_align_work : opt.align_work);
+  const bool automatic = opt.order == Order::kAuto;
+  if ((opt.order == Order::kAlign || automatic) && total > 0) {
+    aligned = align_ranks(in, automatic ? opt.auto_align_work : opt.align_work);
     how.align_gave_up = aligned.empty();
     how.align_events = aligned.size();
     if (how.align_gave_up && opt.order == Order::kAlign && opt.progress)
       opt.progress("note: the ranks' sequences are too unlike to align within the work bound; merged by the "
                    "look-ahead walk");
   }
-  if (opt.order == Order::kWalk || opt.order == Order::kAuto || how.align_gave_up) {
+  if ((opt.order == Order::kNth || automatic) && total > 0) {
+    counted = nth_ranks(in);
+    how.nth_events = counted.size();
+  }
+  const bool walk = opt.order == Order::kWalk || automatic || (opt.order == Order::kAlign && aligned.empty()) ||
+                    (opt.order == Order::kNth && total == 0);
+  if (walk) {
     walked = walk_ranks(in, opt.lookahead);
     how.walk_events = walked.size();
   }
-  if (opt.order == Order::kAuto && !aligned.empty()) {
-    how.walk_collectives = collective_events(in, walked);
-    how.align_collectives = collective_events(in, aligned);
-  }
   MergedTrace m;
-  if (aligned.empty() || (opt.order == Order::kAuto && aligned == walked)) {
-    how.used = Order::kWalk;
-    m = build(in, walked, opt);
-  } else if (opt.order == Order::kAlign) {
-    how.used = Order::kAlign;
-    m = build(in, aligned, opt);
-  } else if (how.walk_collectives != how.align_collectives) {
-    // auto, one order splits more collectives in events of fewer members: the other (no judging)
-    how.used = how.walk_collectives < how.align_collectives ? Order::kWalk : Order::kAlign;
-    m = build(in, how.used == Order::kWalk ? walked : aligned, opt);
-  } else {  // auto, two different orders: the one the judge scores lower, the walk's on a tie
-    if (opt.progress) opt.progress("judging the walk's merge and the alignment's");
-    m = build(in, walked, opt);
-    how.walk_judged = opt.judge(m);
-    MergedTrace by_alignment = build(in, aligned, opt);
-    how.align_judged = opt.judge(by_alignment);
-    how.used = how.align_judged < how.walk_judged ? Order::kAlign : Order::kWalk;
-    if (how.used == Order::kAlign) m = std::move(by_alignment);
+  if (automatic) {
+    m = choose(in, opt,
+               {{Order::kWalk, &walked, &how.walk_collectives, &how.walk_judged},
+                {Order::kAlign, &aligned, &how.align_collectives, &how.align_judged},
+                {Order::kNth, &counted, &how.nth_collectives, &how.nth_judged}},
+               how);
+  } else {
+    how.used = walk ? Order::kWalk : opt.order;
+    m = build(in, walk ? walked : opt.order == Order::kAlign ? aligned : counted, opt);
   }
   if (ordered) *ordered = how;
   return m;

@@ -73,12 +73,13 @@ check(float(cg["fold_s"]) >= 0 and float(cg["merge_s"]) >= 0, "CG times")
 import json
 check("--order auto" in open(f"{out}/work/cg/merge.cmd").read(), "CG: merged without --order auto")
 merge_json = json.loads(open(f"{out}/work/cg/merge.out").read().strip().splitlines()[-1])
-check(cg["merge_order"] == merge_json["order"] and merge_json["order"] in ("walk", "align"),
+check(cg["merge_order"] == merge_json["order"] and merge_json["order"] in ("walk", "align", "nth"),
       f"CG merge_order '{cg['merge_order']}', merge said '{merge_json['order']}'")
 report_text = open(f"{out}/report.md").read()
-check("whichever folds shorter (`skelgen merge --order auto`): "
-      + ("by alignment CG, the others by the walk." if cg["merge_order"] == "align" else "all by the walk.")
-      in report_text, "report: the merge order sentence")
+names = {"align": "by alignment CG, the others by the walk.", "nth": "by each call's count CG, the others by the walk.",
+         "walk": "all by the walk."}
+check("whichever folds shorter (`skelgen merge --order auto`): " + names[cg["merge_order"]] in report_text,
+      "report: the merge order sentence")
 # the joined length is what skelgen compress --join-call-sites makes of the same merged trace
 import json, subprocess
 j = subprocess.run([f"{sys.argv[2]}/bin/skelgen", "compress", f"{out}/work/cg/merged.skm", "-o", f"{out}/j.skf",

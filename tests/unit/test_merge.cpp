@@ -6,6 +6,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <utility>
 
 #include "skel/codec.h"
 #include "skel/compress.h"
@@ -554,9 +555,11 @@ TEST(Merge, AutoOrderIsTheAlignmentWhereItsFoldIsShorter) {
   ASSERT_LT(automatic.ordered.align_judged, automatic.ordered.walk_judged);
   EXPECT_EQ(automatic.ordered.used, merge::Order::kAlign);
   EXPECT_EQ(events_of(automatic.merged), events_of(aligned.merged));
+  // (the count order's is the walk's here: not judged again)
+  EXPECT_EQ(automatic.ordered.nth_judged, 0u);
   EXPECT_EQ(merge::describe(automatic.ordered, "folded length"),
-            "by alignment (folded length " + std::to_string(automatic.ordered.align_judged) +
-                " against the walk's " + std::to_string(automatic.ordered.walk_judged) + ")");
+            "by alignment (folded length " + std::to_string(automatic.ordered.align_judged) + " against the walk's " +
+                std::to_string(automatic.ordered.walk_judged) + ")");
   // each forced order tries only itself, and judges nothing
   EXPECT_EQ(aligned.ordered.walk_events, 0u);
   EXPECT_EQ(walked.ordered.align_events, 0u);
@@ -684,7 +687,9 @@ TEST(Merge, AutoOrderJudgesNothingWhereTheOrdersAgree) {
   EXPECT_EQ(judged, 0);
   EXPECT_EQ(same.ordered.used, merge::Order::kWalk);
   EXPECT_EQ(same.ordered.walk_events, same.ordered.align_events);
-  EXPECT_EQ(merge::describe(same.ordered), "by the look-ahead walk (the alignment's order is the same)");
+  EXPECT_EQ(same.ordered.walk_events, same.ordered.nth_events);
+  EXPECT_EQ(merge::describe(same.ordered),
+            "by the look-ahead walk (the alignment's and the count order's orders are the same)");
 }
 
 TEST(Merge, AutoOrderIsTheWalkWhereTheAlignmentGivesUp) {
@@ -724,8 +729,140 @@ TEST(Merge, AutoOrderWithoutAJudgeIsAnError) {
   EXPECT_THROW(merge::merge(loaded, opt), std::logic_error);
 }
 
+// NPB LU's wavefront on a px x py grid of ranks, not periodic: per plane, receive from north and west,
+// send south and east, only where the neighbour is; rank (x, y) starts plane k at time (x + y + k) (a
+// pipeline as deep as it is long: the planes of the ranks far down the diagonal come when the first ranks
+// are planes ahead). Each call its own call site and tag. With `halo`, each sweep starts with LU's
+// exchange_3 (a receive posted from each side where there is one, a send to the other, a wait).
+std::vector<Syn> wavefront(uint32_t r, uint32_t px, uint32_t py, int sweeps, int planes, bool halo = false) {
+  const int64_t x = r % px, y = r / px, p = static_cast<int64_t>(r);
+  const int64_t north = y > 0 ? p - px : -1, west = x > 0 ? p - 1 : -1;
+  const int64_t south = y + 1 < static_cast<int64_t>(py) ? p + px : -1, east = x + 1 < static_cast<int64_t>(px) ? p + 1 : -1;
+  std::vector<Syn> v{simple(kFunc_MPI_Init, 0)};
+  v.back().gap = (x + y) * 1000000;  // the pipeline's fill
+  int64_t work = 0;  // before the plane's first call
+  auto add = [&](Syn s, int64_t peer, int64_t tag) {
+    if (peer < 0) return;
+    s.tag = tag;
+    s.gap = std::exchange(work, 0) + 1000;
+    v.push_back(s);
+  };
+  int64_t next_request = 1;
+  // LU's exchange_3: from one side and to the other, where they are: Irecv, Send, Wait (one call site each)
+  auto exchange = [&](int64_t from, int64_t to, int64_t tag) {
+    const int64_t req = next_request++;
+    if (from >= 0) {
+      Syn irecv = recv(20, from);
+      irecv.func = kFunc_MPI_Irecv;
+      irecv.reqs = {req};
+      add(irecv, from, tag);
+    }
+    add(send(21, to), to, tag);
+    if (from >= 0) {
+      Syn wait = simple(kFunc_MPI_Wait, 22);
+      wait.reqs = {req};
+      v.push_back(wait);
+    }
+  };
+  for (int s = 0; s < sweeps; ++s) {
+    if (halo) {
+      work = 1000000;
+      exchange(north, south, 3);
+      exchange(south, north, 4);
+      exchange(west, east, 5);
+      exchange(east, west, 6);
+    }
+    for (int k = 0; k < planes; ++k) {
+      work = 1000000;  // a plane's work
+      add(recv(10, north), north, 1);
+      add(recv(11, west), west, 2);
+      add(send(12, south), south, 1);
+      add(send(13, east), east, 2);
+    }
+    v.push_back(simple(kFunc_MPI_Allreduce, 14));
+  }
+  v.push_back(simple(kFunc_MPI_Finalize, 1));
+  return v;
+}
+
+// The merged events as (identity, ranks) from `from` on, `len` at a time: equal blocks are a loop.
+bool repeats_every(const MergedTrace& m, size_t from, size_t len, size_t times) {
+  if (m.events.size() < from + len * times) return false;
+  for (size_t t = 1; t < times; ++t)
+    for (size_t i = 0; i < len; ++i)
+      if (m.events[from + i].identity != m.events[from + t * len + i].identity ||
+          m.events[from + i].ranks != m.events[from + t * len + i].ranks)
+        return false;
+  return true;
+}
+
+TEST(Merge, CountOrderMergesAPipelinesPlanesWhole) {
+  // 4 x 3 ranks: each plane is four events, each of every rank making that call (receives from the north
+  // and sends to the south: 8 ranks; from the west and to the east: 9), in every plane of every sweep alike
+  const uint32_t px = 4, py = 3;
+  const int sweeps = 3, planes = 5;
+  auto program = [&](uint32_t r) { return wavefront(r, px, py, sweeps, planes); };
+  Result res = run(px * py, program, 64, merge::Order::kNth);
+  const MergedTrace& m = res.merged;
+  ASSERT_EQ(m.events.size(), 1 + sweeps * (planes * 4 + 1) + 1u);
+  for (int s = 0; s < sweeps; ++s) {
+    const size_t at = 1 + s * (planes * 4 + 1);
+    EXPECT_TRUE(repeats_every(m, at, 4, planes)) << "sweep " << s;
+    std::multiset<size_t> members;  // (a step's receives come in the order normalize() gives them)
+    for (size_t i = 0; i < 4; ++i) members.insert(m.events[at + i].ranks.size());
+    EXPECT_EQ(members, (std::multiset<size_t>{px * (py - 1), px * (py - 1), (px - 1) * py, (px - 1) * py}));
+    EXPECT_EQ(m.events[at + planes * 4].ranks, all(px * py)) << "the sweep's MPI_Allreduce";
+  }
+  // it folds to the program's own loops: (4)^planes, then the reduction, the sweeps a loop of them
+  EXPECT_EQ(folded_length(m), 1 + 4 + 1 + 1u);
+}
+
+TEST(Merge, CountOrderFoldsAPipelineWithExchangesShorterThanTheOtherOrders) {
+  // Each sweep starts with LU's exchange_3, where a rank with no neighbour on one side posts its receive
+  // from the other side ahead of its send (normalize()), unlike the others: the walk and the alignment
+  // pair the ranks' calls differently from sweep to sweep; by their counts, every sweep is merged alike
+  // and its planes are one loop.
+  const uint32_t px = 4, py = 4;
+  const int sweeps = 4, planes = 6;
+  auto program = [&](uint32_t r) { return wavefront(r, px, py, sweeps, planes, true); };
+  Result res = run(px * py, program, 64, merge::Order::kNth);
+  const MergedTrace& m = res.merged;
+  ASSERT_EQ((m.events.size() - 2) % sweeps, 0u);
+  const size_t sweep = (m.events.size() - 2) / sweeps;
+  EXPECT_TRUE(repeats_every(m, 1, sweep, sweeps));
+  const uint64_t folded = folded_length(m);
+  EXPECT_LE(folded, 2 + sweep - 4 * (planes - 1)) << "the planes are one loop inside the sweeps' loop";
+  const uint64_t walked = folded_length(run(px * py, program, 64, merge::Order::kWalk).merged);
+  const uint64_t aligned = folded_length(run(px * py, program, 64, merge::Order::kAlign).merged);
+  EXPECT_LT(folded, std::min(walked, aligned));
+  // and auto takes it
+  Result automatic = run(px * py, program, 64, merge::Order::kAuto, kDefaultWork, folded_length);
+  EXPECT_EQ(automatic.ordered.used, merge::Order::kNth);
+  EXPECT_EQ(events_of(automatic.merged), events_of(m));
+}
+
+TEST(Merge, CountOrderSplitsAnEventWhereTheRanksOrdersConflict) {
+  // ranks 0 and 2 make A then B, rank 1 B then A: no order keeps A and B whole; A goes first with the two
+  // ranks at it, B whole, then rank 1's A
+  auto program = [](uint32_t r) {
+    Syn a = simple(kFunc_MPI_Barrier, 5), b = simple(kFunc_MPI_Barrier, 6);
+    std::vector<Syn> v{simple(kFunc_MPI_Init, 0)};
+    if (r == 1) v.insert(v.end(), {b, a});
+    else v.insert(v.end(), {a, b});
+    v.push_back(simple(kFunc_MPI_Finalize, 1));
+    return v;
+  };
+  Result res = run(3, program, 64, merge::Order::kNth);
+  const MergedTrace& m = res.merged;
+  ASSERT_EQ(m.events.size(), 5u);
+  EXPECT_EQ(m.identities[m.events[1].identity].callsite, m.identities[m.events[3].identity].callsite);
+  EXPECT_EQ(m.events[1].ranks, (std::vector<uint32_t>{0, 2}));
+  EXPECT_EQ(m.events[2].ranks, all(3));
+  EXPECT_EQ(m.events[3].ranks, (std::vector<uint32_t>{1}));
+}
+
 TEST(Merge, OrderNamesRoundTrip) {
-  for (merge::Order o : {merge::Order::kAuto, merge::Order::kWalk, merge::Order::kAlign})
+  for (merge::Order o : {merge::Order::kAuto, merge::Order::kWalk, merge::Order::kAlign, merge::Order::kNth})
     EXPECT_EQ(merge::order_from_name(merge::order_name(o)), o);
   EXPECT_THROW(merge::order_from_name("greedy"), std::invalid_argument);
 }

@@ -34,9 +34,11 @@ namespace skt::merge {
 enum class Order : uint8_t {
   kWalk,   // the look-ahead walk (walk_ranks)
   kAlign,  // the alignment (align_ranks); the walk where it gives up
-  kAuto,   // both; the one splitting fewer collectives, else the one Options::judge scores lower (walk on a tie)
+  kAuto,   // all three; the ones splitting fewest collectives, of those the one Options::judge scores lowest
+           // (on a tie the first of walk, align, nth)
+  kNth,    // each call's count (nth_ranks)
 };
-const char* order_name(Order o);  // "auto", "walk", "align"
+const char* order_name(Order o);  // "auto", "walk", "align", "nth"
 Order order_from_name(const std::string& name);  // the inverse; throws std::invalid_argument
 
 struct Options {
@@ -47,9 +49,8 @@ struct Options {
   size_t align_work = 64;
   // For Order::kAuto (required there): a merged trace's score, lower is better. skelgen's is the length of
   // its fold (generate/include/skel/pipeline.h): merged by the walk, NPB MG at 16 ranks folds to 1,417
-  // symbols, by alignment to 401; at 2 and 4 ranks the walk's is shorter. Called once per stream where
-  // the two orders differ: on the walk's merged trace first, then on the alignment's; the one returned
-  // is the one judged.
+  // symbols, by alignment to 401; at 2 and 4 ranks the walk's is shorter. Called per stream on each
+  // distinct order left to judge, in the order walk, align, nth; the one returned is the one judged.
   std::function<uint64_t(const MergedTrace&)> judge;
   // Order::kAuto tries the alignment with this smaller work bound: where it gives up, it has cost less
   // (the synthetic LU-like trace of 4 ranks, 642,628 calls: 0.8 s with 64 on top of the walk's 0.6 s,
@@ -195,14 +196,17 @@ size_t coalesce_timed_completions(RankData& rank, const std::vector<Identity>& i
 // whether the alignment was over its work bound, and (auto, where the orders differed) each one's score.
 struct Ordered {
   Order used = Order::kWalk;
-  size_t walk_events = 0, align_events = 0;
+  size_t walk_events = 0, align_events = 0, nth_events = 0;
   bool align_gave_up = false;
-  uint64_t walk_judged = 0, align_judged = 0;  // 0: not judged
+  uint64_t walk_judged = 0, align_judged = 0, nth_judged = 0;  // 0: not judged
   // Order::kAuto: the events each order makes of collectives (and other calls a communicator's members make
   // in one order). Where they differ, the order with fewer is used, unjudged: the other has split some
   // collective among events of fewer members (a master polling with MPI_Iprobe between its steps'
   // MPI_Allreduce, aligned: every step out of line, 12,530 lines of C that no step could be left out of).
-  size_t walk_collectives = 0, align_collectives = 0;
+  size_t walk_collectives = 0, align_collectives = 0, nth_collectives = 0;
+  // The position, among the orders judged (walk, align, nth, each where it was judged), of the one used;
+  // -1 where none was judged.
+  int judged_index = -1;
 };
 
 MergedTrace merge(const Loaded& in, const Options& opt, Ordered* ordered = nullptr);
@@ -235,6 +239,13 @@ std::vector<Column> walk_ranks(const Loaded& in, uint32_t lookahead);
 // the same tags with the call, tag. Every rank's calls come in its order. Empty when aligning a group would search ranges
 // adding up to more than work_factor times its length and the columns' (a suffix automaton each, O(n)).
 std::vector<Column> align_ranks(const Loaded& in, size_t work_factor);
+
+// The ranks' calls as columns by their counts (merge/src/nth.cpp): a rank's n-th call of a kind (identity,
+// tag, and for a call completing one request the kind of the call that made it) shares a column with every
+// other rank's n-th of that kind, the columns in an order keeping every rank's calls in its order (of those
+// all of whose ranks have come to them, the one that was so first; where none has, the ranks' orders
+// conflict, and the one most ranks are at goes first with those). O(n log n), and no timing in it.
+std::vector<Column> nth_ranks(const Loaded& in);
 
 // Mismatches between the ranks rebuilt from `m` and the normalised input
 // (at most `limit` lines); empty when the merge is lossless.
