@@ -27,9 +27,9 @@
 // O(n log n) in the calls.
 #include <algorithm>
 #include <map>
-#include <tuple>
 #include <queue>
 #include <set>
+#include <tuple>
 
 #include "skel/merge.h"
 
@@ -70,37 +70,50 @@ Kinds kinds(const Loaded& in) {
   return k;
 }
 
+// The merged events before they are ordered: one per (kind, count), and per rank and call, its event.
+struct Events {
+  std::vector<std::vector<uint32_t>> of_count;  // per kind, per count: the event
+  std::vector<uint32_t> kind, count, members;   // per event: its kind, its count, the ranks making it
+  std::vector<std::vector<uint32_t>> of_rank;   // per rank, per call: its event
+};
+
+Events number_events(const Kinds& keys) {
+  Events ev;
+  ev.of_count.resize(keys.identity.size());
+  ev.of_rank.resize(keys.of_rank.size());
+  std::vector<uint32_t> made(keys.identity.size(), 0);  // this rank's calls of each kind so far
+  for (size_t r = 0; r < keys.of_rank.size(); ++r) {
+    const std::vector<uint32_t>& calls = keys.of_rank[r];
+    ev.of_rank[r].reserve(calls.size());
+    for (uint32_t k : calls) {
+      const uint32_t n = made[k]++;
+      if (n == ev.of_count[k].size()) {
+        ev.of_count[k].push_back(static_cast<uint32_t>(ev.kind.size()));
+        ev.kind.push_back(k);
+        ev.count.push_back(n);
+        ev.members.push_back(0);
+      }
+      const uint32_t e = ev.of_count[k][n];
+      ++ev.members[e];
+      ev.of_rank[r].push_back(e);
+    }
+    for (uint32_t k : calls) made[k] = 0;
+  }
+  return ev;
+}
+
 }  // namespace
 
 std::vector<Column> nth_ranks(const Loaded& in) {
   const Kinds keys = kinds(in);
+  Events ev = number_events(keys);
   const size_t n_ranks = in.ranks.size();
-  // Events: one per (kind, count); per rank and call, its event.
-  std::vector<std::vector<uint32_t>> event_of_count(keys.identity.size());
-  std::vector<uint32_t> kind, count, members;  // per event
-  std::vector<std::vector<uint32_t>> event_of(n_ranks);
-  std::vector<uint32_t> made(keys.identity.size(), 0);
-  for (uint32_t r = 0; r < n_ranks; ++r) {
-    const std::vector<uint32_t>& calls = keys.of_rank[r];
-    event_of[r].reserve(calls.size());
-    for (uint32_t k : calls) {
-      const uint32_t n = made[k]++;
-      if (n == event_of_count[k].size()) {
-        event_of_count[k].push_back(static_cast<uint32_t>(kind.size()));
-        kind.push_back(k);
-        count.push_back(n);
-        members.push_back(0);
-      }
-      const uint32_t e = event_of_count[k][n];
-      ++members[e];
-      event_of[r].push_back(e);
-    }
-    for (uint32_t k : calls) made[k] = 0;
-  }
-  // Kahn's algorithm over the ranks' chains: an event is ready when all its ranks have come to it, and
-  // the one ready first goes first. Where
-  // none is, the ranks' orders conflict there: the event most ranks have come to goes first with those
-  // ranks, the others making it later (an event of their own).
+  const std::vector<uint32_t>& kind = ev.kind;
+  const std::vector<uint32_t>& count = ev.count;
+  std::vector<uint32_t>& members = ev.members;  // less those already merged where an event is split
+  // Kahn's algorithm over the ranks' chains: an event is ready when all its ranks have come to it, and the
+  // one ready first goes first. Where none is, the ranks' orders conflict there: the event most ranks have
+  // come to goes first with those ranks, the others making it later (an event of their own).
   using Ready = std::tuple<size_t, uint32_t, uint32_t>;  // (columns made when it became ready, kind, count)
   std::priority_queue<Ready, std::vector<Ready>, std::greater<Ready>> ready;
   std::set<std::tuple<int64_t, uint32_t, uint32_t>> partly;  // (-ranks come, kind, count) of events not ready
@@ -109,8 +122,8 @@ std::vector<Column> nth_ranks(const Loaded& in) {
   std::vector<uint32_t> arrived(kind.size(), 0);
   std::vector<std::vector<uint32_t>> waiting(kind.size());  // per event: the ranks at it
   auto arrive = [&](uint32_t r, size_t at) {
-    if (at == event_of[r].size()) return;
-    const uint32_t e = event_of[r][at];
+    if (at == ev.of_rank[r].size()) return;
+    const uint32_t e = ev.of_rank[r][at];
     waiting[e].push_back(r);
     if (arrived[e]) partly.erase({-int64_t{arrived[e]}, kind[e], count[e]});
     if (++arrived[e] == members[e]) ready.emplace(cols.size(), kind[e], count[e]);
@@ -129,7 +142,7 @@ std::vector<Column> nth_ranks(const Loaded& in) {
       std::tie(come, k, n) = *partly.begin();
       partly.erase(partly.begin());
     }
-    const uint32_t e = event_of_count[k][n];
+    const uint32_t e = ev.of_count[k][n];
     std::vector<uint32_t> ranks = std::move(waiting[e]);
     waiting[e].clear();
     members[e] -= arrived[e];
