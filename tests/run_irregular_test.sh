@@ -14,13 +14,7 @@ shift 5
 source "$(dirname "$0")/../common/bench/lib.sh"
 bench_mpi_launcher "$flavor" "$np"
 rm -rf "$work" && mkdir -p "$work"
-for run in 1 2; do
-  "$skelgen" trace -q --force -o "$work/trace$run" -- "${launch[@]}" "$app" "$@" > /dev/null
-  "$skelgen" merge -q "$work/trace$run" -o "$work/trace$run.skm"
-  "$skelgen" compress -q "$work/trace$run.skm" -o "$work/trace$run.skf"
-  "$skelgen" dump "$work/trace$run.skf" | sed -n 2p > "$work/program$run.txt"
-done
-bench_same_program "$work/program1.txt" "$work/program2.txt"
+bench_fold_twice "$skelgen" "$work" "$app" "$@"
 echo "folded: $(wc -w < "$work/program1.txt") words, the same for both traces"
 "$skelgen" generate "$work/trace1.skf" -K 10 -o "$work/skel.c" > "$work/generate.txt" 2>&1
 grep -q "did not fold into one loop" "$work/generate.txt" || { cat "$work/generate.txt"; echo "FAIL: no time steps left out" >&2; exit 1; }

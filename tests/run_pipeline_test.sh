@@ -15,13 +15,7 @@ shift 5
 source "$(dirname "$0")/../common/bench/lib.sh"
 bench_mpi_launcher "$flavor" "$np"
 rm -rf "$work" && mkdir -p "$work"
-for run in 1 2; do
-  "$skelgen" trace -q --force -o "$work/trace$run" -- "${launch[@]}" "$app" "$@" > /dev/null
-  "$skelgen" merge --json "$work/trace$run" -o "$work/trace$run.skm" > "$work/merge$run.json"
-  "$skelgen" compress "$work/trace$run.skm" -o "$work/trace$run.skf" > "$work/compress$run.txt"
-  "$skelgen" dump "$work/trace$run.skf" | sed -n 2p > "$work/program$run.txt"
-done
-bench_same_program "$work/program1.txt" "$work/program2.txt"
+bench_fold_twice "$skelgen" "$work" "$app" "$@"
 python3 - "$work" "$iters" "$nz" <<'EOF'
 import json, re, sys
 work, iters, nz = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])

@@ -2,7 +2,8 @@
 # What the bench scripts (*/bench/*.sh) share (the test scripts, tests/*.sh,
 # take their MPI launchers from here too): the build's programs, the MPI
 # launchers, one untraced run of an application, a skeleton's result line,
-# min / median / max of a list of numbers, and the tests' check that two traces fold alike.
+# min / median / max of a list of numbers, and the tests' two traces of a program and
+# their check that both fold alike.
 # Sourced, after set -euo pipefail:
 #   source "$(dirname "$0")/../../common/bench/lib.sh"
 # Functions that make an array set it under the name they say (launch, app).
@@ -81,4 +82,21 @@ bench_same_program() {  # PROGRAM1.txt PROGRAM2.txt
   echo "FAIL: two traces of the same run fold to different programs:" >&2
   head -c 400 "$1" "$2" >&2
   exit 1
+}
+
+# The test scripts' two traces of one program: APP ARGS traced twice with
+# "${launch[@]}" into WORK/trace1 and WORK/trace2, each merged (trace$N.skm,
+# the summary as JSON in merge$N.json) and folded (trace$N.skf, the summary
+# in compress$N.txt, the folded form in program$N.txt); both must fold to
+# the same program (bench_same_program).
+bench_fold_twice() {  # SKELGEN WORK APP ARGS...
+  local skelgen=$1 work=$2 run
+  shift 2
+  for run in 1 2; do
+    "$skelgen" trace -q --force -o "$work/trace$run" -- "${launch[@]}" "$@" > /dev/null
+    "$skelgen" merge --json -q "$work/trace$run" -o "$work/trace$run.skm" > "$work/merge$run.json"
+    "$skelgen" compress "$work/trace$run.skm" -o "$work/trace$run.skf" > "$work/compress$run.txt"
+    "$skelgen" dump "$work/trace$run.skf" | sed -n 2p > "$work/program$run.txt"
+  done
+  bench_same_program "$work/program1.txt" "$work/program2.txt"
 }

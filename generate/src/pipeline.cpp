@@ -46,12 +46,13 @@ FoldedProgram fold(const MergedTrace& m, const InputOptions& opt) {
   return fold::compress(m, co);
 }
 
-// Whether the fold the judge made of the chosen order is the program:
-// one stream (the judge folded each thread's stream apart), both orders
-// judged and kept (not with --join-call-sites), no rank ending early (a
-// partial trace is cut first). Then it is not folded a third time.
-bool judged_fold_is_final(const MergedTrace& m, const std::vector<FoldedProgram>& judged) {
-  if (judged.size() < 2 || !m.threads.empty()) return false;
+// Whether the fold the judge made of the chosen order (judged[index]) is the
+// program: the orders were judged and their folds kept (not with
+// --join-call-sites), one stream (the judge folded each thread's stream
+// apart), no rank ending early (a partial trace is cut first). Then it is
+// not folded again.
+bool judged_fold_is_final(const MergedTrace& m, const std::vector<FoldedProgram>& judged, int index) {
+  if (index < 0 || static_cast<size_t>(index) >= judged.size() || !m.threads.empty()) return false;
   for (const MergedRank& r : m.ranks)
     if (r.end != TraceEnd::kFinalized) return false;
   return true;
@@ -103,7 +104,7 @@ FoldedProgram load_program(const std::string& input, const InputOptions& opt) {
     merge::Ordered ordered;
     MergedTrace m = merge::merge(loaded, mo, &ordered);
     say(opt, "merged " + merge::describe(ordered, kMergeScore));
-    if (ordered.judged_index >= 0 && judged_fold_is_final(m, judged)) {
+    if (judged_fold_is_final(m, judged, ordered.judged_index)) {
       say(opt, "folded " + std::to_string(m.events.size()) + " merged events (while choosing the order)");
       return std::move(judged[static_cast<size_t>(ordered.judged_index)]);
     }
