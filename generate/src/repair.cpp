@@ -96,29 +96,41 @@ class Repairer {
   // The cut loops where the problem shows are kept whole, as long as that
   // helps; then, if it still fails, every cut loop, and the cuts are put
   // back one by one where the program still completes with them.
-  CheckResult keep_loops_whole(CheckResult r) {
+  // Where the program does not complete even with every loop whole, the
+  // cuts are not to blame: they are all given back (the program relies on
+  // the MPI's buffering, with_buffering) and `r` returned as it was.
+  CheckResult keep_loops_whole(CheckResult r, const CheckOptions& opt = {}) {
+    const std::vector<CutLoop> planned = plan_.cuts;
+    const size_t repairs = out_.repairs.size();
     for (std::vector<uint32_t> blamed = blamed_cuts(plan_, r); !r.ok() && !blamed.empty();
          blamed = blamed_cuts(plan_, r)) {
       for (uint32_t loop : blamed) uncut(loop, "the skeleton would not complete: " + r.message);
-      r = check("checking again with loop(s) " + loops_text(blamed) + " whole");
+      r = check("checking again with loop(s) " + loops_text(blamed) + " whole", opt);
     }
     if (r.ok() || plan_.cuts.empty()) return r;
     const std::vector<CutLoop> cuts = plan_.cuts;
-    const std::string first = r.message;
     for (const CutLoop& c : cuts) plan_.uncut(c.node);
-    r = check("checking again with every loop whole");
-    if (!r.ok()) return r;  // not the cuts: no cut is given back
+    const CheckResult whole = check("checking again with every loop whole", opt);
+    if (!whole.ok()) {  // not the cuts
+      for (const CutLoop& c : planned) cut_again(c);
+      out_.repairs.resize(repairs);
+      return whole;
+    }
     for (const CutLoop& c : cuts) {
-      plan_.cut_of[c.node] = static_cast<int32_t>(plan_.cuts.size());
-      plan_.cuts.push_back(c);
-      CheckResult with = check("checking the cut of loop n" + std::to_string(c.node));
+      cut_again(c);
+      CheckResult with = check("checking the cut of loop n" + std::to_string(c.node), opt);
       if (with.ok()) continue;
       plan_.uncut(c.node);
       out_.repairs.push_back("loop n" + std::to_string(c.node) + " runs all " + std::to_string(c.count) +
                              " iterations (cut to " + std::to_string(c.iterations) +
                              ", the skeleton would not complete: " + with.message + ")");
     }
-    return check("checking the repaired skeleton");
+    return check("checking the repaired skeleton", opt);
+  }
+
+  void cut_again(const CutLoop& c) {
+    plan_.cut_of[c.node] = static_cast<int32_t>(plan_.cuts.size());
+    plan_.cuts.push_back(c);
   }
 
   // No cut is to blame: does it complete where the MPI sends short
@@ -126,7 +138,8 @@ class Repairer {
   Completion with_buffering(const CheckResult& strict) {
     CheckOptions unlimited;
     unlimited.eager_bytes = std::numeric_limits<uint64_t>::max();
-    const CheckResult r = check("checking with messages buffered by the MPI", unlimited);
+    CheckResult r = check("checking with messages buffered by the MPI", unlimited);
+    if (!r.ok() && !plan_.cuts.empty()) r = keep_loops_whole(r, unlimited);
     out_.last = strict;
     if (!r.ok()) {
       out_.verdict = r.message;
