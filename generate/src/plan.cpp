@@ -151,11 +151,14 @@ class MessageBalance {
   // peer and tag: exact where add() takes a node's table of peers (a farm's
   // master receiving from whichever worker asked) as its first value. For the
   // top level's closed runs, whose nodes run all their instances there.
-  void add_instances(const FoldedProgram& p, uint32_t id, uint64_t instances) {
-    for (uint64_t j = 0; j < instances; ++j)
+  // `iterations`: of its innermost loop, per instance of that loop (0: in no loop).
+  void add_instances(const FoldedProgram& p, uint32_t id, uint64_t instances, uint64_t iterations) {
+    for (uint64_t j = 0; j < instances; ++j) {
+      const uint64_t k = iterations > 0 ? j % iterations : j;
       add_ends(p, id, 1.0, [&](Param peer, Param tag, uint32_t r) {
-        return std::vector<MessageEnd>{{value_at(p, id, peer, r, j), {value_at(p, id, tag, r, j)}, 1.0}};
+        return std::vector<MessageEnd>{{value_at(p, id, peer, r, j, k), {value_at(p, id, tag, r, j, k)}, 1.0}};
       });
+    }
   }
 
   // Whether every message received was sent, and what arrives is taken.
@@ -514,13 +517,13 @@ std::vector<TopRun> shortest_closed_runs(const FoldedProgram& p, const NodeTimes
   std::vector<TopRun> runs;
   TopRun run;
   std::vector<double> rank_time(P, 0);
-  std::function<void(uint32_t, double)> add = [&](uint32_t id, double times) {
+  std::function<void(uint32_t, double, uint64_t)> add = [&](uint32_t id, double times, uint64_t iterations) {
     const FoldedNode& n = p.nodes[id];
     if (n.is_loop()) {
-      for (uint32_t c : n.body) add(c, times * static_cast<double>(n.count));
+      for (uint32_t c : n.body) add(c, times * static_cast<double>(n.count), n.count);
       return;
     }
-    balance.add_instances(p, id, static_cast<uint64_t>(times));
+    balance.add_instances(p, id, static_cast<uint64_t>(times), iterations);
     run.may_leave = run.may_leave && !outlives_its_run(p, id) && all_members_take_part(p, id);
     run.has_work |= times > 1 || message_role(identity_of(p, id).func) != MessageRole::kNone;
   };
@@ -529,7 +532,7 @@ std::vector<TopRun> shortest_closed_runs(const FoldedProgram& p, const NodeTimes
     const uint32_t id = p.top[i];
     auto step = plan.steps.find(id);
     if (step != plan.steps.end()) step_end = std::max(step_end, i + step->second.nodes.size());
-    add(id, 1.0);
+    add(id, 1.0, 0);
     for (uint32_t r = 0; r < P; ++r) rank_time[r] += t.total[id][r];
     const bool in_farm = plan.farm_at(i) >= 0 && plan.farm_at(i + 1) == plan.farm_at(i);  // a farm runs whole
     if (i + 1 < p.top.size() && (i + 1 < step_end || in_farm || !balance.balanced())) continue;

@@ -20,10 +20,14 @@ bool is_point_to_point(uint32_t f) {
 // cycle over the loop's iterations or the instances; the nodes of one
 // loop body are at the same j together).
 int64_t value_at(const FoldedProgram& p, uint32_t n, Param pm, uint32_t r, uint64_t j) {
+  return value_at(p, n, pm, r, j, j);
+}
+
+int64_t value_at(const FoldedProgram& p, uint32_t n, Param pm, uint32_t r, uint64_t j, uint64_t k) {
   const CountRule* rule = p.nodes[n].rule(pm);
   if (!rule || r >= rule->kind.size() || rule->kind[r] == RuleKind::kNone)
     return p.symbols.value(p.symbols.events[static_cast<size_t>(p.nodes[n].symbol)], pm, r);
-  if (rule->is_cycle()) return rule->cycle[r * rule->period + j % rule->period];
+  if (rule->is_cycle()) return rule->cycle[r * rule->period + (rule->by_instance() ? j : k) % rule->period];
   return std::llround(rule->a[r] + (rule->kind[r] == RuleKind::kLinear ? rule->b[r] * static_cast<double>(j) : 0.0));
 }
 
