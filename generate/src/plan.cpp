@@ -506,6 +506,7 @@ struct TopRun {
   bool may_leave = true;  // holds nothing that outlives it, only collectives all members make
   bool has_work = false;  // a loop or a point-to-point call
   double time = 0;        // traced ns, max over ranks
+  size_t written = 0;     // nodes in it, loops and calls, each once: what the skeleton writes of it
 };
 
 // The shortest closed runs of the top level: a run ends where everything
@@ -519,6 +520,7 @@ std::vector<TopRun> shortest_closed_runs(const FoldedProgram& p, const NodeTimes
   std::vector<double> rank_time(P, 0);
   std::function<void(uint32_t, double, uint64_t)> add = [&](uint32_t id, double times, uint64_t iterations) {
     const FoldedNode& n = p.nodes[id];
+    ++run.written;
     if (n.is_loop()) {
       for (uint32_t c : n.body) add(c, times * static_cast<double>(n.count), n.count);
       return;
@@ -587,6 +589,7 @@ std::vector<TopRun> closed_top_runs(const FoldedProgram& p, const NodeTimes& t, 
   auto extend_last = [&](const TopRun& run) {
     steps.back().end = run.end;
     steps.back().time += run.time;
+    steps.back().written += run.written;
   };
   for (TopRun run : shortest_closed_runs(p, t, plan)) {
     if (run.may_leave && !run.has_work && open) {
@@ -657,15 +660,20 @@ namespace {
 using Kind = std::vector<std::pair<uint32_t, uint32_t>>;
 
 // The top level's closed runs, each with its kind (none where it may not
-// be left out) and how many runs of each kind there are: a kind of run made
-// fewer than K times is not a time step, kept whole.
+// be left out) and how many runs of each kind there are. A kind made only
+// once is not a time step (nothing stands for it), kept whole; one made
+// twice or more is, its steps grouped by time (keep_by_time). Where farms
+// run in the steps, a kind made fewer than K times is not (a farm outside
+// the time steps keeps every K-th task instead: leave_out_steps).
 struct TopSteps {
   std::vector<TopRun> runs;
   std::vector<Kind> kinds;
   std::map<Kind, size_t> runs_of;
+  size_t min_steps = 2;  // of a kind, for it to be time steps
 
   std::vector<bool> collectives_only;  // per run: no point-to-point call in it (keep_by_time)
-  TopSteps(const FoldedProgram& p, const NodeTimes& t, const Plan& plan) : runs(closed_top_runs(p, t, plan)) {
+  TopSteps(const FoldedProgram& p, const NodeTimes& t, const Plan& plan, size_t min_steps)
+      : runs(closed_top_runs(p, t, plan)), min_steps(min_steps) {
     for (const TopRun& run : runs) {
       bool p2p = false;
       kinds.push_back(run.may_leave ? call_sites(p, run, &p2p) : Kind());
@@ -673,72 +681,116 @@ struct TopSteps {
       ++runs_of[kinds.back()];
     }
   }
-  bool time_step(size_t r, double K) const { return runs[r].may_leave && runs_of.at(kinds[r]) >= K; }
+  bool time_step(size_t r) const { return runs[r].may_leave && runs_of.at(kinds[r]) >= min_steps; }
   // Whether top-level item i is in a time step.
-  bool in_time_step(size_t i, double K) const {
+  bool in_time_step(size_t i) const {
     for (size_t r = 0; r < runs.size(); ++r)
-      if (runs[r].first <= i && i < runs[r].end) return time_step(r, K);
+      if (runs[r].first <= i && i < runs[r].end) return time_step(r);
     return false;
   }
 };
 
-// of the skeleton's share of the run: the shortest steps without point-to-point calls, left out untimed
+// of the skeleton's share of the run: the shortest steps, left out untimed
 constexpr double kUntimedShare = 0.25;
+// A step shorter than this, of any kind, may be left out untimed: on ranks
+// that share cores one descheduling takes longer.
+constexpr double kTooShortToTimeNs = 1e6;
 // The steps one kept step stands for took on average at most this many
 // times its own time: its factor is at most this times their number.
 constexpr double kGroupSpread = 2.0;
 
-// Each kind's time steps (made at least K times), sorted by traced time, in
-// groups of at most 1 / share steps whose mean time is at most kGroupSpread
-// times their median's: the median of each group is kept and stands for
-// the group (factor: the group's traced time over its own), a step alone in
-// its group stays as itself. The time of a step changes with its counts and its
-// work: a breadth-first search's levels took 20 us to 20 ms as its frontier
-// grew and shrank, an adaptive-refinement code's refining steps many times
-// its others, and the traced run has its disturbances. Kept in turn instead,
-// a step stood for ones far longer than itself: the search's first level for
-// large ones, 109 times its time (1.1 s predicted for 4.2 s); miniAMR's
-// light steps for its refining ones, 400-2,800 times their time, so that the
-// K = 10 skeleton predicted 12.4 s on a SimGrid platform where K = 1 predicted
-// 4.1 s. A kept step's measured time is multiplied by its factor, and so is
-// the noise of timing it (a level of 20 us on ranks that share cores took a
-// millisecond where a rank was descheduled: +25 %), so of the kinds without
-// point-to-point calls the shortest steps, as many as add up to
-// `untimed_budget` (divided among those kinds), are left out untimed, their
-// traced time added to the prediction as it is (Plan::untimed_s; kept whole
-// instead, they made the skeleton 7,800-9,100 lines of C where it is 1,300).
-// Returns the top-level nodes left out.
-size_t keep_by_time(const TopSteps& steps, double K, double share, double untimed_budget, Plan& plan) {
-  std::map<Kind, std::vector<size_t>> of_kind;
-  for (size_t r = 0; r < steps.runs.size(); ++r)
-    if (steps.runs[r].time > 0 && steps.time_step(r, K)) of_kind[steps.kinds[r]].push_back(r);
-  size_t untimed_kinds = 0;
-  for (const auto& [kind, rs] : of_kind) untimed_kinds += steps.collectives_only[rs.front()] ? 1 : 0;
-  const size_t most = std::max<size_t>(2, static_cast<size_t>(std::lround(1 / share)));
+// The steps left out untimed, their traced time added to the prediction as
+// it is (Plan::untimed_s): shortest first, across kinds, as many as add up
+// to `budget`, of the steps of kinds without point-to-point calls (a
+// breadth-first search's levels) and the steps with point-to-point calls
+// shorter than kTooShortToTimeNs, of any kind, made once too. A kept step's
+// measured time is multiplied by its factor, and so is the noise of timing it (a level of
+// 20 us on ranks that share cores took a millisecond where a rank was
+// descheduled: +25 %); kept whole instead, the search's levels made its
+// skeleton 7,800-9,100 lines of C where it is 1,300, and miniAMR's
+// (60 steps, 4 ranks) hundreds of light steps of some twenty kinds, 0.01 to
+// 0.5 ms each, made 600 of the 800 top-level nodes its K = 10 skeleton kept
+// (16,900 lines of C).
+std::vector<bool> untimed_steps(const TopSteps& steps, double budget) {
+  std::vector<size_t> candidates;
+  for (size_t r = 0; r < steps.runs.size(); ++r) {
+    const TopRun& run = steps.runs[r];
+    if (run.may_leave && run.time > 0 &&
+        (steps.collectives_only[r] ? steps.time_step(r) : run.time < kTooShortToTimeNs))
+      candidates.push_back(r);
+  }
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [&](size_t x, size_t y) { return steps.runs[x].time < steps.runs[y].time; });
+  std::vector<bool> untimed(steps.runs.size(), false);
+  double sum = 0;
+  for (size_t r : candidates) {
+    sum += steps.runs[r].time;
+    if (sum > budget) break;
+    untimed[r] = true;
+  }
+  return untimed;
+}
+
+// Of the kind's steps rs[g, end), sorted by time, the one to keep: of those
+// whose time is within kNearMedian of the median's, the one of fewest
+// nodes (TopRun::written: the skeleton's lines; the step's factor makes up
+// the time), the median on a tie.
+constexpr double kNearMedian = 1.25;
+size_t smallest_near_median(const TopSteps& steps, const std::vector<size_t>& rs, size_t g, size_t end) {
+  const size_t median = g + (end - g) / 2;
+  const double t = steps.runs[rs[median]].time;
+  auto nodes = [&](size_t k) { return steps.runs[rs[k]].written; };
+  size_t best = median;
+  for (size_t k = g; k < end; ++k) {
+    const double tk = steps.runs[rs[k]].time;
+    if (tk * kNearMedian >= t && tk <= t * kNearMedian && nodes(k) < nodes(best)) best = k;
+  }
+  return best;
+}
+
+// Each kind's time steps (TopSteps::time_step) not left out untimed, sorted
+// by traced time, in groups of at most 1 / share steps whose mean time is at
+// most kGroupSpread times their median's: a step near the median of each
+// group (smallest_near_median) is kept and stands for the group (factor: the
+// group's traced time over its own), a step alone in its group stays as
+// itself. The time of a step changes with
+// its counts and its work: a breadth-first search's levels took 20 us to
+// 20 ms as its frontier grew and shrank, an adaptive-refinement code's
+// refining steps many times its others, and the traced run has its
+// disturbances. Kept in turn instead, a step stood for ones far longer than
+// itself: the search's first level for large ones, 109 times its time (1.1 s
+// predicted for 4.2 s); miniAMR's light steps for its refining ones,
+// 400-2,800 times their time, so that the K = 10 skeleton predicted 12.4 s
+// on a SimGrid platform where K = 1 predicted 4.1 s. Returns the top-level
+// nodes left out.
+size_t keep_by_time(const TopSteps& steps, double share, double untimed_budget, Plan& plan) {
   size_t left = 0;
   auto leave_out = [&](const TopRun& run) {
     for (size_t i = run.first; i < run.end; ++i) plan.left_out[i] = true;
     left += run.end - run.first;
   };
+  const std::vector<bool> untimed = untimed_steps(steps, untimed_budget);
+  std::map<Kind, std::vector<size_t>> of_kind;
+  for (size_t r = 0; r < steps.runs.size(); ++r) {
+    if (untimed[r]) {
+      leave_out(steps.runs[r]);
+      plan.untimed_s += steps.runs[r].time * 1e-9;
+    } else if (steps.runs[r].time > 0 && steps.time_step(r)) {
+      of_kind[steps.kinds[r]].push_back(r);
+    }
+  }
+  const size_t most = std::max<size_t>(2, static_cast<size_t>(std::lround(1 / share)));
   for (auto& [kind, rs] : of_kind) {
     auto time = [&](size_t k) { return steps.runs[rs[k]].time; };
     std::stable_sort(rs.begin(), rs.end(), [&](size_t x, size_t y) { return steps.runs[x].time < steps.runs[y].time; });
-    size_t g = 0;  // the shortest steps, left out untimed
-    if (steps.collectives_only[rs.front()])
-      for (double untimed = 0; g < rs.size(); ++g) {
-        untimed += time(g);
-        if (untimed > untimed_budget / static_cast<double>(untimed_kinds)) break;
-        leave_out(steps.runs[rs[g]]);
-        plan.untimed_s += time(g) * 1e-9;
-      }
-    while (g < rs.size()) {
+    for (size_t g = 0; g < rs.size();) {
       size_t end = g + 1;
       for (double sum = time(g); end < rs.size() && end - g < most; ++end) {  // the group with `end` in it:
         sum += time(end);
         const size_t n = end + 1 - g;
         if (sum > kGroupSpread * static_cast<double>(n) * time(g + n / 2)) break;  // its mean over its median
       }
-      const size_t keep = g + (end - g) / 2;
+      const size_t keep = smallest_near_median(steps, rs, g, end);
       Plan::KeptRun by{steps.runs[rs[keep]].first, steps.runs[rs[keep]].end, 0.0, 0};
       for (size_t k = g; k < end; ++k) {
         by.factor += time(k) / time(keep);
@@ -769,10 +821,10 @@ bool choose_left_out_steps(const FoldedProgram& p, const NodeTimes& t, double K,
   // but never below 1 / 2K (the kept runs are the prediction's sample).
   double may = 0;
   for (size_t r = 0; r < runs.size(); ++r)
-    if (steps.time_step(r, K)) may += runs[r].time;
+    if (steps.time_step(r)) may += runs[r].time;
   const double fixed = std::max(0.0, planned - may);
   const double share = may > 0 ? std::clamp((t.program / K - fixed) / may, 0.5 / K, 1.0 / K) : 1.0 / K;
-  const size_t left = keep_by_time(steps, K, share, kUntimedShare * t.program / K, plan);
+  const size_t left = keep_by_time(steps, share, kUntimedShare * t.program / K, plan);
   // runs that stand for nothing need no timing
   plan.kept_runs.erase(std::remove_if(plan.kept_runs.begin(), plan.kept_runs.end(),
                                       [](const Plan::KeptRun& k) { return k.left_out == 0; }),
@@ -795,7 +847,8 @@ void leave_out_steps(const FoldedProgram& p, const NodeTimes& t, const GenerateO
                      std::set<std::string>& notes) {
   const double K = opt.scale;
   if (K < 2 || t.program <= 0 || p.top.empty()) return;
-  const TopSteps steps(p, t, plan);
+  const size_t min_steps = plan.farms.empty() ? 2 : static_cast<size_t>(std::ceil(K));
+  const TopSteps steps(p, t, plan, min_steps);
   if (plan.farms.empty()) {
     choose_left_out_steps(p, t, K, steps, plan, notes);
     return;
@@ -808,7 +861,7 @@ void leave_out_steps(const FoldedProgram& p, const NodeTimes& t, const GenerateO
   if (static_cast<double>(plan.farms.size()) < K) return;
   Plan trial = plan;
   for (Farm& f : trial.farms) {
-    if (!steps.in_time_step(f.first, K)) continue;
+    if (!steps.in_time_step(f.first)) continue;
     f.kept.resize(f.task_ns.size());
     std::iota(f.kept.begin(), f.kept.end(), 0);
   }

@@ -150,17 +150,20 @@ std::vector<double> planned_rank_times(const FoldedProgram& p, const NodeTimes& 
 // across it) with a loop or a point-to-point call, with the runs of
 // collectives alone after it (the step's reductions, whose time is the
 // ranks' skew). A step's kind is the call sites of its point-to-point calls
-// (of all its calls where it makes none). In order, the first step of a
-// kind is kept, and each following one is left out while the kind's
-// left-out time stays within (1 / share - 1) times its kept time, else
-// kept: share is 1 / K, less (down to 1 / 2K) where what cannot be left out
-// would keep the skeleton longer than 1 / K of the run. A step that took
-// over 4 times its kind's median (a disturbance of the traced run) is
-// left out whatever the budget, and never kept. A kept step's
-// measured time (with what the cut loops inside it predict), times (its
-// traced time + theirs) / its traced time, predicts them. Always kept,
-// standing for nothing: steps of a kind made fewer than K times; runs that
-// hold MPI_Init or MPI_Finalize, persistent requests, communicator, window,
+// (of all its calls where it makes none). The shortest steps, as many as
+// add up to a quarter of the skeleton's share of the run, are left out
+// untimed (those of collectives alone, and those of any kind shorter than
+// a millisecond), their traced time added to the prediction as it is. The
+// other steps of each kind made twice or more (K times where farms run in
+// them) are sorted by time and grouped, at most 1 / share steps a group
+// whose mean time is at most twice their median's; of each group one step
+// near the median is kept (the one of fewest top-level nodes) and stands
+// for the group: its measured time (with what the cut loops inside it
+// predict), times the group's traced time / its own, predicts them. share
+// is 1 / K, less (down to 1 / 2K) where what cannot be left out would keep
+// the skeleton longer than 1 / K of the run. Always kept, standing for
+// nothing: steps of a kind made once (but for the untimed); runs that hold
+// MPI_Init or MPI_Finalize, persistent requests, communicator, window,
 // file or datatype calls, or collectives some members make elsewhere, and
 // collectives before the first step.
 inline constexpr double kLeaveOutAbove = 2.0;
