@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -137,8 +138,10 @@ void setup_generate(CLI::App& app, GenerateOptions& opt) {
   app.add_flag("-q,--quiet", opt.quiet, "No summary or progress");
 }
 
-// Folded programs with more event nodes than this get a warning.
+// Folded programs with more event nodes than this get a warning ...
 constexpr size_t kLongProgram = 5000;
+// ... and a skeleton of more lines of C than this
+constexpr size_t kLongSkeleton = 10000;
 
 int run_generate(const GenerateOptions& opt) {
   std::string input = strip_slashes(opt.input);
@@ -214,14 +217,16 @@ int run_generate(const GenerateOptions& opt) {
   // A program that did not fold (each iteration different: a growing request
   // distance, a tag that changes inside a nested loop) gives a skeleton as long
   // as the trace, slow to compile and not shorter to run: say so even with -q.
+  // Where the time steps left out keep the skeleton short, it is not.
   size_t length = 0;
   for (const auto& n : p.nodes) length += n.is_loop() ? 0 : 1;
-  if (length > kLongProgram)
+  const size_t lines = static_cast<size_t>(std::count(s.code.begin(), s.code.end(), '\n'));
+  if (length > kLongProgram && lines > kLongSkeleton)
     std::fprintf(stderr,
-                 "skelgen generate: warning: the folded program still has %zu calls (of %llu merged): some loop "
-                 "did not fold, the skeleton is long and compiles slowly; `skelgen dump` the .skf to see which calls "
-                 "differ between iterations\n",
-                 length, static_cast<unsigned long long>(p.merged_events));
+                 "skelgen generate: warning: the skeleton has %zu lines of C and the folded program still %zu calls "
+                 "(of %llu merged): some loop did not fold, the skeleton is long and compiles slowly; `skelgen dump` "
+                 "the .skf to see which calls differ between iterations\n",
+                 lines, length, static_cast<unsigned long long>(p.merged_events));
   if (!opt.build) return 0;
   BuildOptions bo;
   bo.input = out;

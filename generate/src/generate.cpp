@@ -31,6 +31,34 @@ std::string num(double v) {
   return b;
 }
 
+// The columns a table's declaration and values may take on one line.
+constexpr size_t kTableColumns = 100;
+
+// A table: `decl` (e.g. "static const int n5_reqs[]") = its values, on one
+// line where they fit in kTableColumns, else `per_line` values a line.
+void write_table(std::ostream& out, const std::string& decl, const std::vector<std::string>& cells,
+                 size_t per_line = 16) {
+  size_t columns = decl.size() + 6;
+  for (const std::string& c : cells) columns += c.size() + 2;
+  if (columns <= kTableColumns) {
+    out << decl << " = {";
+    for (size_t i = 0; i < cells.size(); ++i) out << (i ? ", " : "") << cells[i];
+    out << "};\n";
+    return;
+  }
+  out << decl << " = {";
+  for (size_t i = 0; i < cells.size(); ++i) out << (i % per_line == 0 ? "\n  " : " ") << cells[i] << (i + 1 < cells.size() ? "," : "");
+  out << "\n};\n";
+}
+
+template <typename Int>
+std::vector<std::string> texts(const std::vector<Int>& v) {
+  std::vector<std::string> out;
+  out.reserve(v.size());
+  for (Int x : v) out.push_back(std::to_string(x));
+  return out;
+}
+
 // A double that the C compiler reads back as the same double: where the
 // completion check (check.cpp) must compute what the skeleton computes.
 std::string exact(double v) {
@@ -242,9 +270,7 @@ std::string Emitter::per_rank(uint32_t n, const std::string& what, const std::ve
   std::string name = "n" + std::to_string(n) + "_" + what;
   std::vector<std::string> row(P_, fill);
   for (size_t i = 0; i < ranks.size(); ++i) row[ranks[i]] = values[i];
-  tables_ << "static const " << type << " " << name << "[SKEL_WORLD_SIZE] = {";
-  for (uint32_t r = 0; r < P_; ++r) tables_ << (r % 16 == 0 ? "\n  " : " ") << row[r] << (r + 1 < P_ ? "," : "");
-  tables_ << "\n};\n";
+  write_table(tables_, std::string("static const ") + type + " " + name + "[SKEL_WORLD_SIZE]", row);
   return name + "[skel_rank]";
 }
 
@@ -469,9 +495,7 @@ std::string Emitter::list(uint32_t n, ListField f) {
   std::string name = "n" + std::to_string(n) + "_" + list_field_name(f);
   if (!d) return "skel_zeros";
   auto write = [&](const std::string& nm, const std::vector<int64_t>& v) {
-    tables_ << "static const int " << nm << "[] = {";
-    for (size_t i = 0; i < v.size(); ++i) tables_ << (i % 16 == 0 ? "\n  " : " ") << v[i] << (i + 1 < v.size() ? "," : "");
-    tables_ << "\n};\n";
+    write_table(tables_, "static const int " + nm + "[]", texts(v));
   };
   if (d->same) {
     if (d->lists.empty() || d->lists[0].empty()) return "skel_zeros";
@@ -487,9 +511,7 @@ std::string Emitter::list(uint32_t n, ListField f) {
   }
   if (all.empty()) return "skel_zeros";
   write(name, all);
-  tables_ << "static const int " << name << "_at[SKEL_WORLD_SIZE] = {";
-  for (uint32_t r = 0; r < P_; ++r) tables_ << (r % 16 == 0 ? "\n  " : " ") << at[r] << (r + 1 < P_ ? "," : "");
-  tables_ << "\n};\n";
+  write_table(tables_, "static const int " + name + "_at[SKEL_WORLD_SIZE]", texts(at));
   return "(" + name + "_at[skel_rank] >= 0 ? " + name + " + " + name + "_at[skel_rank] : skel_zeros)";
 }
 
@@ -508,11 +530,7 @@ std::string Emitter::slot_list(uint32_t n, std::string& count_expr) {
   for (const auto& l : lists) max_reqs_ = std::max(max_reqs_, l.size());
   bool same = std::all_of(lists.begin(), lists.end(), [&](const auto& l) { return l == lists[0]; });
   std::string name = "n" + std::to_string(n) + "_reqs";
-  auto write = [&](const std::vector<int64_t>& v) {
-    tables_ << "static const int " << name << "[] = {";
-    for (size_t i = 0; i < v.size(); ++i) tables_ << (i % 16 == 0 ? "\n  " : " ") << v[i] << (i + 1 < v.size() ? "," : "");
-    tables_ << "\n};\n";
-  };
+  auto write = [&](const std::vector<int64_t>& v) { write_table(tables_, "static const int " + name + "[]", texts(v)); };
   if (same) {
     count_expr = std::to_string(lists.empty() ? 0 : lists[0].size());
     if (lists.empty() || lists[0].empty()) return "skel_no_slots";
@@ -580,9 +598,7 @@ std::string Emitter::guard_of_ranks(const std::string& name, const std::vector<u
   std::vector<int> in(P_, 0);
   for (uint32_t r : rk) in[r] = 1;
   std::ostringstream& t = const_cast<Emitter*>(this)->tables_;
-  t << "static const unsigned char " << name << "[SKEL_WORLD_SIZE] = {";
-  for (uint32_t r = 0; r < P_; ++r) t << (r % 32 == 0 ? "\n  " : " ") << in[r] << (r + 1 < P_ ? "," : "");
-  t << "\n};\n";
+  write_table(t, "static const unsigned char " + name + "[SKEL_WORLD_SIZE]", texts(in), 32);
   return name + "[skel_rank]";
 }
 
@@ -909,9 +925,7 @@ std::vector<std::string> Emitter::comm_create_call(uint32_t n) {
   }
   std::string name = "n" + std::to_string(n) + "_members";
   if (all.empty()) all.push_back(0);
-  tables_ << "static const int " << name << "[] = {";
-  for (size_t i = 0; i < all.size(); ++i) tables_ << (i % 16 == 0 ? "\n  " : " ") << all[i] << (i + 1 < all.size() ? "," : "");
-  tables_ << "\n};\n";
+  write_table(tables_, "static const int " + name + "[]", texts(all));
   std::string g = "skel_group_of(" + per_rank(n, "nmembers", e.ranks, len) + ", " + name + " + " +
                   per_rank(n, "members_at", e.ranks, at) + ")";
   const std::string C = comm(n);
@@ -1146,9 +1160,9 @@ std::string Emitter::compute(uint32_t n, const std::string& work, const std::vec
   if (firsts == 0) return what;
   if (firsts == ranks.size()) return "if (" + loop_var + " > 0) " + what;
   std::string name = "n" + std::to_string(n) + "_first";
-  tables_ << "static const unsigned char " << name << "[SKEL_WORLD_SIZE] = {";
-  for (uint32_t r = 0; r < P_; ++r) tables_ << (r % 32 == 0 ? "\n  " : " ") << int((*first)[r]) << (r + 1 < P_ ? "," : "");
-  tables_ << "\n};\n";
+  std::vector<int> firsts_of(P_);
+  for (uint32_t r = 0; r < P_; ++r) firsts_of[r] = (*first)[r] ? 1 : 0;
+  write_table(tables_, "static const unsigned char " + name + "[SKEL_WORLD_SIZE]", texts(firsts_of), 32);
   return "if (" + loop_var + " > 0 || !" + name + "[skel_rank]) " + what;
 }
 
@@ -1189,22 +1203,24 @@ void Emitter::emit_farm(size_t k) {
     return f.comm <= 0 ? static_cast<int64_t>(world) : m_.comms[static_cast<size_t>(f.comm)].comm_rank(world);
   };
   auto doubles = [&](const std::string& name, const std::vector<double>& v) {
-    tables_ << "static const double " << name << "[" << std::max<size_t>(1, v.size()) << "] = {";
-    for (size_t i = 0; i < v.size(); ++i) tables_ << (i % 8 == 0 ? "\n  " : " ") << num(v[i]) << (i + 1 < v.size() ? "," : "");
-    tables_ << (v.empty() ? "0" : "") << "\n};\n";
+    std::vector<std::string> cells;
+    for (double x : v) cells.push_back(num(x));
+    if (cells.empty()) cells.push_back("0");
+    write_table(tables_, "static const double " + name + "[" + std::to_string(cells.size()) + "]", cells, 8);
+  };
+  auto in_comms = [&](const std::vector<uint32_t>& ranks) {
+    std::vector<int64_t> v;
+    for (uint32_t r : ranks) v.push_back(in_comm(r));
+    return texts(v);
   };
   tables_ << "/* farm " << k << ": the workers' ranks in the communicator, the kept tasks, every task's kernel units, "
           << "per rank the computation before the farm and a worker's between request and answer */\n";
-  tables_ << "static const int " << id << "_worker[] = {";
-  for (size_t i = 0; i < f.workers.size(); ++i) tables_ << (i ? ", " : "") << in_comm(f.workers[i]);
-  tables_ << "};\nstatic const int " << id << "_seed[] = {";
-  for (size_t i = 0; i < f.seeded.size(); ++i) tables_ << (i ? ", " : "") << in_comm(f.seeded[i]);
-  tables_ << (f.seeded.empty() ? "-1" : "") << "};\nstatic const unsigned char " << id << "_seeded[SKEL_WORLD_SIZE] = {";
-  for (uint32_t r = 0; r < P_; ++r)
-    tables_ << (r % 32 == 0 ? "\n  " : " ") << (std::count(f.seeded.begin(), f.seeded.end(), r) ? 1 : 0) << (r + 1 < P_ ? "," : "");
-  tables_ << "\n};\nstatic const long " << id << "_kept[] = {";
-  for (size_t i = 0; i < f.kept.size(); ++i) tables_ << (i % 16 == 0 ? "\n  " : " ") << f.kept[i] << (i + 1 < f.kept.size() ? "," : "");
-  tables_ << "\n};\n";
+  write_table(tables_, "static const int " + id + "_worker[]", in_comms(f.workers));
+  write_table(tables_, "static const int " + id + "_seed[]", f.seeded.empty() ? std::vector<std::string>{"-1"} : in_comms(f.seeded));
+  std::vector<int> seeded(P_, 0);
+  for (uint32_t r : f.seeded) seeded[r] = 1;
+  write_table(tables_, "static const unsigned char " + id + "_seeded[SKEL_WORLD_SIZE]", texts(seeded), 32);
+  write_table(tables_, "static const long " + id + "_kept[]", texts(f.kept));
   doubles(id + "_task", f.task_units);
   doubles(id + "_sleep", f.task_sleep_s);
   doubles(id + "_entry", f.entry_units);
@@ -1272,9 +1288,7 @@ std::string Emitter::runtime_tables(const std::vector<const Emitter*>& all) {
   std::ostringstream t;
   t << factors.str() << iters.str() << stream.str();
   auto ints = [&](const char* name, const std::vector<int>& v) {
-    t << "static const int " << name << "[SKEL_NUM_RINGS] = {";
-    for (size_t g = 0; g < v.size(); ++g) t << (g % 16 == 0 ? "\n  " : " ") << v[g] << (g + 1 < v.size() ? "," : "");
-    t << "\n};\n";
+    write_table(t, std::string("static const int ") + name + "[SKEL_NUM_RINGS]", texts(v));
   };
   ints("skel_ring_base", ring_base);
   ints("skel_ring_size", ring_size);
@@ -1298,10 +1312,9 @@ std::string Emitter::runtime_tables(const std::vector<const Emitter*>& all) {
     }
   t << "  {\"MPI_Finalize (the skeleton's end)\", 0, 0, 0}\n};\n"
     << "#define SKEL_FINALIZE_CALL " << calls << "\n"
-    << "SKEL_MAYBE_UNUSED static const int skel_call_loops[] = {";
+;
   if (ids.empty()) ids.push_back(0);
-  for (size_t i = 0; i < ids.size(); ++i) t << (i % 16 == 0 ? "\n  " : " ") << ids[i] << (i + 1 < ids.size() ? "," : "");
-  t << "\n};\n";
+  write_table(t, "SKEL_MAYBE_UNUSED static const int skel_call_loops[]", texts(ids));
   return t.str();
 }
 
