@@ -525,6 +525,41 @@ TEST(LeaveOut, AGroupKeepsItsStepOfFewestCallsNearItsMedianTime) {
   EXPECT_TRUE(check(p, plan).ok());
 }
 
+// Steps that each probe a message and then receive it (rank 0; rank 1
+// sends it): the probe ends no time step, so that a step is never left out
+// under a probe kept in the step before it, which would wait for ever.
+TEST(LeaveOut, AStepEndsOnlyOnceTheMessagesItProbedAreReceived) {
+  const skt::FoldedProgram p = program(2, [](uint32_t r) {
+    std::vector<Syn> v;
+    for (uint32_t step = 0; step < 30; ++step) {
+      if (r == 0) {
+        v.push_back(message(skt::kFunc_MPI_Probe, 1, 1, 4));
+        v.back().gap = 2'000'000 + 10'000 * (step % 7);
+        v.push_back(message(skt::kFunc_MPI_Recv, 2, 1, 4));
+      } else {
+        v.push_back(message(skt::kFunc_MPI_Send, 3, 0, 4));
+        v.back().gap = 2'000'000 + 10'000 * (step % 7);
+      }
+      v.push_back(collective(skt::kFunc_MPI_Allreduce, 100 + step));  // a call site each: the steps do not fold
+    }
+    return v;
+  });
+  const skt::gen::Plan plan = plan_of(p, 10);
+  ASSERT_FALSE(plan.kept_runs.empty()) << p.to_string();
+  const skt::gen::CheckResult c = check(p, plan);
+  EXPECT_TRUE(c.ok()) << c.message;
+  for (size_t i = 0; i + 1 < p.top.size(); ++i) {  // a probe and the receive after it: both kept or both left out
+    const auto& id = p.symbols.identities[p.symbols.events[p.nodes[p.top[i]].symbol].identity];
+    if (id.func != skt::kFunc_MPI_Probe) continue;
+    for (size_t j = i + 1; j < p.top.size(); ++j) {
+      const auto& jd = p.symbols.identities[p.symbols.events[p.nodes[p.top[j]].symbol].identity];
+      if (jd.func != skt::kFunc_MPI_Recv) continue;
+      EXPECT_EQ(plan.leaves_out(i), plan.leaves_out(j)) << "probe at " << i << ", its receive at " << j;
+      break;
+    }
+  }
+}
+
 // Three steps of a kind (fewer than K = 10): one stands for the three.
 TEST(LeaveOut, AKindMadeFewerThanKTimesIsSampledToo) {
   const skt::FoldedProgram p = program(2, [](uint32_t r) {
