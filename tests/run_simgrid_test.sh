@@ -13,9 +13,13 @@
 #     1.6 % and 2.1 % apart against the 1 % this test asked until then;
 #   - hosts twice as fast take less time, and not less than half (compute halves,
 #     communication does not): the compute phases really are flops.
-#   run_simgrid_test.sh SKELGEN MERGED.skm WORK NP
+#   - each CUT given (e.g. "4 -> 2") is in one of K = 10's "cut:" lines (a
+#     time-step loop of 4 cut to 2 and its stage loops cut by what is left
+#     of K: tests/apps/timesteps.c).
+#   run_simgrid_test.sh SKELGEN MERGED.skm WORK NP [CUT...]
 set -euo pipefail
 skelgen=$1 trace=$2 work=$3 np=$4
+shift 4
 rm -rf "$work" && mkdir -p "$work/tmp"
 export TMPDIR=$work/tmp  # smpirun -tmpdir is broken in SimGrid 3.32
 platform() {  # platform SPEED_GFLOPS FILE: one cluster, 1 Gb/s links, 10 us latency
@@ -45,8 +49,12 @@ result() {  # result EXE PLATFORM -> "measured predicted"
   sed -n 's/^SKELGEN_RESULT measured_s=\([0-9.]*\) predicted_s=\([0-9.]*\) .*/\1 \2/p' "$work/run.out"
 }
 for K in 1 10; do
-  "$skelgen" generate "$trace" -K $K -o "$work/k$K.c" -q > /dev/null
+  "$skelgen" generate "$trace" -K $K -o "$work/k$K.c" > "$work/generate$K.txt"
   "$skelgen" build "$work/k$K.c" --mpi simgrid --cflags -Werror -o "$work/k$K" -q
+done
+for cut in "$@"; do
+  grep -q "^cut: .*, $cut iterations" "$work/generate10.txt" ||
+    { cat "$work/generate10.txt"; echo "FAIL: no loop cut $cut at K = 10" >&2; exit 1; }
 done
 grep -q smpi_execute_flops "$work/k1.c" || { echo "FAIL: no smpi_execute_flops path in the skeleton" >&2; exit 1; }
 read -r m1 p1 <<< "$(result "$work/k1" "$work/slow.xml")"

@@ -366,28 +366,41 @@ static inline int* skel_displs(const int* counts, int n, int* out)
  * application's iterations around each of its own (skel_estimate.h; where
  * the values of its calls cycle over P iterations, read "period of P
  * iterations" for "iteration": the loop keeps whole periods, and
- * skel_loop_period marks the end of each). */
+ * skel_loop_period marks the end of each). An iteration's time counts what
+ * the cut loops inside it predict for their left-out iterations
+ * (skel_extra_now: this thread's predictions so far), so that a loop cut
+ * inside a cut loop is predicted in the left-out iterations of both. */
+SKEL_MAYBE_UNUSED static SKEL_TLS double skel_extra_now;
+SKEL_MAYBE_UNUSED static double skel_loop_xmark[SKEL_NUM_CUT_LOOPS + 1]; /* skel_extra_now at the mark */
+static inline void skel_add_extra(int l, double t)
+{
+  skel_loop_extra[l] += t;
+  skel_extra_now += t;
+}
 static inline void skel_loop_begin(int l)
 {
   skel_loop_start[l] = skel_loop_mark[l] = MPI_Wtime();
+  skel_loop_xmark[l] = skel_extra_now;
   skel_loop_nperiods[l] = 0;
 }
 static inline void skel_loop_period(int l)
 {
   double now = MPI_Wtime();
   if (skel_loop_nperiods[l] < SKEL_PERIOD_SAMPLES) {
-    skel_loop_periods[l][skel_loop_nperiods[l]++] = now - skel_loop_mark[l];
+    skel_loop_periods[l][skel_loop_nperiods[l]++] = now - skel_loop_mark[l] + (skel_extra_now - skel_loop_xmark[l]);
     skel_loop_mark[l] = now;
+    skel_loop_xmark[l] = skel_extra_now;
   }
 }
 static inline void skel_loop_end(int l)
 {
   double now = MPI_Wtime(), f = skel_loop_factor[l];
+  double rest = now - skel_loop_mark[l] + (skel_extra_now - skel_loop_xmark[l]);
   if (skel_loop_iters[l] < 2) {
-    skel_loop_extra[l] += (now - skel_loop_start[l]) * (f - 1.0);
+    skel_add_extra(l, rest * (f - 1.0));
     return;
   }
-  skel_loop_extra[l] += skel_left_out_time(skel_loop_periods[l], skel_loop_nperiods[l], now - skel_loop_mark[l], f);
+  skel_add_extra(l, skel_left_out_time(skel_loop_periods[l], skel_loop_nperiods[l], rest, f));
 }
 
 /* Kept runs of top-level calls (an irregular program's time steps): run l
@@ -412,7 +425,7 @@ static inline void skel_run_begin(int l)
 static inline void skel_run_end(int l)
 {
   double t = MPI_Wtime() - skel_loop_start[l] + (skel_extra_sum() - skel_run_extra0[l]);
-  skel_loop_extra[l] += t * (skel_loop_factor[l] - 1.0);
+  skel_add_extra(l, t * (skel_loop_factor[l] - 1.0));
 }
 
 /* Ranks that share cores: where this node runs more of the skeleton's

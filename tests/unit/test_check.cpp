@@ -627,3 +627,43 @@ TEST(Values, ACycleOverALoopsIterationsRestartsWithEachInstanceOfTheLoop) {
   ASSERT_EQ(rule->period, 2u) << "the shortest cycle of 0, 1, 0";
   EXPECT_TRUE(differs) << "instance 3 is iteration 0, not the cycle's entry 1";
 }
+
+// ---------------------------------------------------------------- cuts inside cuts
+
+// Four time steps (fewer than K = 10), each a long computation and 40
+// stages of an exchange: the time-step loop is cut to two steps and the
+// stage loop inside, by what is left of K (10 x 2 / 4 = 5), to 8 stages;
+// the plan's time counts the stage loop's cut in the two steps kept. Before,
+// the stage loops alone were cut (40 -> 4) and each step's computation ran
+// in all four steps: the skeleton half as short as the plan now makes it.
+TEST(Cuts, ALoopOfFewerThanKIterationsIsCutAndTheLoopsInsideItByWhatIsLeftOfK) {
+  skt::FoldedProgram p = program(2, [](uint32_t r) {
+    std::vector<Syn> v;
+    for (int step = 0; step < 4; ++step) {
+      for (int s = 0; s < 40; ++s) {
+        v.push_back(r == 0 ? message(skt::kFunc_MPI_Send, 1, 1, 7) : message(skt::kFunc_MPI_Recv, 2, 0, 7));
+        v.back().gap = s == 0 ? 8'000'000 : 100'000;  // the step's own computation before its first stage
+      }
+      v.push_back(collective(skt::kFunc_MPI_Allreduce, 3));
+    }
+    return v;
+  });
+  const uint32_t steps = loop_with_count(p, 4), stages = loop_with_count(p, 40);
+  ASSERT_NE(steps, UINT32_MAX) << p.to_string();
+  ASSERT_NE(stages, UINT32_MAX) << p.to_string();
+  const skt::gen::Plan plan = plan_of(p, 10);
+  ASSERT_EQ(plan.cuts.size(), 2u) << p.to_string();
+  EXPECT_EQ(plan.cuts[0].node, steps);
+  EXPECT_EQ(plan.cuts[0].iterations, 2u);
+  EXPECT_EQ(plan.cuts[1].node, stages);
+  EXPECT_EQ(plan.cuts[1].iterations, 8u);
+  // planned: the steps' time halved, and of the stages' time in them 8 of 40 left
+  const skt::gen::NodeTimes t = skt::gen::measure_times(p);
+  const std::vector<double> planned = skt::gen::planned_rank_times(p, t, plan);
+  for (uint32_t r = 0; r < 2; ++r) {
+    const double step_loop = t.total[steps][r], stage_loops = t.total[stages][r];
+    const double want = t.rank_total[r] - step_loop + (step_loop - stage_loops) / 2 + stage_loops / 2 * 8 / 40;
+    EXPECT_NEAR(planned[r], want, 1e-6 * want) << "rank " << r;
+  }
+  EXPECT_TRUE(check(p, plan).ok());
+}
