@@ -15,11 +15,17 @@
 #     communication does not): the compute phases really are flops.
 #   - each CUT given (e.g. "4 -> 2") is in one of K = 10's "cut:" lines (a
 #     time-step loop of 4 cut to 2 and its stage loops cut by what is left
-#     of K: tests/apps/timesteps.c).
+#     of K: tests/apps/timesteps.c, from a trace of a quiet machine kept in
+#     tests/data: the time-step loop keeps two steps, and the first stands
+#     for itself only (the estimator's warm-up rule), so a trace whose first
+#     steps ran slower than the others, beside other tests, is predicted low
+#     by as much; with the cut loops inside not counted in the steps' time,
+#     -20 %).
 #   run_simgrid_test.sh SKELGEN MERGED.skm WORK NP [CUT...]
 set -euo pipefail
 skelgen=$1 trace=$2 work=$3 np=$4
 shift 4
+tolerance=0.03
 rm -rf "$work" && mkdir -p "$work/tmp"
 export TMPDIR=$work/tmp  # smpirun -tmpdir is broken in SimGrid 3.32
 platform() {  # platform SPEED_GFLOPS FILE: one cluster, 1 Gb/s links, 10 us latency
@@ -62,13 +68,13 @@ read -r m1b _ <<< "$(result "$work/k1" "$work/slow.xml")"
 read -r m10 p10 <<< "$(result "$work/k10" "$work/slow.xml")"
 read -r f1 _ <<< "$(result "$work/k1" "$work/fast.xml")"
 echo "simulated: K=1 $m1 s (again: $m1b s), K=10 $m10 s predicting $p10 s; K=1 on hosts twice as fast: $f1 s"
-python3 - "$m1" "$m1b" "$m10" "$p10" "$f1" <<'PY'
+python3 - "$m1" "$m1b" "$m10" "$p10" "$f1" "$tolerance" <<'PY'
 import sys
-m1, m1b, m10, p10, f1 = map(float, sys.argv[1:])
+m1, m1b, m10, p10, f1, tol = map(float, sys.argv[1:])
 fail = []
 if m1 <= 0: fail.append("no simulated time")
 if m1 != m1b: fail.append(f"two runs differ: {m1} vs {m1b}")
-if abs(p10 - m1) > 0.03 * m1: fail.append(f"K=10 predicts {p10}, the K=1 skeleton takes {m1} (more than 3 % apart)")
+if abs(p10 - m1) > tol * m1: fail.append(f"K=10 predicts {p10}, the K=1 skeleton takes {m1} (more than {tol:.0%} apart)")
 if m10 >= m1: fail.append(f"K=10 runs {m10}, not shorter than K=1's {m1}")
 if not (0.5 * m1 - 1e-9 <= f1 < m1): fail.append(f"on hosts twice as fast: {f1} (K=1 on the slow ones: {m1})")
 for f in fail: print("FAIL:", f, file=sys.stderr)
