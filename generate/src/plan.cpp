@@ -724,8 +724,8 @@ constexpr double kUntimedShare = 0.25;
 // A step shorter than this, of any kind, may be left out untimed: on ranks
 // that share cores one descheduling takes longer.
 constexpr double kTooShortToTimeNs = 1e6;
-// The steps one kept step stands for took on average at most this many
-// times its own time: its factor is at most this times their number.
+// The steps of a group took on average at most this many times their
+// median's time (keep_by_time).
 constexpr double kGroupSpread = 2.0;
 
 // The steps left out untimed, their traced time added to the prediction as
@@ -733,13 +733,12 @@ constexpr double kGroupSpread = 2.0;
 // to `budget`, of the steps of kinds without point-to-point calls (a
 // breadth-first search's levels) and the steps with point-to-point calls
 // shorter than kTooShortToTimeNs, of any kind, made once too. A kept step's
-// measured time is multiplied by its factor, and so is the noise of timing it (a level of
-// 20 us on ranks that share cores took a millisecond where a rank was
-// descheduled: +25 %); kept whole instead, the search's levels made its
-// skeleton 7,800-9,100 lines of C where it is 1,300, and miniAMR's
-// (60 steps, 4 ranks) hundreds of light steps of some twenty kinds, 0.01 to
-// 0.5 ms each, made 600 of the 800 top-level nodes its K = 10 skeleton kept
-// (16,900 lines of C).
+// measured time is multiplied by its factor, and so is the noise of timing
+// it (a level of 20 us on ranks that share cores took a millisecond where a
+// rank was descheduled: +25 %); kept instead, the search's levels made its
+// skeleton 7,800-9,100 lines of C where it is 1,300, and miniAMR's (60
+// steps, 4 ranks) hundreds of light steps of some twenty kinds, 0.01 to
+// 0.5 ms each, 600 of the 800 top-level nodes its K = 10 skeleton kept.
 std::vector<bool> untimed_steps(const TopSteps& steps, double budget) {
   std::vector<size_t> candidates;
   for (size_t r = 0; r < steps.runs.size(); ++r) {
@@ -781,12 +780,12 @@ size_t smallest_near_median(const TopSteps& steps, const std::vector<size_t>& rs
 // by traced time, in groups of at most 1 / share steps whose mean time is at
 // most kGroupSpread times their median's: a step near the median of each
 // group (smallest_near_median) is kept and stands for the group (factor: the
-// group's traced time over its own), a step alone in its group stays as
-// itself. The time of a step changes with
-// its counts and its work: a breadth-first search's levels took 20 us to
-// 20 ms as its frontier grew and shrank, an adaptive-refinement code's
-// refining steps many times its others, and the traced run has its
-// disturbances. Kept in turn instead, a step stood for ones far longer than
+// group's traced time over its own, at most kGroupSpread x kNearMedian times
+// the steps it stands for), a step alone in its group stays as itself. The
+// time of a step changes with its counts and its work: a breadth-first
+// search's levels took 20 us to 20 ms as its frontier grew and shrank, an
+// adaptive-refinement code's refining steps many times its others, and the
+// traced run has its disturbances. Kept in turn instead, a step stood for ones far longer than
 // itself: the search's first level for large ones, 109 times its time (1.1 s
 // predicted for 4.2 s); miniAMR's light steps for its refining ones,
 // 400-2,800 times their time, so that the K = 10 skeleton predicted 12.4 s

@@ -5,8 +5,9 @@
  * Fewer time steps than K: the generator cuts the time-step loop to two
  * steps and the stage loops inside the kept steps by what is left of K
  * (tests/run_nested_cut_test.sh).
- * usage: timesteps [STEPS [STAGES [STEP_WORK]]] (default 4 steps, 40
- * stages, busy(8000000) per step and busy(200000) per stage) */
+ * usage: timesteps [STEPS [STAGES [STEP_WORK [STAGE_WORK]]]] (default 4
+ * steps, 40 stages, busy(2000000) per step and busy(50000) per stage;
+ * tests/data/timesteps_mpich_2 was traced with 4 40 8000000 200000) */
 #include "applog.h"
 
 enum { N = 64 };
@@ -19,7 +20,8 @@ static int arg(int argc, char** argv, int i, int fallback) {
 int main(int argc, char** argv) {
   int rank, size;
   app_start(&argc, &argv, &rank, &size);
-  const int steps = app_iters(argc, argv, 4), stages = arg(argc, argv, 2, 40), step_work = arg(argc, argv, 3, 8000000);
+  const int steps = app_iters(argc, argv, 4), stages = arg(argc, argv, 2, 40), step_work = arg(argc, argv, 3, 2000000);
+  const int stage_work = arg(argc, argv, 4, 50000);
   const int succ = (rank + 1) % size, pred = (rank + size - 1) % size;
   double out[N], in[N], acc = 0;
   for (int i = 0; i < N; ++i) out[i] = rank + i;
@@ -31,7 +33,7 @@ int main(int argc, char** argv) {
       LOG("MPI_Irecv peer=%d tag=7 count=%d bytes=%d comm=world request=r%d_%d", pred, N, N * 8, step, s);
       MPI_Isend(out, N, MPI_DOUBLE, succ, 7, MPI_COMM_WORLD, &req[1]);
       LOG("MPI_Isend peer=%d tag=7 count=%d bytes=%d comm=world request=s%d_%d", succ, N, N * 8, step, s);
-      acc += busy(200000);
+      acc += busy(stage_work);
       MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
       LOG("MPI_Waitall completed=r%d_%d,s%d_%d", step, s, step, s);
       out[s % N] += in[(s + 1) % N] * 1e-6;
