@@ -145,7 +145,7 @@ def scale_lines(ok, meta):
         line += " Not cut, every loop run as traced: " + ", ".join(
             f"{r['benchmark']} ({r['loops_not_cut']} loop(s) holding time left whole: their messages cross "
             f"iterations; `work/{r['benchmark'].lower()}/generate.err`)" if _given(r.get("loops_not_cut"))
-            and r["loops_not_cut"] > 0 else f"{r['benchmark']} (no loop of at least K iterations holds its time)"
+            and r["loops_not_cut"] > 0 else f"{r['benchmark']} (no loop of more than two iterations holds its time)"
             for r in whole) + "."
     return [line]
 
