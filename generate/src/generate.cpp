@@ -40,15 +40,13 @@ void write_table(std::ostream& out, const std::string& decl, const std::vector<s
                  size_t per_line = 16) {
   size_t columns = decl.size() + 6;
   for (const std::string& c : cells) columns += c.size() + 2;
-  if (columns <= kTableColumns) {
-    out << decl << " = {";
-    for (size_t i = 0; i < cells.size(); ++i) out << (i ? ", " : "") << cells[i];
-    out << "};\n";
-    return;
-  }
+  const bool one_line = columns <= kTableColumns;
   out << decl << " = {";
-  for (size_t i = 0; i < cells.size(); ++i) out << (i % per_line == 0 ? "\n  " : " ") << cells[i] << (i + 1 < cells.size() ? "," : "");
-  out << "\n};\n";
+  for (size_t i = 0; i < cells.size(); ++i) {
+    if (i > 0) out << ",";
+    out << (one_line ? (i ? " " : "") : (i % per_line == 0 ? "\n  " : " ")) << cells[i];
+  }
+  out << (one_line ? "};\n" : "\n};\n");
 }
 
 template <typename Int>

@@ -203,8 +203,8 @@ class MessageBalance {
           if (idn.peer_class != PeerClass::kAnySource && from < 0) continue;  // MPI_PROC_NULL
           if (idn.peer_class != PeerClass::kAnySource) received_[{from, r, idn.comm, tag}] += times * share;
           taken_[{r, idn.comm, tag}] += times * share;
-          double& probed = probed_[{r, idn.comm}];
-          probed = std::max(0.0, probed - times * share);
+          auto probed = probed_.find({r, idn.comm});
+          if (probed != probed_.end()) probed->second = std::max(0.0, probed->second - times * share);
         }
     }
   }
@@ -395,7 +395,7 @@ class CutChooser {
       const uint32_t id = items[i];
       const FoldedNode& n = p_.nodes[id];
       if (!n.is_loop()) continue;
-      const bool candidate = cuttable(id, true, scale);
+      const bool candidate = cuttable(id, true);
       // At least two iterations (periods) stay, so that the left-out ones are
       // predicted from a steady one (skel_loop_end); a loop that would keep all
       // stays whole. With period 1 this is max(2, count / K).
@@ -422,12 +422,12 @@ class CutChooser {
   // The least K' the loops inside a cut loop are cut by.
   static constexpr double kMinNestedScale = 2.0;
 
-  bool holds_time(uint32_t id, double scale) const {
+  bool holds_time(uint32_t id) const {
     const FoldedNode& n = p_.nodes[id];
-    return scale > 1 && n.count > kMinCutIterations && t_.share(id) >= opt_.min_share;
+    return opt_.scale > 1 && n.count > kMinCutIterations && t_.share(id) >= opt_.min_share;
   }
-  bool cuttable(uint32_t id, bool say, double scale) const {
-    if (!holds_time(id, scale)) return false;
+  bool cuttable(uint32_t id, bool say) const {
+    if (!holds_time(id)) return false;
     std::string why;
     if (only_polls(p_, id))
       why = "it only polls (MPI_Iprobe): its time is a wait for a message, which cutting it does not shorten";
@@ -636,15 +636,9 @@ std::vector<TopRun> closed_top_runs(const FoldedProgram& p, const NodeTimes& t, 
 }  // namespace
 
 std::vector<double> planned_rank_times(const FoldedProgram& p, const NodeTimes& t, const Plan& plan) {
-  std::vector<bool> left_out(p.nodes.size(), false);  // the nodes under a left-out top-level node
-  std::function<void(uint32_t)> mark = [&](uint32_t n) {
-    left_out[n] = true;
-    for (uint32_t c : p.nodes[n].body) mark(c);
-  };
-  for (size_t i = 0; i < p.top.size(); ++i)
-    if (plan.leaves_out(i)) mark(p.top[i]);
-  // Per node, the share of its iterations the cut loops around it keep (a
-  // loop cut inside a cut loop runs in the iterations of it kept).
+  // Per node, the share of its instances the skeleton runs by the cut loops
+  // around it (a loop cut inside a cut loop runs in the iterations of it
+  // kept); 0 under a left-out top-level node.
   std::vector<double> kept_by_outer(p.nodes.size(), 1.0);
   std::function<void(uint32_t, double)> through = [&](uint32_t n, double share) {
     kept_by_outer[n] = share;
@@ -654,7 +648,7 @@ std::vector<double> planned_rank_times(const FoldedProgram& p, const NodeTimes& 
                                      static_cast<double>(plan.cuts[static_cast<size_t>(c)].count);
     for (uint32_t b : p.nodes[n].body) through(b, inner);
   };
-  for (uint32_t n : p.top) through(n, 1.0);
+  for (size_t i = 0; i < p.top.size(); ++i) through(p.top[i], plan.leaves_out(i) ? 0.0 : 1.0);
   std::vector<double> kept(t.rank_total);
   for (const Farm& f : plan.farms) {  // the tasks left out, at the farm's mean time per task
     const double left = 1.0 - static_cast<double>(f.kept.size()) / static_cast<double>(f.task_ns.size());
@@ -675,9 +669,8 @@ std::vector<double> planned_rank_times(const FoldedProgram& p, const NodeTimes& 
   }
   for (uint32_t r = 0; r < kept.size(); ++r) {
     for (const CutLoop& c : plan.cuts)
-      if (!left_out[c.node])
-        kept[r] -= t.total[c.node][r] * kept_by_outer[c.node] *
-                   (1.0 - static_cast<double>(c.iterations) / static_cast<double>(c.count));
+      kept[r] -= t.total[c.node][r] * kept_by_outer[c.node] *
+                 (1.0 - static_cast<double>(c.iterations) / static_cast<double>(c.count));
     for (size_t i = 0; i < p.top.size(); ++i)
       if (plan.leaves_out(i)) kept[r] -= t.total[p.top[i]][r];
   }
@@ -785,12 +778,12 @@ size_t smallest_near_median(const TopSteps& steps, const std::vector<size_t>& rs
 // time of a step changes with its counts and its work: a breadth-first
 // search's levels took 20 us to 20 ms as its frontier grew and shrank, an
 // adaptive-refinement code's refining steps many times its others, and the
-// traced run has its disturbances. Kept in turn instead, a step stood for ones far longer than
-// itself: the search's first level for large ones, 109 times its time (1.1 s
-// predicted for 4.2 s); miniAMR's light steps for its refining ones,
-// 400-2,800 times their time, so that the K = 10 skeleton predicted 12.4 s
-// on a SimGrid platform where K = 1 predicted 4.1 s. Returns the top-level
-// nodes left out.
+// traced run has its disturbances. Kept in turn instead, a step stood for
+// ones far longer than itself: the search's first level for large ones, 109
+// times its time (1.1 s predicted for 4.2 s); miniAMR's light steps for its
+// refining ones, 400-2,800 times their time, so that the K = 10 skeleton
+// predicted 12.4 s on a SimGrid platform where K = 1 predicted 4.1 s.
+// Returns the top-level nodes left out.
 size_t keep_by_time(const TopSteps& steps, double share, double untimed_budget, Plan& plan) {
   size_t left = 0;
   auto leave_out = [&](const TopRun& run) {

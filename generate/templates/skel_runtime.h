@@ -368,7 +368,8 @@ static inline int* skel_displs(const int* counts, int n, int* out)
  * iterations" for "iteration": the loop keeps whole periods, and
  * skel_loop_period marks the end of each). An iteration's time counts what
  * the cut loops inside it predict for their left-out iterations
- * (skel_extra_now: this thread's predictions so far), so that a loop cut
+ * (skel_extra_now: this thread's predictions so far, of its cut loops and
+ * kept runs), so that a loop cut
  * inside a cut loop is predicted in the left-out iterations of both. */
 SKEL_MAYBE_UNUSED static SKEL_TLS double skel_extra_now;
 SKEL_MAYBE_UNUSED static double skel_loop_xmark[SKEL_NUM_CUT_LOOPS + 1]; /* skel_extra_now at the mark */
@@ -409,22 +410,14 @@ static inline void skel_loop_end(int l)
  * cut loops inside it predict for their left-out iterations; predicted:
  * (f - 1) times that. */
 SKEL_MAYBE_UNUSED static double skel_run_extra0[SKEL_NUM_CUT_LOOPS + 1];
-static inline double skel_extra_sum(void)
-{
-  double s = 0;
-  int l;
-  for (l = 0; l < SKEL_NUM_CUT_LOOPS; ++l)
-    if (skel_loop_stream[l] == skel_tid) s += skel_loop_extra[l];
-  return s;
-}
 static inline void skel_run_begin(int l)
 {
-  skel_run_extra0[l] = skel_extra_sum();
+  skel_run_extra0[l] = skel_extra_now;
   skel_loop_start[l] = MPI_Wtime();
 }
 static inline void skel_run_end(int l)
 {
-  double t = MPI_Wtime() - skel_loop_start[l] + (skel_extra_sum() - skel_run_extra0[l]);
+  double t = MPI_Wtime() - skel_loop_start[l] + (skel_extra_now - skel_run_extra0[l]);
   skel_add_extra(l, t * (skel_loop_factor[l] - 1.0));
 }
 
@@ -528,14 +521,14 @@ static inline void skel_fork(int tid, void* (*body)(void*))
   int provided = 0;
   PMPI_Query_thread(&provided);
   if (provided < MPI_THREAD_MULTIPLE) skel_die("this MPI does not provide MPI_THREAD_MULTIPLE, which the threads need");
-  if (skel_alive++ == 0) skel_first_at_fork = skel_extra_sum();
+  if (skel_alive++ == 0) skel_first_at_fork = skel_extra_now;
   if (pthread_create(&skel_threads[tid], NULL, body, NULL) != 0) skel_die("cannot start a thread");
 }
 static inline void skel_join(int tid)
 {
   skel_compute(0); /* not in a call: the watchdog looks at the thread waited for */
   pthread_join(skel_threads[tid], NULL);
-  if (--skel_alive == 0) skel_first_beside += skel_extra_sum() - skel_first_at_fork;
+  if (--skel_alive == 0) skel_first_beside += skel_extra_now - skel_first_at_fork;
 }
 #endif
 
@@ -548,7 +541,7 @@ static inline void skel_report(void)
 {
   double mine[2], all[2];
   mine[0] = MPI_Wtime() - skel_t0;
-  mine[1] = mine[0] + skel_extra_sum();
+  mine[1] = mine[0] + skel_extra_now;
 #if SKEL_NUM_FARMS > 0
   { /* a farm's left-out tasks delay every rank after it (its master knows by how much) */
     double farms = 0;
