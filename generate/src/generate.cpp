@@ -1487,7 +1487,8 @@ bool Emitter::run_boundary(size_t& i, size_t& run) {
   if (run < runs.size() && runs[run].first == i)
     body_ << "  /* run of top-level calls " << i << ".." << runs[run].end - 1 << ": stands for itself and "
           << runs[run].left_out << " top-level nodes left out (x" << num(runs[run].factor)
-          << " its time) */\n  skel_run_begin(" << timer() << ");\n";
+          << (runs[run].by == Plan::StandsBy::kCalls ? " its time: short steps, by their calls" : " its time")
+          << ") */\n  skel_run_begin(" << timer() << ");\n";
   if (!plan_.leaves_out(i)) return false;
   ++i;
   return true;
@@ -1686,7 +1687,6 @@ void Emitter::run(const NodeTimes& times, const std::vector<const Emitter*>& thr
   std::string thread_functions;
   size_t slots = slots_.num_slots, rings = slots_.ring_size.size();
   size_t cut_loops = plan_.timers();
-  double untimed_s = plan_.untimed_s;
   for (const Emitter* t : threads) {
     all.push_back(t);
     thread_functions += t->thread_function();
@@ -1703,7 +1703,6 @@ void Emitter::run(const NodeTimes& times, const std::vector<const Emitter*>& thr
     slots += t->slots_.num_slots;
     rings += t->slots_.ring_size.size();
     cut_loops += t->plan_.timers();
-    untimed_s += t->plan_.untimed_s;
   }
   rings = std::max<size_t>(1, rings);
   slots = std::max<size_t>(1, slots);
@@ -1740,7 +1739,6 @@ void Emitter::run(const NodeTimes& times, const std::vector<const Emitter*>& thr
   v["LOOP_DEPTH"] = std::to_string(std::max<size_t>(1, loop_depth_));
   v["RUNTIME"] = template_text("skel_runtime.h");
   v["NUM_FARMS"] = std::to_string(plan_.farms.size());
-  v["UNTIMED_S"] = exact(untimed_s);
   v["FARMS"] = plan_.farms.empty() ? "" : template_text("skel_farm.h") + farm_tables_;
   v["BODY"] = prologue + body_.str() + epilogue;
   const size_t body_lines = static_cast<size_t>(std::count(v["BODY"].begin(), v["BODY"].end(), '\n'));

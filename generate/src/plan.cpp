@@ -523,6 +523,7 @@ struct TopRun {
   bool has_work = false;  // a loop or a point-to-point call
   double time = 0;        // traced ns, max over ranks
   size_t written = 0;     // nodes in it, loops and calls, each once: what the skeleton writes of it
+  double calls = 0;       // calls made in it, max over ranks
 };
 
 // The shortest closed runs of the top level: a run ends where everything
@@ -533,7 +534,7 @@ std::vector<TopRun> shortest_closed_runs(const FoldedProgram& p, const NodeTimes
   MessageBalance balance;
   std::vector<TopRun> runs;
   TopRun run;
-  std::vector<double> rank_time(P, 0);
+  std::vector<double> rank_time(P, 0), rank_calls(P, 0);
   std::function<void(uint32_t, double, uint64_t)> add = [&](uint32_t id, double times, uint64_t iterations) {
     const FoldedNode& n = p.nodes[id];
     ++run.written;
@@ -542,6 +543,7 @@ std::vector<TopRun> shortest_closed_runs(const FoldedProgram& p, const NodeTimes
       return;
     }
     balance.add_instances(p, id, static_cast<uint64_t>(times), iterations);
+    for (uint32_t r : event_of(p, id).ranks) rank_calls[r] += times;
     run.may_leave = run.may_leave && !outlives_its_run(p, id) && all_members_take_part(p, id);
     run.has_work |= times > 1 || message_role(identity_of(p, id).func) != MessageRole::kNone;
   };
@@ -556,10 +558,12 @@ std::vector<TopRun> shortest_closed_runs(const FoldedProgram& p, const NodeTimes
     if (i + 1 < p.top.size() && (i + 1 < step_end || in_farm || !balance.balanced())) continue;
     run.end = i + 1;
     run.time = *std::max_element(rank_time.begin(), rank_time.end());
+    run.calls = *std::max_element(rank_calls.begin(), rank_calls.end());
     runs.push_back(run);
     run = TopRun();
     run.first = i + 1;
     std::fill(rank_time.begin(), rank_time.end(), 0.0);
+    std::fill(rank_calls.begin(), rank_calls.end(), 0.0);
   }
   return runs;
 }
@@ -606,6 +610,7 @@ std::vector<TopRun> closed_top_runs(const FoldedProgram& p, const NodeTimes& t, 
     steps.back().end = run.end;
     steps.back().time += run.time;
     steps.back().written += run.written;
+    steps.back().calls += run.calls;
   };
   for (TopRun run : shortest_closed_runs(p, t, plan)) {
     if (run.may_leave && !run.has_work && open) {
@@ -712,50 +717,111 @@ struct TopSteps {
   }
 };
 
-// of the skeleton's share of the run: the shortest steps, left out untimed
-constexpr double kUntimedShare = 0.25;
-// A step shorter than this, of any kind, may be left out untimed: on ranks
-// that share cores one descheduling takes longer.
+// of the skeleton's share of the run: the short steps (short_steps)
+constexpr double kShortShare = 0.25;
+// A step shorter than this, of any kind, is a short step: on ranks that
+// share cores one descheduling takes longer.
 constexpr double kTooShortToTimeNs = 1e6;
+// The short steps kept as a sample: at most this many.
+constexpr size_t kShortSamples = 16;
 // The steps of a group took on average at most this many times their
 // median's time (keep_by_time).
 constexpr double kGroupSpread = 2.0;
+// The steps of a group made calls at rates (calls per traced second, on the
+// busiest rank) within this factor of each other (shapes).
+constexpr double kShapeSpread = 2.0;
 
-// The steps left out untimed, their traced time added to the prediction as
-// it is (Plan::untimed_s): shortest first, across kinds, as many as add up
-// to `budget`, of the steps of kinds without point-to-point calls (a
-// breadth-first search's levels) and the steps with point-to-point calls
-// shorter than kTooShortToTimeNs, of any kind, made once too. A kept step's
-// measured time is multiplied by its factor, and so is the noise of timing
-// it (a level of 20 us on ranks that share cores took a millisecond where a
-// rank was descheduled: +25 %); kept instead, the search's levels made its
-// skeleton 7,800-9,100 lines of C where it is 1,300, and miniAMR's (60
-// steps, 4 ranks) hundreds of light steps of some twenty kinds, 0.01 to
-// 0.5 ms each, 600 of the 800 top-level nodes its K = 10 skeleton kept.
-std::vector<bool> untimed_steps(const TopSteps& steps, double budget) {
+// The short steps, sorted by calls: shortest first, across kinds, as many
+// as add up to `budget`, of the steps of kinds without point-to-point calls
+// (a breadth-first search's levels) and the steps with point-to-point calls
+// shorter than kTooShortToTimeNs, of any kind, made once too. Their traced
+// time says little of their time elsewhere: a step of a few calls that took
+// 10 us between cores of one machine takes the network's latency on each
+// call between nodes (miniAMR's short steps, 2 ranks, an input refined
+// irregularly: 6.3 ms in all where traced, 125 ms under SimGrid on a 50 us
+// network); timed
+// one by one, a short step's noise is multiplied by its factor (a level of
+// 20 us on ranks that share cores took a millisecond where a rank was
+// descheduled); kept, each kind of them would make the skeleton long
+// (miniAMR's, 60 steps on 4 ranks: hundreds of light steps of some twenty
+// kinds, 0.01 to 0.5 ms each, 600 of the 800 top-level nodes its K = 10
+// skeleton kept). So they are sampled (sample_short_steps).
+std::vector<size_t> short_steps(const TopSteps& steps, double budget) {
   std::vector<size_t> candidates;
   for (size_t r = 0; r < steps.runs.size(); ++r) {
     const TopRun& run = steps.runs[r];
-    if (run.may_leave && run.time > 0 &&
+    if (run.may_leave && run.time > 0 && run.calls > 0 &&
         (steps.collectives_only[r] ? steps.time_step(r) : run.time < kTooShortToTimeNs))
       candidates.push_back(r);
   }
   std::stable_sort(candidates.begin(), candidates.end(),
                    [&](size_t x, size_t y) { return steps.runs[x].time < steps.runs[y].time; });
-  std::vector<bool> untimed(steps.runs.size(), false);
   double sum = 0;
-  for (size_t r : candidates) {
-    sum += steps.runs[r].time;
-    if (sum > budget) break;
-    untimed[r] = true;
-  }
-  return untimed;
+  size_t n = 0;
+  while (n < candidates.size() && (sum += steps.runs[candidates[n]].time) <= budget) ++n;
+  candidates.resize(n < 2 ? 0 : n);  // one alone is no sample of anything
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [&](size_t x, size_t y) { return steps.runs[x].calls < steps.runs[y].calls; });
+  return candidates;
 }
 
-// Of the kind's steps rs[g, end), sorted by time, the one to keep: of those
-// whose time is within kNearMedian of the median's, the one of fewest
-// nodes (TopRun::written: the skeleton's lines; the step's factor makes up
-// the time), the median on a tie.
+// The short steps (sorted by calls) in kShortSamples strata of consecutive
+// ones (fewer, of two or three, where there are fewer than 2 x
+// kShortSamples; none where there is one): the middle
+// step of each is kept, the others are left out, and the kept ones stand
+// for them all in proportion to their calls (each one's factor: the calls
+// of all over those of the kept; one ratio for all, of a sample across the
+// strata, varies less than each stratum's own: the miniAMR input above,
+// under SimGrid, +9 % with a ratio per stratum, +1 % with one).
+void sample_short_steps(const TopSteps& steps, const std::vector<size_t>& shorts, Plan& plan,
+                        const std::function<void(const TopRun&)>& leave_out) {
+  const size_t strata = std::min(kShortSamples, shorts.size() / 2);  // the last one takes the rest
+  const size_t stride = strata ? shorts.size() / strata : 0;
+  auto stratum = [&](size_t k) { return std::min(k / stride, strata - 1); };
+  auto kept = [&](size_t k) {
+    const size_t first = stratum(k) * stride, end = stratum(k) + 1 == strata ? shorts.size() : first + stride;
+    return k == first + (end - first) / 2;
+  };
+  double all = 0, sampled = 0;
+  for (size_t k = 0; k < shorts.size(); ++k) {
+    all += steps.runs[shorts[k]].calls;
+    if (kept(k)) sampled += steps.runs[shorts[k]].calls;
+  }
+  const size_t first_sample = plan.kept_runs.size();  // stratum s's kept run: first_sample + s
+  for (size_t k = 0; k < shorts.size(); ++k)
+    if (kept(k))
+      plan.kept_runs.push_back({steps.runs[shorts[k]].first, steps.runs[shorts[k]].end, all / sampled, 0,
+                                Plan::StandsBy::kCalls});
+  for (size_t k = 0; k < shorts.size(); ++k) {
+    if (kept(k)) continue;
+    leave_out(steps.runs[shorts[k]]);
+    plan.kept_runs[first_sample + stratum(k)].left_out += steps.runs[shorts[k]].end - steps.runs[shorts[k]].first;
+  }
+}
+
+// A kind's steps (rs) by shape: sorted by their rate of calls, in classes
+// within kShapeSpread of their slowest. One step stands for others by their
+// traced times, which hold where they ran; elsewhere a step's time is its
+// calls' and its computation's, in another proportion: two runs of NPB
+// MG's exchanges, of 40 and of 254 calls, took 98 and 102 ms on 16 ranks
+// that shared 2 cores, 24 and 31 ms under SimGrid, where the one stood for
+// the other, 13 ms short. Of one shape, the ratio of their traced times is
+// about that of their calls.
+std::vector<std::vector<size_t>> shapes(const TopSteps& steps, std::vector<size_t> rs) {
+  auto rate = [&](size_t r) { return steps.runs[r].calls / steps.runs[r].time; };
+  std::stable_sort(rs.begin(), rs.end(), [&](size_t x, size_t y) { return rate(x) < rate(y); });
+  std::vector<std::vector<size_t>> out;
+  for (size_t r : rs) {
+    if (out.empty() || rate(r) > kShapeSpread * rate(out.back().front())) out.emplace_back();
+    out.back().push_back(r);
+  }
+  return out;
+}
+
+// Of the steps rs[g, end), sorted by time, the one to keep: of those whose
+// time is within kNearMedian of the median's, the one of fewest nodes
+// (TopRun::written: the skeleton's lines; the step's factor makes up the
+// time), the median on a tie.
 constexpr double kNearMedian = 1.25;
 size_t smallest_near_median(const TopSteps& steps, const std::vector<size_t>& rs, size_t g, size_t end) {
   const size_t median = g + (end - g) / 2;
@@ -769,60 +835,64 @@ size_t smallest_near_median(const TopSteps& steps, const std::vector<size_t>& rs
   return best;
 }
 
-// Each kind's time steps (TopSteps::time_step) not left out untimed, sorted
-// by traced time, in groups of at most 1 / share steps whose mean time is at
-// most kGroupSpread times their median's: a step near the median of each
-// group (smallest_near_median) is kept and stands for the group (factor: the
-// group's traced time over its own, at most kGroupSpread x kNearMedian times
-// the steps it stands for), a step alone in its group stays as itself. The
-// time of a step changes with its counts and its work: a breadth-first
-// search's levels took 20 us to 20 ms as its frontier grew and shrank, an
-// adaptive-refinement code's refining steps many times its others, and the
-// traced run has its disturbances. Kept in turn instead, a step stood for
-// ones far longer than itself: the search's first level for large ones, 109
-// times its time (1.1 s predicted for 4.2 s); miniAMR's light steps for its
-// refining ones, 400-2,800 times their time, so that the K = 10 skeleton
-// predicted 12.4 s on a SimGrid platform where K = 1 predicted 4.1 s.
-// Returns the top-level nodes left out.
-size_t keep_by_time(const TopSteps& steps, double share, double untimed_budget, Plan& plan) {
+// The steps rs (of one kind and shape), sorted by traced time, in groups of
+// at most `most` steps whose mean time is at most kGroupSpread times their
+// median's: a step near the median of each group (smallest_near_median) is
+// kept and stands for the group (factor: the group's traced time over its
+// own, at most kGroupSpread x kNearMedian times the steps it stands for), a
+// step alone in its group stays as itself. The time of a step changes with
+// its counts and its work: a breadth-first search's levels took 20 us to
+// 20 ms as its frontier grew and shrank, an adaptive-refinement code's
+// refining steps many times its others, and the traced run has its
+// disturbances. Kept in turn instead, a step stood for ones far longer than
+// itself: the search's first level for large ones, 109 times its time
+// (1.1 s predicted for 4.2 s); miniAMR's light steps for its refining ones,
+// 400-2,800 times their time, so that the K = 10 skeleton predicted 12.4 s
+// on a SimGrid platform where K = 1 predicted 4.1 s.
+void group_by_time(const TopSteps& steps, std::vector<size_t> rs, size_t most, Plan& plan,
+                   const std::function<void(const TopRun&)>& leave_out) {
+  auto time = [&](size_t k) { return steps.runs[rs[k]].time; };
+  std::stable_sort(rs.begin(), rs.end(), [&](size_t x, size_t y) { return steps.runs[x].time < steps.runs[y].time; });
+  for (size_t g = 0; g < rs.size();) {
+    size_t end = g + 1;
+    for (double sum = time(g); end < rs.size() && end - g < most; ++end) {  // the group with `end` in it:
+      sum += time(end);
+      const size_t n = end + 1 - g;
+      if (sum > kGroupSpread * static_cast<double>(n) * time(g + n / 2)) break;  // its mean over its median
+    }
+    const size_t keep = smallest_near_median(steps, rs, g, end);
+    Plan::KeptRun by{steps.runs[rs[keep]].first, steps.runs[rs[keep]].end, 0.0, 0};
+    for (size_t k = g; k < end; ++k) {
+      by.factor += time(k) / time(keep);
+      if (k == keep) continue;
+      leave_out(steps.runs[rs[k]]);
+      by.left_out += steps.runs[rs[k]].end - steps.runs[rs[k]].first;
+    }
+    plan.kept_runs.push_back(by);
+    g = end;
+  }
+}
+
+// The time steps (TopSteps::time_step): the short ones sampled
+// (sample_short_steps), the others of each kind and shape grouped by time
+// (group_by_time), at most 1 / share steps a group. Returns the top-level
+// nodes left out.
+size_t keep_by_time(const TopSteps& steps, double share, double short_budget, Plan& plan) {
   size_t left = 0;
-  auto leave_out = [&](const TopRun& run) {
+  const std::function<void(const TopRun&)> leave_out = [&](const TopRun& run) {
     for (size_t i = run.first; i < run.end; ++i) plan.left_out[i] = true;
     left += run.end - run.first;
   };
-  const std::vector<bool> untimed = untimed_steps(steps, untimed_budget);
-  std::map<Kind, std::vector<size_t>> of_kind;
-  for (size_t r = 0; r < steps.runs.size(); ++r) {
-    if (untimed[r]) {
-      leave_out(steps.runs[r]);
-      plan.untimed_s += steps.runs[r].time * 1e-9;
-    } else if (steps.runs[r].time > 0 && steps.time_step(r)) {
-      of_kind[steps.kinds[r]].push_back(r);
-    }
-  }
   const size_t most = std::max<size_t>(2, static_cast<size_t>(std::lround(1 / share)));
-  for (auto& [kind, rs] : of_kind) {
-    auto time = [&](size_t k) { return steps.runs[rs[k]].time; };
-    std::stable_sort(rs.begin(), rs.end(), [&](size_t x, size_t y) { return steps.runs[x].time < steps.runs[y].time; });
-    for (size_t g = 0; g < rs.size();) {
-      size_t end = g + 1;
-      for (double sum = time(g); end < rs.size() && end - g < most; ++end) {  // the group with `end` in it:
-        sum += time(end);
-        const size_t n = end + 1 - g;
-        if (sum > kGroupSpread * static_cast<double>(n) * time(g + n / 2)) break;  // its mean over its median
-      }
-      const size_t keep = smallest_near_median(steps, rs, g, end);
-      Plan::KeptRun by{steps.runs[rs[keep]].first, steps.runs[rs[keep]].end, 0.0, 0};
-      for (size_t k = g; k < end; ++k) {
-        by.factor += time(k) / time(keep);
-        if (k == keep) continue;
-        leave_out(steps.runs[rs[k]]);
-        by.left_out += steps.runs[rs[k]].end - steps.runs[rs[k]].first;
-      }
-      plan.kept_runs.push_back(by);
-      g = end;
-    }
-  }
+  const std::vector<size_t> shorts = short_steps(steps, short_budget);
+  sample_short_steps(steps, shorts, plan, leave_out);
+  std::vector<bool> is_short(steps.runs.size(), false);
+  for (size_t r : shorts) is_short[r] = true;
+  std::map<Kind, std::vector<size_t>> of_kind;
+  for (size_t r = 0; r < steps.runs.size(); ++r)
+    if (!is_short[r] && steps.runs[r].time > 0 && steps.time_step(r)) of_kind[steps.kinds[r]].push_back(r);
+  for (auto& [kind, rs] : of_kind)
+    for (std::vector<size_t>& shape : shapes(steps, std::move(rs))) group_by_time(steps, std::move(shape), most, plan, leave_out);
   return left;
 }
 
@@ -845,7 +915,7 @@ bool choose_left_out_steps(const FoldedProgram& p, const NodeTimes& t, double K,
     if (steps.time_step(r)) may += runs[r].time;
   const double fixed = std::max(0.0, planned - may);
   const double share = may > 0 ? std::clamp((t.program / K - fixed) / may, 0.5 / K, 1.0 / K) : 1.0 / K;
-  const size_t left = keep_by_time(steps, share, kUntimedShare * t.program / K, plan);
+  const size_t left = keep_by_time(steps, share, kShortShare * t.program / K, plan);
   // runs that stand for nothing need no timing
   plan.kept_runs.erase(std::remove_if(plan.kept_runs.begin(), plan.kept_runs.end(),
                                       [](const Plan::KeptRun& k) { return k.left_out == 0; }),
@@ -858,7 +928,8 @@ bool choose_left_out_steps(const FoldedProgram& p, const NodeTimes& t, double K,
   }
   notes.insert("the time steps did not fold into one loop: " + std::to_string(plan.kept_runs.size()) +
                " runs of top-level calls each stand for runs left out (" + std::to_string(left) + " of " +
-               std::to_string(p.top.size()) + " top-level nodes left out), their time scaled by the traced ratio");
+               std::to_string(p.top.size()) +
+               " top-level nodes left out), their time scaled by the traced ratio (short steps: by their calls)");
   return true;
 }
 

@@ -63,21 +63,21 @@ struct Plan {
   // program whose time-step loop did not fold (neighbours and message sizes
   // that change after each refinement), where cutting loops alone leaves
   // the skeleton much longer than 1/K of the run (leave_out_steps below).
+  // What a kept run's factor is the ratio of: traced time (a group of time
+  // steps of one kind and shape), or calls (a sample of the short steps).
+  enum class StandsBy : uint8_t { kTracedTime, kCalls };
   struct KeptRun {
     size_t first = 0, end = 0;  // p.top[first, end)
-    double factor = 1;          // (its traced time + the left-out runs it stands for) / its traced time
+    double factor = 1;          // (its own + the left-out runs it stands for) / its own, of `by`
     size_t left_out = 0;        // top-level nodes left out that it stands for
+    StandsBy by = StandsBy::kTracedTime;
   };
   std::vector<KeptRun> kept_runs;
   std::vector<bool> left_out;  // per index in p.top
-  // Traced time of left-out runs that no kept run stands for (steps too short to time, plan.cpp
-  // keep_by_time): added to the prediction as traced, s.
-  double untimed_s = 0;
   bool leaves_out(size_t top_index) const { return top_index < left_out.size() && left_out[top_index]; }
   void keep_all() {
     kept_runs.clear();
     left_out.clear();
-    untimed_s = 0;
   }
 
   // Long computations of the top level, made once (a program's set-up
@@ -151,21 +151,24 @@ std::vector<double> planned_rank_times(const FoldedProgram& p, const NodeTimes& 
 // collectives alone after it (the step's reductions, whose time is the
 // ranks' skew). A step's kind is the call sites of its point-to-point calls
 // (of all its calls where it makes none). The shortest steps, as many as
-// add up to a quarter of the skeleton's share of the run, are left out
-// untimed (those of collectives alone, and those of any kind shorter than
-// a millisecond), their traced time added to the prediction as it is. The
-// other steps of each kind made twice or more (K times where farms run in
-// them) are sorted by time and grouped, at most 1 / share steps a group
-// whose mean time is at most twice their median's; of each group one step
-// near the median is kept (the one of fewest top-level nodes) and stands
-// for the group: its measured time (with what the cut loops inside it
-// predict), times the group's traced time / its own, predicts them. share
-// is 1 / K, less (down to 1 / 2K) where what cannot be left out would keep
-// the skeleton longer than 1 / K of the run. Always kept, standing for
-// nothing: steps of a kind made once (but for the untimed); runs that hold
-// MPI_Init or MPI_Finalize, persistent requests, communicator, window,
-// file or datatype calls, or collectives some members make elsewhere, and
-// collectives before the first step.
+// add up to a quarter of the skeleton's share of the run (those of
+// collectives alone, and those of any kind shorter than a millisecond),
+// are short steps: sorted by their calls, a sample of at most 16 is kept,
+// one in each stratum, and stands for them all in proportion to their
+// calls (a short step takes its calls' latency where it runs; its traced
+// time does not say how long that is). The other steps of each kind made
+// twice or more (K times where farms run in them) are split by shape (their
+// calls per traced second within 2x), sorted by time and grouped, at most
+// 1 / share steps a group whose mean time is at most twice their median's;
+// of each group one step near the median is kept (the one of fewest
+// top-level nodes) and stands for the group: its measured time (with what
+// the cut loops inside it predict), times the group's traced time / its
+// own, predicts them. share is 1 / K, less (down to 1 / 2K) where what
+// cannot be left out would keep the skeleton longer than 1 / K of the run.
+// Always kept, standing for nothing: steps of a kind made once (but for
+// short ones); runs that hold MPI_Init or MPI_Finalize, persistent
+// requests, communicator, window, file or datatype calls, or collectives
+// some members make elsewhere, and collectives before the first step.
 inline constexpr double kLeaveOutAbove = 2.0;
 void leave_out_steps(const FoldedProgram& p, const NodeTimes& t, const GenerateOptions& opt, Plan& plan,
                      std::set<std::string>& notes);

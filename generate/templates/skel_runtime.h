@@ -405,10 +405,10 @@ static inline void skel_loop_end(int l)
 }
 
 /* Kept runs of top-level calls (an irregular program's time steps): run l
- * stands for itself and runs left out (after it, or of its kind and time),
- * factor f = their traced time / its own. Its time here includes what the
- * cut loops inside it predict for their left-out iterations; predicted:
- * (f - 1) times that. */
+ * stands for itself and runs left out (of its kind and shape, or short
+ * steps), factor f = their traced time / its own (short steps: their calls
+ * / its own). Its time here includes what the cut loops inside it predict
+ * for their left-out iterations; predicted: (f - 1) times that. */
 SKEL_MAYBE_UNUSED static double skel_run_extra0[SKEL_NUM_CUT_LOOPS + 1];
 static inline void skel_run_begin(int l)
 {
@@ -535,7 +535,8 @@ static inline void skel_join(int tid)
 /* Right before the skeleton's MPI_Finalize: one result line from rank 0.
  * measured: this run, MPI_Init to MPI_Finalize; predicted: the same plus
  * each cut loop's left-out iterations, at the time of its steady ones, and
- * the traced time of the steps left out untimed (max over ranks). */
+ * the time of the runs left out, as the kept runs standing for them
+ * predict it (max over ranks). */
 SKEL_MAYBE_UNUSED static int skel_result_lost;
 static inline void skel_report(void)
 {
@@ -558,7 +559,6 @@ static inline void skel_report(void)
     mine[1] += most - skel_first_beside;
   }
 #endif
-  mine[1] += SKEL_UNTIMED_S; /* time steps too short to time, left out: as traced */
   PMPI_Reduce(mine, all, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
   if (skel_rank == 0) {
     int lost = printf("SKELGEN_RESULT measured_s=%.6f predicted_s=%.6f scale=%d\n", all[0], all[1], SKEL_SCALE) < 0;
