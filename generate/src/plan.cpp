@@ -739,13 +739,13 @@ constexpr double kShapeSpread = 2.0;
 // 10 us between cores of one machine takes the network's latency on each
 // call between nodes (miniAMR's short steps, 2 ranks, an input refined
 // irregularly: 6.3 ms in all where traced, 125 ms under SimGrid on a 50 us
-// network); timed
-// one by one, a short step's noise is multiplied by its factor (a level of
-// 20 us on ranks that share cores took a millisecond where a rank was
-// descheduled); kept, each kind of them would make the skeleton long
-// (miniAMR's, 60 steps on 4 ranks: hundreds of light steps of some twenty
-// kinds, 0.01 to 0.5 ms each, 600 of the 800 top-level nodes its K = 10
-// skeleton kept). So they are sampled (sample_short_steps).
+// network); timed one by one, a short step's noise is multiplied by its
+// factor (a level of 20 us on ranks that share cores took a millisecond
+// where a rank was descheduled); kept, each kind of them would make the
+// skeleton long (miniAMR's, 60 steps on 4 ranks: hundreds of light steps
+// of some twenty kinds, 0.01 to 0.5 ms each, 600 of the 800 top-level
+// nodes its K = 10 skeleton kept). So they are sampled
+// (sample_short_steps).
 std::vector<size_t> short_steps(const TopSteps& steps, double budget) {
   std::vector<size_t> candidates;
   for (size_t r = 0; r < steps.runs.size(); ++r) {
@@ -767,12 +767,12 @@ std::vector<size_t> short_steps(const TopSteps& steps, double budget) {
 
 // The short steps (sorted by calls) in kShortSamples strata of consecutive
 // ones (fewer, of two or three, where there are fewer than 2 x
-// kShortSamples; none where there is one): the middle
-// step of each is kept, the others are left out, and the kept ones stand
-// for them all in proportion to their calls (each one's factor: the calls
-// of all over those of the kept; one ratio for all, of a sample across the
-// strata, varies less than each stratum's own: the miniAMR input above,
-// under SimGrid, +9 % with a ratio per stratum, +1 % with one).
+// kShortSamples): the middle step of each is kept, the others are left
+// out, and the kept ones stand for them all in proportion to their calls
+// (each one's factor: the calls of all over those of the kept; one ratio
+// for all, of a sample across the strata, varies less than each stratum's
+// own: the miniAMR input above, under SimGrid, +9 % with a ratio per
+// stratum, +1 % with one).
 void sample_short_steps(const TopSteps& steps, const std::vector<size_t>& shorts, Plan& plan,
                         const std::function<void(const TopRun&)>& leave_out) {
   const size_t strata = std::min(kShortSamples, shorts.size() / 2);  // the last one takes the rest
