@@ -67,14 +67,16 @@ if [ "$mode" = test ]; then
   exit $status
 fi
 
-echo "== tracing the bundled example (examples/jacobi2d.c, 400x400 grid, 1000 iterations) on 2 MPICH ranks"
-"$build/bin/skelgen" trace --force -o "$build/example-trace" -- \
+echo "== tracing the bundled example (examples/jacobi2d.c, 400x400 grid, 1000 iterations) on 2 MPICH ranks, 3 runs"
+# three traced runs: merge takes each call's median time, so that one disturbed run does not become the
+# prediction (docs/predict.md, "What a prediction rests on")
+"$build/bin/skelgen" trace --runs 3 --force -o "$build/example-trace" -- \
   mpiexec.mpich -n 2 "$build/examples/jacobi2d" 400 1000
 # show N COMMAND...: run it to the end (its failure fails the demo), print its first N lines
 show() { local n=$1; shift; "$@" > "$build/show.txt"; head -n "$n" "$build/show.txt"; }
-echo "== first events of rank 0 (skelgen dump $build/example-trace --rank 0)"
-show 8 "$build/bin/skelgen" dump "$build/example-trace" --rank 0
-echo "== merging the ranks into one program trace"
+echo "== first events of rank 0 in the first run (skelgen dump $build/example-trace/run-1 --rank 0)"
+show 8 "$build/bin/skelgen" dump "$build/example-trace/run-1" --rank 0
+echo "== merging the ranks into one program trace (each call's time: the median of the runs)"
 "$build/bin/skelgen" merge "$build/example-trace" -o "$build/example.skm" --verify
 echo "== first merged events (skelgen dump $build/example.skm)"
 show 6 "$build/bin/skelgen" dump "$build/example.skm"
