@@ -524,6 +524,7 @@ struct TopRun {
   double time = 0;        // traced ns, max over ranks
   size_t written = 0;     // nodes in it, loops and calls, each once: what the skeleton writes of it
   double calls = 0;       // calls made in it, max over ranks
+  size_t top_nodes() const { return end - first; }
 };
 
 // The shortest closed runs of the top level: a run ends where everything
@@ -778,24 +779,25 @@ void sample_short_steps(const TopSteps& steps, const std::vector<size_t>& shorts
   const size_t strata = std::min(kShortSamples, shorts.size() / 2);  // the last one takes the rest
   const size_t stride = strata ? shorts.size() / strata : 0;
   auto stratum = [&](size_t k) { return std::min(k / stride, strata - 1); };
-  auto kept = [&](size_t k) {
-    const size_t first = stratum(k) * stride, end = stratum(k) + 1 == strata ? shorts.size() : first + stride;
-    return k == first + (end - first) / 2;
-  };
+  std::vector<bool> kept(shorts.size(), false);  // the middle of each stratum
+  for (size_t st = 0; st < strata; ++st) {
+    const size_t first = st * stride, end = st + 1 == strata ? shorts.size() : first + stride;
+    kept[first + (end - first) / 2] = true;
+  }
   double all = 0, sampled = 0;
   for (size_t k = 0; k < shorts.size(); ++k) {
     all += steps.runs[shorts[k]].calls;
-    if (kept(k)) sampled += steps.runs[shorts[k]].calls;
+    if (kept[k]) sampled += steps.runs[shorts[k]].calls;
   }
   const size_t first_sample = plan.kept_runs.size();  // stratum s's kept run: first_sample + s
   for (size_t k = 0; k < shorts.size(); ++k)
-    if (kept(k))
+    if (kept[k])
       plan.kept_runs.push_back({steps.runs[shorts[k]].first, steps.runs[shorts[k]].end, all / sampled, 0,
                                 Plan::StandsBy::kCalls});
   for (size_t k = 0; k < shorts.size(); ++k) {
-    if (kept(k)) continue;
+    if (kept[k]) continue;
     leave_out(steps.runs[shorts[k]]);
-    plan.kept_runs[first_sample + stratum(k)].left_out += steps.runs[shorts[k]].end - steps.runs[shorts[k]].first;
+    plan.kept_runs[first_sample + stratum(k)].left_out += steps.runs[shorts[k]].top_nodes();
   }
 }
 
@@ -866,7 +868,7 @@ void group_by_time(const TopSteps& steps, std::vector<size_t> rs, size_t most, P
       by.factor += time(k) / time(keep);
       if (k == keep) continue;
       leave_out(steps.runs[rs[k]]);
-      by.left_out += steps.runs[rs[k]].end - steps.runs[rs[k]].first;
+      by.left_out += steps.runs[rs[k]].top_nodes();
     }
     plan.kept_runs.push_back(by);
     g = end;
@@ -881,7 +883,7 @@ size_t keep_by_time(const TopSteps& steps, double share, double short_budget, Pl
   size_t left = 0;
   const std::function<void(const TopRun&)> leave_out = [&](const TopRun& run) {
     for (size_t i = run.first; i < run.end; ++i) plan.left_out[i] = true;
-    left += run.end - run.first;
+    left += run.top_nodes();
   };
   const size_t most = std::max<size_t>(2, static_cast<size_t>(std::lround(1 / share)));
   const std::vector<size_t> shorts = short_steps(steps, short_budget);

@@ -369,8 +369,8 @@ static inline int* skel_displs(const int* counts, int n, int* out)
  * skel_loop_period marks the end of each). An iteration's time counts what
  * the cut loops inside it predict for their left-out iterations
  * (skel_extra_now: this thread's predictions so far, of its cut loops and
- * kept runs), so that a loop cut
- * inside a cut loop is predicted in the left-out iterations of both. */
+ * kept runs), so that a loop cut inside a cut loop is predicted in the
+ * left-out iterations of both. */
 SKEL_MAYBE_UNUSED static SKEL_TLS double skel_extra_now;
 SKEL_MAYBE_UNUSED static double skel_loop_xmark[SKEL_NUM_CUT_LOOPS + 1]; /* skel_extra_now at the mark */
 static inline void skel_add_extra(int l, double t)
