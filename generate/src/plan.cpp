@@ -237,41 +237,87 @@ class MessageBalance {
   bool any_tag_ = false;
 };
 
-// Whether a collective call (or a call that creates a communicator, opens a
-// file or a window: every member must make it) of node n is made by every
-// member of its communicator: each participant's group is among the
-// participants. Where it is not, the members' calls sit in other nodes
-// (merge put one rank's copies of a loop apart from the others'), and
-// cutting this one would make its ranks call the collective fewer times
-// than the rest: the skeleton would hang.
-bool all_members_take_part(const FoldedProgram& p, uint32_t n) {
+// The group(s) a collective call (or a call that creates a communicator,
+// opens a file or a window: every member must make it) of node n is made
+// over, one per participant: its group of the call's communicator, or of
+// the new one (MPI_Comm_create_group). Empty for other calls, and where the
+// communicator is MPI_COMM_SELF or one the tracer did not see made.
+std::vector<const std::vector<int64_t>*> collective_groups(const FoldedProgram& p, uint32_t n) {
   const MergedEvent& e = event_of(p, n);
   const Identity& id = identity_of(p, n);
   const CallClass c = call_class(id.func);
   std::vector<const std::vector<int64_t>*> groups;
   if (c == CallClass::kCollective || c == CallClass::kIcollective || c == CallClass::kCommCreate) {
-    if (id.comm < 0 || id.comm == 1) return true;  // MPI_COMM_SELF, or one the tracer did not see made
+    if (id.comm < 0 || id.comm == 1) return groups;
     for (uint32_t r : e.ranks) groups.push_back(&p.symbols.comms.at(static_cast<size_t>(id.comm)).members(r));
-  } else if (c == CallClass::kCommCreateGroup) {  // collective over the new communicator's members
+  } else if (c == CallClass::kCommCreateGroup) {
     for (uint32_t r : e.ranks) {
       const int64_t nc = p.symbols.value(e, Param::new_comm, r);
       if (nc >= 2) groups.push_back(&p.symbols.comms.at(static_cast<size_t>(nc)).members(r));
     }
-  } else {
-    return true;
   }
-  for (const auto* g : groups)
+  return groups;
+}
+
+// Whether the collective call of node n is made by every member of its
+// communicator: each participant's group is among the participants. Where
+// it is not, the members' calls sit in other nodes (merge put one rank's
+// copies of a loop apart from the others', or the ranks reach the call from
+// different call sites), and cutting or leaving out this node alone would
+// make its ranks call the collective fewer times than the rest: the
+// skeleton would hang.
+bool all_members_take_part(const FoldedProgram& p, uint32_t n) {
+  const MergedEvent& e = event_of(p, n);
+  for (const auto* g : collective_groups(p, n))
     for (int64_t w : *g)
       if (w < 0 || !std::binary_search(e.ranks.begin(), e.ranks.end(), static_cast<uint32_t>(w))) return false;
   return true;
 }
 
+// Collective calls counted per communicator, group and member: a loop's
+// body (or a run of the top level) keeps every member in step where each
+// member of each group makes as many of them as the others, in whichever
+// nodes. PRK's AMR kernel (HIGH_WATER) reaches one MPI_Alltoallv from two
+// call sites, ranks 0-2 from one and the refinement's rank from the other:
+// two merged events, neither made by every member, which together are;
+// its refinement loops were kept whole and the K = 10 skeleton ran 1.05
+// times shorter than the application.
+class CollectiveCount {
+ public:
+  void add(const FoldedProgram& p, uint32_t n, double times) {
+    const MergedEvent& e = event_of(p, n);
+    const std::vector<const std::vector<int64_t>*> groups = collective_groups(p, n);
+    if (!all_members_take_part(p, n) && first_partial_ < 0) first_partial_ = n;
+    for (size_t q = 0; q < groups.size(); ++q)
+      made_[{identity_of(p, n).comm, groups[q]}][e.ranks[q]] += times;
+  }
+  // Whether every member of every group made as many; else *partial (where
+  // given) is the first node not made by all its members.
+  bool whole(uint32_t* partial = nullptr) const {
+    for (const auto& [key, by_rank] : made_) {
+      const std::vector<int64_t>& group = *key.second;
+      const double first = by_rank.begin()->second;
+      for (int64_t w : group) {
+        auto it = w < 0 ? by_rank.end() : by_rank.find(static_cast<uint32_t>(w));
+        if (it == by_rank.end() || std::fabs(it->second - first) > 1e-9) {
+          if (partial) *partial = static_cast<uint32_t>(std::max<int64_t>(first_partial_, 0));
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+
+ private:
+  std::map<std::pair<int64_t, const std::vector<int64_t>*>, std::map<uint32_t, double>> made_;
+  int64_t first_partial_ = -1;
+};
+
 }  // namespace
 
 bool closed_items(const FoldedProgram& p, const std::vector<uint32_t>& items, std::string* why) {
   MessageBalance balance;
-  bool collectives_whole = true;
-  uint32_t partial = 0;
+  CollectiveCount collectives;
   std::function<void(const std::vector<uint32_t>&, double)> walk = [&](const std::vector<uint32_t>& nodes,
                                                                        double times) {
     for (uint32_t id : nodes) {
@@ -281,14 +327,12 @@ bool closed_items(const FoldedProgram& p, const std::vector<uint32_t>& items, st
         continue;
       }
       balance.add(p, id, times);
-      if (collectives_whole && !all_members_take_part(p, id)) {
-        collectives_whole = false;
-        partial = id;
-      }
+      collectives.add(p, id, times);
     }
   };
   walk(items, 1.0);
-  if (!collectives_whole) {
+  uint32_t partial = 0;
+  if (!collectives.whole(&partial)) {
     if (why)
       *why = std::string("its ") + func_name(identity_of(p, partial).func) + " (n" + std::to_string(partial) +
              ") is not made by every member of its communicator in the loop";
@@ -529,12 +573,14 @@ struct TopRun {
 
 // The shortest closed runs of the top level: a run ends where everything
 // sent before has been received (per sender, receiver, communicator and
-// tag) and no per-rank step order spans the end.
+// tag), every member of each group has made as many collectives as the
+// others, and no per-rank step order spans the end.
 std::vector<TopRun> shortest_closed_runs(const FoldedProgram& p, const NodeTimes& t, const Plan& plan) {
   const uint32_t P = p.symbols.world_size;
   MessageBalance balance;
   std::vector<TopRun> runs;
   TopRun run;
+  CollectiveCount collectives;
   std::vector<double> rank_time(P, 0), rank_calls(P, 0);
   std::function<void(uint32_t, double, uint64_t)> add = [&](uint32_t id, double times, uint64_t iterations) {
     const FoldedNode& n = p.nodes[id];
@@ -545,7 +591,8 @@ std::vector<TopRun> shortest_closed_runs(const FoldedProgram& p, const NodeTimes
     }
     balance.add_instances(p, id, static_cast<uint64_t>(times), iterations);
     for (uint32_t r : event_of(p, id).ranks) rank_calls[r] += times;
-    run.may_leave = run.may_leave && !outlives_its_run(p, id) && all_members_take_part(p, id);
+    collectives.add(p, id, times);
+    run.may_leave = run.may_leave && !outlives_its_run(p, id);
     run.has_work |= times > 1 || message_role(identity_of(p, id).func) != MessageRole::kNone;
   };
   size_t step_end = 0;
@@ -556,7 +603,10 @@ std::vector<TopRun> shortest_closed_runs(const FoldedProgram& p, const NodeTimes
     add(id, 1.0, 0);
     for (uint32_t r = 0; r < P; ++r) rank_time[r] += t.total[id][r];
     const bool in_farm = plan.farm_at(i) >= 0 && plan.farm_at(i + 1) == plan.farm_at(i);  // a farm runs whole
-    if (i + 1 < p.top.size() && (i + 1 < step_end || in_farm || !balance.balanced())) continue;
+    // a run ends where its messages are received and every member of each group made its collectives
+    if (i + 1 < p.top.size() && (i + 1 < step_end || in_farm || !balance.balanced() || !collectives.whole())) continue;
+    run.may_leave = run.may_leave && collectives.whole();
+    collectives = CollectiveCount();
     run.end = i + 1;
     run.time = *std::max_element(rank_time.begin(), rank_time.end());
     run.calls = *std::max_element(rank_calls.begin(), rank_calls.end());

@@ -691,3 +691,40 @@ TEST(Cuts, ALoopOfFewerThanKIterationsIsCutAndTheLoopsInsideItByWhatIsLeftOfK) {
   }
   EXPECT_TRUE(check(p, plan).ok());
 }
+
+// A loop of 30 iterations whose MPI_Alltoallv rank 3 reaches from a call
+// site of its own (PRK's AMR kernel, HIGH_WATER: the refinement's rank):
+// merged as two events, ranks 0-2 and rank 3, neither made by every member
+// of MPI_COMM_WORLD, together once per member and iteration. The loop is
+// cut; with ranks 0-2's Alltoallv in it and rank 3's after it, it is not.
+TEST(Cuts, ACollectiveReachedFromTwoCallSitesIsWholeInTheLoop) {
+  auto steps = [](bool rank_3_in_the_loop) {
+    return program(4, [rank_3_in_the_loop](uint32_t r) {
+      std::vector<Syn> v;
+      auto alltoallv = [&] { v.push_back(collective(skt::kFunc_MPI_Alltoallv, r < 3 ? 3 : 4)); };
+      for (int i = 0; i < 30; ++i) {
+        v.push_back(message(skt::kFunc_MPI_Send, 1, r ^ 1, 7));
+        v.back().gap = 200000;
+        v.push_back(message(skt::kFunc_MPI_Recv, 2, r ^ 1, 7));
+        if (r < 3 || rank_3_in_the_loop) alltoallv();
+      }
+      if (r == 3 && !rank_3_in_the_loop)
+        for (int i = 0; i < 30; ++i) alltoallv();
+      return v;
+    });
+  };
+  const skt::FoldedProgram p = steps(true);
+  const uint32_t loop = loop_with_count(p, 30);
+  ASSERT_NE(loop, UINT32_MAX) << p.to_string();
+  const skt::gen::Plan plan = plan_of(p, 10);
+  ASSERT_EQ(plan.cuts.size(), 1u) << p.to_string();
+  EXPECT_EQ(plan.cuts[0].node, loop);
+  EXPECT_EQ(plan.cuts[0].iterations, 3u);
+  EXPECT_TRUE(check(p, plan).ok()) << check(p, plan).message;
+  const skt::FoldedProgram apart = steps(false);
+  std::string why;
+  const uint32_t apart_loop = loop_with_count(apart, 30);
+  ASSERT_NE(apart_loop, UINT32_MAX) << apart.to_string();
+  EXPECT_FALSE(skt::gen::closed(apart, apart_loop, &why)) << apart.to_string();
+  EXPECT_NE(why.find("not made by every member"), std::string::npos) << why;
+}
