@@ -1612,3 +1612,40 @@ TEST(Compress, TheProgramDoesNotDependOnTheThreads) {
   for (const auto& n : p.nodes) course |= !n.profile.empty();
   EXPECT_TRUE(course) << p.to_string();
 }
+
+// ---------------------------------------------------------------- short top-level loops written out
+#include "skel/compress.h"
+
+// skelgen generate writes out the top-level loops of fewer than K
+// iterations that hold at least 1 / K of the calls (a body of more than
+// one call): PRK's AMR kernel folds its ten refinement periods as four
+// variants twice and two more, ((v0 v1 v2 v3)^2 v0 v1), and a loop of 2
+// cannot be cut: its skeleton was 2.4 times shorter at K = 10.
+TEST(WriteOut, ShortTopLevelLoopsHoldingAShareOfTheCallsAreWrittenOut) {
+  std::vector<int32_t> s{9};
+  for (int period = 0; period < 2; ++period) {
+    for (int k = 0; k < 4; ++k) s.insert(s.end(), {1, 2});
+    s.insert(s.end(), 5, 3);
+  }
+  s.insert(s.end(), {7, 7, 7, 4, 5, 4, 5, 8});  // 35 calls: (7)^3 one call, (4 5)^2 4 of them
+  Folded f = fold(s);
+  ASSERT_EQ(to_string(f), "9 ( ( 1 2 )^4 ( 3 )^5 )^2 ( 7 )^3 ( 4 5 )^2 8");
+  Folded below5 = f;
+  EXPECT_TRUE(write_out_short_top_loops(below5, 5, 1000));
+  EXPECT_EQ(to_string(below5), "9 ( 1 2 )^4 ( 3 )^5 ( 1 2 )^4 ( 3 )^5 ( 7 )^3 ( 4 5 )^2 8")
+      << "(4 5)^2 is 4 of 35 calls, under 1 / 5; (7)^3 is one call";
+  EXPECT_EQ(expand(below5), s);
+  Folded below10 = f;
+  EXPECT_TRUE(write_out_short_top_loops(below10, 10, 1000));
+  EXPECT_EQ(to_string(below10), "9 ( 1 2 )^4 ( 3 )^5 ( 1 2 )^4 ( 3 )^5 ( 7 )^3 4 5 4 5 8");
+  EXPECT_EQ(expand(below10), s);
+  Folded below2 = f;
+  EXPECT_FALSE(write_out_short_top_loops(below2, 2, 1000)) << "no loop has fewer than 2 iterations";
+  EXPECT_EQ(to_string(below2), to_string(f));
+  Folded capped = f;
+  EXPECT_TRUE(write_out_short_top_loops(capped, 10, 8)) << "the first loop written out makes 8 items";
+  EXPECT_EQ(to_string(capped), "9 ( 1 2 )^4 ( 3 )^5 ( 1 2 )^4 ( 3 )^5 ( 7 )^3 ( 4 5 )^2 8") << "(4 5)^2 would make 11";
+  Folded capped7 = f;
+  EXPECT_FALSE(write_out_short_top_loops(capped7, 10, 7));
+  EXPECT_EQ(to_string(capped7), to_string(f));
+}
