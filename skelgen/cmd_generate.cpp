@@ -157,7 +157,6 @@ int run_generate(const GenerateOptions& opt) {
   io.merge_order = opt.merge_order;
   io.coalesce_completions = !opt.keep_completions;
   io.join_callsites = opt.join_callsites;
-  io.write_out_top_loops_below = opt.scale;
   if (!opt.quiet) io.say = [](const std::string& s) { std::fprintf(stderr, "skelgen generate: %s\n", s.c_str()); };
   skt::FoldedProgram p = skt::gen::load_program(input, io);
   skt::gen::GenerateOptions go;

@@ -1106,11 +1106,6 @@ void keep_cycle_phases(const MergedTrace& m, const std::vector<int64_t>& seq, co
     }
 }
 
-// The top level written out (write_out_short_top_loops) stays within this
-// many items, or as long as it was: the generator plans the top level's
-// steps item by item.
-constexpr size_t kMaxWrittenOutTop = 1 << 14;
-
 // One attempt: symbols (with the given symbols refined), fold, tree, timing.
 // Returns the refinements (coarse symbol, parameter) of nodes whose counts
 // follow no rule (linear, a cycle, the band), or whose tags or peers follow
@@ -1128,12 +1123,6 @@ std::set<int64_t> attempt(const MergedTrace& m, const std::vector<ListDesc>& bac
   // 2. fold, each loop starting where the fewest messages cross its iterations
   const MessagePartners& partners = partners_ready.get();
   Folded folded = fold(s.str, {}, [&](uint64_t first, uint64_t length) { return partners.crossing(first, length); });
-  const size_t top_before = folded.items.size();
-  if (opt.write_out_top_loops_below > 0 &&
-      write_out_short_top_loops(folded, opt.write_out_top_loops_below, kMaxWrittenOutTop) && opt.progress)
-    opt.progress("top-level loops of fewer than " + std::to_string(opt.write_out_top_loops_below) +
-                 " iterations written out, so that their steps can be sampled: " + std::to_string(top_before) +
-                 " -> " + std::to_string(folded.items.size()) + " top-level items");
   // 3. the loop tree (children before parents) and 4. the timing walk
   Builder b(m, s.seq, out, folded, opt.count_band);
   out.top = b.build(folded.items);
@@ -1203,73 +1192,6 @@ FoldedProgram compress_stream(const MergedTrace& m, const CompressOptions& opt) 
 }
 
 }  // namespace
-
-namespace {
-// Whether write_out_short_top_loops writes a top-level loop out: fewer than
-// `below` iterations, a body of more than one call, and at least 1 / below
-// of the program's calls, so that it keeps the skeleton from being `below`
-// times shorter, cut or not.
-bool writes_out(uint64_t count, bool body_is_one_call, uint64_t calls, uint64_t total, uint64_t below) {
-  return count < below && !body_is_one_call &&
-         static_cast<double>(calls) * static_cast<double>(below) >= static_cast<double>(total);
-}
-// The calls an item stands for, expanded (memo: per loop, 0 until known).
-uint64_t expanded_calls(const Folded& f, Item it, std::vector<uint64_t>& memo) {
-  if (!is_loop(it)) return 1;
-  uint64_t& known = memo[loop_index(it)];
-  if (known == 0) {
-    const Loop& l = f.loops[loop_index(it)];
-    for (Item b : l.body) known += expanded_calls(f, b, memo);
-    known *= l.count;
-  }
-  return known;
-}
-uint64_t expanded_calls(const FoldedProgram& p, uint32_t n, std::vector<uint64_t>& memo) {
-  const FoldedNode& node = p.nodes[n];
-  if (!node.is_loop()) return 1;
-  if (memo[n] == 0) {
-    for (uint32_t b : node.body) memo[n] += expanded_calls(p, b, memo);
-    memo[n] *= node.count;
-  }
-  return memo[n];
-}
-}  // namespace
-
-bool write_out_short_top_loops(Folded& f, uint64_t below, size_t max_items) {
-  std::vector<uint64_t> memo(f.loops.size(), 0);
-  uint64_t total = 0;
-  for (Item it : f.items) total += expanded_calls(f, it, memo);
-  bool any = false;
-  std::vector<Item> top;
-  top.reserve(f.items.size());
-  for (size_t i = 0; i < f.items.size(); ++i) {
-    const Item it = f.items[i];
-    const Loop* l = is_loop(it) ? &f.loops[loop_index(it)] : nullptr;
-    const size_t written = top.size() + (f.items.size() - i - 1) + (l ? l->count * l->body.size() : 0);
-    if (!l || !writes_out(l->count, l->body.size() == 1 && !is_loop(l->body[0]), expanded_calls(f, it, memo), total, below) ||
-        written > std::max(max_items, f.items.size())) {
-      top.push_back(it);
-      continue;
-    }
-    for (uint64_t c = 0; c < l->count; ++c) top.insert(top.end(), l->body.begin(), l->body.end());
-    any = true;
-  }
-  f.items = std::move(top);
-  return any;
-}
-
-bool has_short_top_loop(const FoldedProgram& p, uint64_t below) {
-  std::vector<uint64_t> memo(p.nodes.size(), 0);
-  uint64_t total = 0;
-  for (uint32_t n : p.top) total += expanded_calls(p, n, memo);
-  for (uint32_t n : p.top) {
-    const FoldedNode& node = p.nodes[n];
-    if (node.is_loop() && writes_out(node.count, node.body.size() == 1 && !p.nodes[node.body[0]].is_loop(),
-                                     expanded_calls(p, n, memo), total, below))
-      return true;
-  }
-  return false;
-}
 
 // Each thread's stream is folded on its own (MPI_THREAD_MULTIPLE traces).
 FoldedProgram compress(const MergedTrace& m, const CompressOptions& opt) {

@@ -43,7 +43,6 @@ FoldedProgram fold(const MergedTrace& m, const InputOptions& opt) {
   fold::CompressOptions co;
   co.progress = opt.say;
   co.join_callsites = opt.join_callsites;
-  co.write_out_top_loops_below = opt.write_out_top_loops_below;
   return fold::compress(m, co);
 }
 
@@ -105,8 +104,7 @@ FoldedProgram load_program(const std::string& input, const InputOptions& opt) {
     merge::Ordered ordered;
     MergedTrace m = merge::merge(loaded, mo, &ordered);
     say(opt, "merged " + merge::describe(ordered, kMergeScore));
-    if (judged_fold_is_final(m, judged, ordered.judged_index) &&
-        !fold::has_short_top_loop(judged[static_cast<size_t>(ordered.judged_index)], opt.write_out_top_loops_below)) {
+    if (judged_fold_is_final(m, judged, ordered.judged_index)) {
       say(opt, "folded " + std::to_string(m.events.size()) + " merged events (while choosing the order)");
       return std::move(judged[static_cast<size_t>(ordered.judged_index)]);
     }

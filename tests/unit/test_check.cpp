@@ -16,7 +16,6 @@
 #include "plan.h"
 #include "repair.h"
 #include "safe_order.h"
-#include "skel/compress.h"
 #include "skel/generate.h"
 #include "skel/skel_funcs.h"
 
@@ -616,47 +615,6 @@ TEST(LeaveOut, TheSkeletonTimesItsKeptRunsAndOmitsTheOthers) {
   EXPECT_LT(sends, 16u);
   EXPECT_GT(sends, 0u);
   EXPECT_LT(s.kept_s, s.traced_s / 4);
-}
-
-// Ten refinement periods of an adaptive-refinement code, the refinement in
-// one of four places in turn (a call site each), each period 5 refining
-// steps and 5 plain ones: folded as ((v0 v1 v2 v3)^2 v0 v1), a top-level
-// loop of 2 that no cut shortens. Written out (skelgen generate: loops of
-// fewer than K at the top holding 1 / K of the calls), its periods are time
-// steps of four kinds and the plan keeps about 1 / K of them; folded as
-// skelgen compress folds, only the loops of 5 steps are cut, to 2: the
-// skeleton keeps 2 / 5 of the run.
-TEST(LeaveOut, AShortTopLevelLoopWrittenOutHasItsStepsSampled) {
-  auto periods = [](uint64_t write_out_below) {
-    skt::fold::CompressOptions co;
-    co.write_out_top_loops_below = write_out_below;
-    return folded_from(2, [](uint32_t r) {
-      std::vector<Syn> v{call(skt::kFunc_MPI_Init, 0)};
-      for (uint32_t period = 0; period < 10; ++period)
-        for (uint32_t step = 0; step < 10; ++step) {
-          const uint32_t site = step < 5 ? 10 + 2 * (period % 4) : 30;  // the refinement's own exchange, or the plain one
-          v.push_back(r == 0 ? message(skt::kFunc_MPI_Send, site, 1, 5) : message(skt::kFunc_MPI_Recv, site + 1, 0, 5));
-          v.back().gap = 2'000'000;
-          v.push_back(collective(skt::kFunc_MPI_Allreduce, 40));
-        }
-      v.push_back(call(skt::kFunc_MPI_Finalize, 99));
-      return v;
-    }, co);
-  };
-  const skt::FoldedProgram folded = periods(0), written = periods(10);
-  ASSERT_NE(folded.to_string().find(")^2"), std::string::npos) << folded.to_string();
-  ASSERT_GT(written.top.size(), folded.top.size()) << written.to_string();
-  EXPECT_EQ(written.expand(), folded.expand());
-  auto kept_share = [&](const skt::FoldedProgram& p) {
-    const skt::gen::Plan plan = plan_of(p, 10);
-    EXPECT_TRUE(check(p, plan).ok()) << check(p, plan).message;
-    const skt::gen::NodeTimes t = skt::gen::measure_times(p);
-    const std::vector<double> planned = skt::gen::planned_rank_times(p, t, plan);
-    return *std::max_element(planned.begin(), planned.end()) / t.program;
-  };
-  EXPECT_GT(kept_share(folded), 0.35) << folded.to_string();
-  EXPECT_LT(kept_share(written), 0.2) << written.to_string();
-  EXPECT_LT(kept_share(written), 0.2);
 }
 
 // ---------------------------------------------------------------- values of nested loops

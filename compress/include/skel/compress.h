@@ -18,7 +18,6 @@
 #include <string>
 #include <vector>
 
-#include "skel/fold.h"
 #include "skel/folded.h"
 
 namespace skt::fold {
@@ -36,25 +35,10 @@ struct CompressOptions {
   // partners are found beside the first symbols. The program does not depend
   // on it.
   unsigned threads = 0;
-  // Top-level loops of fewer iterations than this (0: none) are written
-  // out, their bodies' short loops too where they then stand at the top
-  // (write_out_short_top_loops). skelgen generate sets it to K: a cut loop
-  // runs at least 2 iterations, so a loop of fewer than K at the top hides
-  // the time steps in its body from the sampling of the top level's steps
-  // (docs/generate.md, "Irregular time steps").
-  uint64_t write_out_top_loops_below = 0;
   std::function<void(const std::string&)> progress;
 };
 
 FoldedProgram compress(const MergedTrace& m, const CompressOptions& opt);
-
-// Rewrites f's top level: each loop of fewer than `below` iterations whose
-// body is more than one call becomes its body written out `count` times,
-// again for the loops that then stand at the top, as long as the top level
-// stays within max_items items. Returns whether anything was written out.
-bool write_out_short_top_loops(Folded& f, uint64_t below, size_t max_items);
-// Whether p's top level holds such a loop.
-bool has_short_top_loop(const FoldedProgram& p, uint64_t below);
 
 // Problems (at most `limit`): the program must expand to the merged trace's
 // calls, and every rank's total computation and communication time must

@@ -17,8 +17,6 @@ struct InputOptions {
   std::string merge_order = "auto";  // when merging here: "auto", "walk", "align" or "nth"
   bool join_callsites = false;       // when folding here: compress --join-call-sites
   bool coalesce_completions = true;  // when merging here: merge::Options::coalesce_completions
-  // when folding here: fold::CompressOptions::write_out_top_loops_below (generate: K)
-  uint64_t write_out_top_loops_below = 0;
   std::function<void(const std::string&)> say;  // progress and notes (may be empty)
 };
 
