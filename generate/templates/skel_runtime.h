@@ -408,41 +408,17 @@ static inline void skel_loop_end(int l)
  * stands for itself and runs left out (of its kind and shape, or short
  * steps), factor f = their traced time / its own (short steps: their calls
  * / its own). Its time here includes what the cut loops inside it predict
- * for their left-out iterations. Predicted: (f - 1) times its mean time
- * over the ranks that made a call in it, on each of them (skel_report).
- * Each rank's own time differs from the others' by where it entered the
- * run and by its cut loops' noise; times f, the slowest rank's noise made
- * the prediction (PRK's AMR kernel, HIGH_WATER, 4 Open MPI ranks on 2
- * cores: a kept loop's 0.207-0.235 s per rank times 7.55, the K = 10
- * skeleton +10.9 % where K = 1 predicted the application within 1 %). */
+ * for their left-out iterations; predicted: (f - 1) times that. */
 SKEL_MAYBE_UNUSED static double skel_run_extra0[SKEL_NUM_CUT_LOOPS + 1];
-SKEL_MAYBE_UNUSED static double skel_run_time[SKEL_NUM_CUT_LOOPS + 1]; /* this rank's time in kept run l */
-SKEL_MAYBE_UNUSED static double skel_run_in[SKEL_NUM_CUT_LOOPS + 1];   /* 1: it made a call in run l */
-SKEL_MAYBE_UNUSED static unsigned long skel_run_seq0[SKEL_NUM_CUT_LOOPS + 1];
 static inline void skel_run_begin(int l)
 {
   skel_run_extra0[l] = skel_extra_now;
-  skel_run_seq0[l] = skel_call_seqs[skel_tid];
   skel_loop_start[l] = MPI_Wtime();
 }
 static inline void skel_run_end(int l)
 {
-  skel_run_time[l] = MPI_Wtime() - skel_loop_start[l] + (skel_extra_now - skel_run_extra0[l]);
-  skel_run_in[l] = skel_call_seqs[skel_tid] != skel_run_seq0[l];
-}
-/* The kept runs' prediction for the runs they stand for, on this rank. */
-static double skel_kept_runs_extra(void)
-{
-  double mine[2 * (SKEL_NUM_CUT_LOOPS + 1)], all[2 * (SKEL_NUM_CUT_LOOPS + 1)], extra = 0;
-  int l;
-  for (l = 0; l <= SKEL_NUM_CUT_LOOPS; ++l) {
-    mine[2 * l] = skel_run_in[l] ? skel_run_time[l] : 0;
-    mine[2 * l + 1] = skel_run_in[l];
-  }
-  PMPI_Allreduce(mine, all, 2 * (SKEL_NUM_CUT_LOOPS + 1), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-  for (l = 0; l <= SKEL_NUM_CUT_LOOPS; ++l)
-    if (skel_run_in[l]) extra += all[2 * l] / all[2 * l + 1] * (skel_loop_factor[l] - 1.0);
-  return extra;
+  double t = MPI_Wtime() - skel_loop_start[l] + (skel_extra_now - skel_run_extra0[l]);
+  skel_add_extra(l, t * (skel_loop_factor[l] - 1.0));
 }
 
 /* Ranks that share cores: where this node runs more of the skeleton's
@@ -566,7 +542,7 @@ static inline void skel_report(void)
 {
   double mine[2], all[2];
   mine[0] = MPI_Wtime() - skel_t0;
-  mine[1] = mine[0] + skel_extra_now + skel_kept_runs_extra();
+  mine[1] = mine[0] + skel_extra_now;
 #if SKEL_NUM_FARMS > 0
   { /* a farm's left-out tasks delay every rank after it (its master knows by how much) */
     double farms = 0;
