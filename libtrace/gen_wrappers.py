@@ -144,14 +144,15 @@ def c_wrapper(f):
     args = ", ".join(p.name for p in f.params)
     pre, post = body(f, False)
     lines = [f"extern \"C\" int {f.name}({proto}) {{",
-             f"  if (!enter()) return P{f.name}({args});"]
-    lines += [f"  {s}" for s in pre]
-    lines += [f"  Rec r(kFunc_{f.name}, __builtin_return_address(0));",
-              f"  r.t0 = {start_clock(pre)};",
-              f"  int rc = P{f.name}({args});",
-              "  r.t1 = now_ns();"]
-    lines += [f"  {s}" for s in post]
-    lines += ["  record(r);", "  leave();", "  return rc;", "}", ""]
+             "  return scrubbed(__builtin_return_address(0), [&](const void* skt_ret) SKT_OWN_FRAME {",
+             f"    if (!enter()) return P{f.name}({args});"]
+    lines += [f"    {s}" for s in pre]
+    lines += [f"    Rec r(kFunc_{f.name}, skt_ret);",
+              f"    r.t0 = {start_clock(pre)};",
+              f"    int rc = P{f.name}({args});",
+              "    r.t1 = now_ns();"]
+    lines += [f"    {s}" for s in post]
+    lines += ["    record(r);", "    leave();", "    return rc;", "  });", "}", ""]
     return "\n".join(lines)
 
 
@@ -163,14 +164,15 @@ def f_wrapper(f):
     lines = [f"extern \"C\" void p{lname}_({proto}) __attribute__((weak));",
              f"extern \"C\" void {lname}_({proto}) {{",
              f"  if (!p{lname}_) {{ *ierr = MPI_ERR_INTERN; return; }}",
-             f"  if (!enter()) {{ p{lname}_({args}); return; }}"]
-    lines += [f"  {s}" for s in pre]
-    lines += [f"  Rec r(kFunc_{f.name}, __builtin_return_address(0));",
-              f"  r.t0 = {start_clock(pre)};",
-              f"  p{lname}_({args});",
-              "  r.t1 = now_ns();"]
-    lines += [f"  {s}" for s in post]
-    lines += ["  record(r);", "  leave();", "}", ""]
+             "  scrubbed(__builtin_return_address(0), [&](const void* skt_ret) SKT_OWN_FRAME {",
+             f"    if (!enter()) {{ p{lname}_({args}); return; }}"]
+    lines += [f"    {s}" for s in pre]
+    lines += [f"    Rec r(kFunc_{f.name}, skt_ret);",
+              f"    r.t0 = {start_clock(pre)};",
+              f"    p{lname}_({args});",
+              "    r.t1 = now_ns();"]
+    lines += [f"    {s}" for s in post]
+    lines += ["    record(r);", "    leave();", "  });", "}", ""]
     return "\n".join(lines)
 
 

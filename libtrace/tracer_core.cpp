@@ -676,6 +676,11 @@ void mark_entry() {
 int64_t entry_ns() { return t_wall_entry; }
 
 void leave() { --t_depth; }
+
+__attribute__((noinline)) void scrub_stack() {
+  unsigned char area[kScrubBytes];
+  explicit_bzero(area, sizeof area);
+}
 bool nested() { return t_depth > 0; }
 void push() { ++t_depth; }
 void pop() { --t_depth; }

@@ -2,10 +2,12 @@
 // Compiled once per MPI library (it sees that library's mpi.h).
 //
 // Every wrapper has the same shape:
-//   if (!enter()) return PMPI_X(...);       // not tracing, or nested inside another wrapper
-//   Rec r(func_id, __builtin_return_address(0));
-//   r.t0 = now_ns(); rc = PMPI_X(...); r.t1 = now_ns();
-//   fill r from the arguments; record(r); leave();
+//   return scrubbed(__builtin_return_address(0), [&](const void* ret) SKT_OWN_FRAME {
+//     if (!enter()) return PMPI_X(...);     // not tracing, or nested inside another wrapper
+//     Rec r(func_id, ret);
+//     r.t0 = now_ns(); rc = PMPI_X(...); r.t1 = now_ns();
+//     fill r from the arguments; record(r); leave(); return rc;
+//   });
 // record() turns handles into symbolic ids, local ranks into world ranks,
 // writes the event, and never throws or aborts: on an I/O error it warns
 // once on stderr and tracing stops while the application goes on.
@@ -13,11 +15,40 @@
 
 #include <mpi.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "skel/trace_format.h"
 
 namespace skt::tracer {
+
+// What a call leaves on the stack below its caller is what a program reads
+// from a local it never set. Untraced, that is the MPI library's leftovers;
+// traced, it was the wrappers' own data: PRK's AMR kernel passes an unset
+// send-buffer pointer to MPI_Alltoallv where it sends nothing, and traced
+// (MPICH, 2 ranks, -O2) the pointer read as MPI_IN_PLACE and the run hung
+// where the untraced one completed. So a wrapper does its work in a frame of
+// its own (body: a lambda marked SKT_OWN_FRAME, given the application's
+// return address), and then scrub_stack() zeroes the kScrubBytes below the
+// wrapper's frame, where that frame, record()'s and the top of the MPI
+// library's were: an unset local reads 0 (test stack_reuse_<mpi>). 1 KiB
+// covers the tracer's own frames and costs a few ns a call; 2 KiB cost
+// about 40 ns more (libtrace/bench/overhead.sh).
+#define SKT_OWN_FRAME __attribute__((noinline))
+inline constexpr std::size_t kScrubBytes = 1024;
+void scrub_stack();
+template <typename Body>
+inline __attribute__((always_inline)) auto scrubbed(const void* ret, Body&& body) {
+  if constexpr (std::is_void_v<decltype(body(ret))>) {
+    body(ret);
+    scrub_stack();
+  } else {
+    const auto rc = body(ret);
+    scrub_stack();
+    return rc;
+  }
+}
 
 // Raw CLOCK_MONOTONIC in ns.
 int64_t now_ns();

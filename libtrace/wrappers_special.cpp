@@ -206,101 +206,123 @@ extern "C" int MPI_Abort(MPI_Comm comm, int errorcode) {
 }
 
 extern "C" int MPI_Start(MPI_Request* request) {
-  if (!enter()) return PMPI_Start(request);
-  int rc = 0;
-  request_call(kFunc_MPI_Start, __builtin_return_address(0), request, 1, false, false,
-               [&] { rc = PMPI_Start(request); });
-  return rc;
+  return scrubbed(__builtin_return_address(0), [&](const void* ret) SKT_OWN_FRAME {
+    if (!enter()) return PMPI_Start(request);
+    int rc = 0;
+    request_call(kFunc_MPI_Start, ret, request, 1, false, false,
+                 [&] { rc = PMPI_Start(request); });
+    return rc;
+  });
 }
 
 extern "C" int MPI_Startall(int count, MPI_Request reqs[]) {
-  if (!enter()) return PMPI_Startall(count, reqs);
-  int rc = 0;
-  request_call(kFunc_MPI_Startall, __builtin_return_address(0), reqs, count, false, false,
-               [&] { rc = PMPI_Startall(count, reqs); });
-  return rc;
+  return scrubbed(__builtin_return_address(0), [&](const void* ret) SKT_OWN_FRAME {
+    if (!enter()) return PMPI_Startall(count, reqs);
+    int rc = 0;
+    request_call(kFunc_MPI_Startall, ret, reqs, count, false, false,
+                 [&] { rc = PMPI_Startall(count, reqs); });
+    return rc;
+  });
 }
 
 extern "C" int MPI_Request_free(MPI_Request* request) {
-  if (!enter()) return PMPI_Request_free(request);
-  int rc = 0;
-  request_call(kFunc_MPI_Request_free, __builtin_return_address(0), request, 1, true, false,
-               [&] { rc = PMPI_Request_free(request); });
-  return rc;
+  return scrubbed(__builtin_return_address(0), [&](const void* ret) SKT_OWN_FRAME {
+    if (!enter()) return PMPI_Request_free(request);
+    int rc = 0;
+    request_call(kFunc_MPI_Request_free, ret, request, 1, true, false,
+                 [&] { rc = PMPI_Request_free(request); });
+    return rc;
+  });
 }
 
 extern "C" int MPI_Wait(MPI_Request* request, MPI_Status* status) {
-  if (!enter()) return PMPI_Wait(request, status);
-  return completion_c(
-      kFunc_MPI_Wait, __builtin_return_address(0), request, 1, status, 1,
-      [&](MPI_Status* st) { return PMPI_Wait(request, st); }, [](auto report) { return all(1, report); });
+  return scrubbed(__builtin_return_address(0), [&](const void* ret) SKT_OWN_FRAME {
+    if (!enter()) return PMPI_Wait(request, status);
+    return completion_c(
+        kFunc_MPI_Wait, ret, request, 1, status, 1,
+        [&](MPI_Status* st) { return PMPI_Wait(request, st); }, [](auto report) { return all(1, report); });
+  });
 }
 
 extern "C" int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[]) {
-  if (!enter()) return PMPI_Waitall(count, reqs, statuses);
-  return completion_c(
-      kFunc_MPI_Waitall, __builtin_return_address(0), reqs, count, statuses, count,
-      [&](MPI_Status* st) { return PMPI_Waitall(count, reqs, st); }, [&](auto report) { return all(count, report); });
+  return scrubbed(__builtin_return_address(0), [&](const void* ret) SKT_OWN_FRAME {
+    if (!enter()) return PMPI_Waitall(count, reqs, statuses);
+    return completion_c(
+        kFunc_MPI_Waitall, ret, reqs, count, statuses, count,
+        [&](MPI_Status* st) { return PMPI_Waitall(count, reqs, st); }, [&](auto report) { return all(count, report); });
+  });
 }
 
 extern "C" int MPI_Waitany(int count, MPI_Request reqs[], int* index, MPI_Status* status) {
-  if (!enter()) return PMPI_Waitany(count, reqs, index, status);
-  return completion_c(
-      kFunc_MPI_Waitany, __builtin_return_address(0), reqs, count, status, 1,
-      [&](MPI_Status* st) { return PMPI_Waitany(count, reqs, index, st); },
-      [&](auto report) {
-        if (*index != MPI_UNDEFINED) report(*index, 0);
-        return true;
-      });
+  return scrubbed(__builtin_return_address(0), [&](const void* ret) SKT_OWN_FRAME {
+    if (!enter()) return PMPI_Waitany(count, reqs, index, status);
+    return completion_c(
+        kFunc_MPI_Waitany, ret, reqs, count, status, 1,
+        [&](MPI_Status* st) { return PMPI_Waitany(count, reqs, index, st); },
+        [&](auto report) {
+          if (*index != MPI_UNDEFINED) report(*index, 0);
+          return true;
+        });
+  });
 }
 
 extern "C" int MPI_Waitsome(int incount, MPI_Request reqs[], int* outcount, int indices[], MPI_Status statuses[]) {
-  if (!enter()) return PMPI_Waitsome(incount, reqs, outcount, indices, statuses);
-  return completion_c(
-      kFunc_MPI_Waitsome, __builtin_return_address(0), reqs, incount, statuses, incount,
-      [&](MPI_Status* st) { return PMPI_Waitsome(incount, reqs, outcount, indices, st); },
-      [&](auto report) {
-        for (int k = 0; *outcount != MPI_UNDEFINED && k < *outcount; ++k) report(indices[k], k);
-        return true;
-      });
+  return scrubbed(__builtin_return_address(0), [&](const void* ret) SKT_OWN_FRAME {
+    if (!enter()) return PMPI_Waitsome(incount, reqs, outcount, indices, statuses);
+    return completion_c(
+        kFunc_MPI_Waitsome, ret, reqs, incount, statuses, incount,
+        [&](MPI_Status* st) { return PMPI_Waitsome(incount, reqs, outcount, indices, st); },
+        [&](auto report) {
+          for (int k = 0; *outcount != MPI_UNDEFINED && k < *outcount; ++k) report(indices[k], k);
+          return true;
+        });
+  });
 }
 
 extern "C" int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
-  if (!enter()) return PMPI_Test(request, flag, status);
-  return completion_c(
-      kFunc_MPI_Test, __builtin_return_address(0), request, 1, status, 1,
-      [&](MPI_Status* st) { return PMPI_Test(request, flag, st); },
-      [&](auto report) { return *flag && all(1, report); });
+  return scrubbed(__builtin_return_address(0), [&](const void* ret) SKT_OWN_FRAME {
+    if (!enter()) return PMPI_Test(request, flag, status);
+    return completion_c(
+        kFunc_MPI_Test, ret, request, 1, status, 1,
+        [&](MPI_Status* st) { return PMPI_Test(request, flag, st); },
+        [&](auto report) { return *flag && all(1, report); });
+  });
 }
 
 extern "C" int MPI_Testall(int count, MPI_Request reqs[], int* flag, MPI_Status statuses[]) {
-  if (!enter()) return PMPI_Testall(count, reqs, flag, statuses);
-  return completion_c(
-      kFunc_MPI_Testall, __builtin_return_address(0), reqs, count, statuses, count,
-      [&](MPI_Status* st) { return PMPI_Testall(count, reqs, flag, st); },
-      [&](auto report) { return *flag && all(count, report); });
+  return scrubbed(__builtin_return_address(0), [&](const void* ret) SKT_OWN_FRAME {
+    if (!enter()) return PMPI_Testall(count, reqs, flag, statuses);
+    return completion_c(
+        kFunc_MPI_Testall, ret, reqs, count, statuses, count,
+        [&](MPI_Status* st) { return PMPI_Testall(count, reqs, flag, st); },
+        [&](auto report) { return *flag && all(count, report); });
+  });
 }
 
 extern "C" int MPI_Testany(int count, MPI_Request reqs[], int* index, int* flag, MPI_Status* status) {
-  if (!enter()) return PMPI_Testany(count, reqs, index, flag, status);
-  return completion_c(
-      kFunc_MPI_Testany, __builtin_return_address(0), reqs, count, status, 1,
-      [&](MPI_Status* st) { return PMPI_Testany(count, reqs, index, flag, st); },
-      [&](auto report) {
-        if (*flag && *index != MPI_UNDEFINED) report(*index, 0);
-        return *flag != 0;
-      });
+  return scrubbed(__builtin_return_address(0), [&](const void* ret) SKT_OWN_FRAME {
+    if (!enter()) return PMPI_Testany(count, reqs, index, flag, status);
+    return completion_c(
+        kFunc_MPI_Testany, ret, reqs, count, status, 1,
+        [&](MPI_Status* st) { return PMPI_Testany(count, reqs, index, flag, st); },
+        [&](auto report) {
+          if (*flag && *index != MPI_UNDEFINED) report(*index, 0);
+          return *flag != 0;
+        });
+  });
 }
 
 extern "C" int MPI_Testsome(int incount, MPI_Request reqs[], int* outcount, int indices[], MPI_Status statuses[]) {
-  if (!enter()) return PMPI_Testsome(incount, reqs, outcount, indices, statuses);
-  return completion_c(
-      kFunc_MPI_Testsome, __builtin_return_address(0), reqs, incount, statuses, incount,
-      [&](MPI_Status* st) { return PMPI_Testsome(incount, reqs, outcount, indices, st); },
-      [&](auto report) {
-        for (int k = 0; *outcount != MPI_UNDEFINED && k < *outcount; ++k) report(indices[k], k);
-        return *outcount != 0;
-      });
+  return scrubbed(__builtin_return_address(0), [&](const void* ret) SKT_OWN_FRAME {
+    if (!enter()) return PMPI_Testsome(incount, reqs, outcount, indices, statuses);
+    return completion_c(
+        kFunc_MPI_Testsome, ret, reqs, incount, statuses, incount,
+        [&](MPI_Status* st) { return PMPI_Testsome(incount, reqs, outcount, indices, st); },
+        [&](auto report) {
+          for (int k = 0; *outcount != MPI_UNDEFINED && k < *outcount; ++k) report(indices[k], k);
+          return *outcount != 0;
+        });
+  });
 }
 
 // ------------------------------------------------------------------ Fortran
@@ -369,97 +391,119 @@ extern "C" void mpi_abort_(MPI_Fint* comm, MPI_Fint* errorcode, MPI_Fint* ierr) 
 }
 
 extern "C" void mpi_start_(MPI_Fint* request, MPI_Fint* ierr) {
-  if (!enter()) return pmpi_start_(request, ierr);
-  request_call(kFunc_MPI_Start, __builtin_return_address(0), request, 1, false, true,
-               [&] { pmpi_start_(request, ierr); });
+  scrubbed(__builtin_return_address(0), [&](const void* ret) SKT_OWN_FRAME {
+    if (!enter()) return pmpi_start_(request, ierr);
+    request_call(kFunc_MPI_Start, ret, request, 1, false, true,
+                 [&] { pmpi_start_(request, ierr); });
+  });
 }
 
 extern "C" void mpi_startall_(MPI_Fint* count, MPI_Fint* reqs, MPI_Fint* ierr) {
-  if (!enter()) return pmpi_startall_(count, reqs, ierr);
-  request_call(kFunc_MPI_Startall, __builtin_return_address(0), reqs, *count, false, true,
-               [&] { pmpi_startall_(count, reqs, ierr); });
+  scrubbed(__builtin_return_address(0), [&](const void* ret) SKT_OWN_FRAME {
+    if (!enter()) return pmpi_startall_(count, reqs, ierr);
+    request_call(kFunc_MPI_Startall, ret, reqs, *count, false, true,
+                 [&] { pmpi_startall_(count, reqs, ierr); });
+  });
 }
 
 extern "C" void mpi_request_free_(MPI_Fint* request, MPI_Fint* ierr) {
-  if (!enter()) return pmpi_request_free_(request, ierr);
-  request_call(kFunc_MPI_Request_free, __builtin_return_address(0), request, 1, true, true,
-               [&] { pmpi_request_free_(request, ierr); });
+  scrubbed(__builtin_return_address(0), [&](const void* ret) SKT_OWN_FRAME {
+    if (!enter()) return pmpi_request_free_(request, ierr);
+    request_call(kFunc_MPI_Request_free, ret, request, 1, true, true,
+                 [&] { pmpi_request_free_(request, ierr); });
+  });
 }
 
 extern "C" void mpi_wait_(MPI_Fint* request, MPI_Fint* status, MPI_Fint* ierr) {
-  if (!enter()) return pmpi_wait_(request, status, ierr);
-  completion_f(
-      kFunc_MPI_Wait, __builtin_return_address(0), request, 1, status, 1,
-      [&](MPI_Fint* st) { pmpi_wait_(request, st, ierr); }, [](auto report) { return all(1, report, 1); });
+  scrubbed(__builtin_return_address(0), [&](const void* ret) SKT_OWN_FRAME {
+    if (!enter()) return pmpi_wait_(request, status, ierr);
+    completion_f(
+        kFunc_MPI_Wait, ret, request, 1, status, 1,
+        [&](MPI_Fint* st) { pmpi_wait_(request, st, ierr); }, [](auto report) { return all(1, report, 1); });
+  });
 }
 
 extern "C" void mpi_waitall_(MPI_Fint* count, MPI_Fint* reqs, MPI_Fint* statuses, MPI_Fint* ierr) {
-  if (!enter()) return pmpi_waitall_(count, reqs, statuses, ierr);
-  completion_f(
-      kFunc_MPI_Waitall, __builtin_return_address(0), reqs, *count, statuses, *count,
-      [&](MPI_Fint* st) { pmpi_waitall_(count, reqs, st, ierr); },
-      [&](auto report) { return all(*count, report, 1); });
+  scrubbed(__builtin_return_address(0), [&](const void* ret) SKT_OWN_FRAME {
+    if (!enter()) return pmpi_waitall_(count, reqs, statuses, ierr);
+    completion_f(
+        kFunc_MPI_Waitall, ret, reqs, *count, statuses, *count,
+        [&](MPI_Fint* st) { pmpi_waitall_(count, reqs, st, ierr); },
+        [&](auto report) { return all(*count, report, 1); });
+  });
 }
 
 extern "C" void mpi_waitany_(MPI_Fint* count, MPI_Fint* reqs, MPI_Fint* index, MPI_Fint* status, MPI_Fint* ierr) {
-  if (!enter()) return pmpi_waitany_(count, reqs, index, status, ierr);
-  completion_f(
-      kFunc_MPI_Waitany, __builtin_return_address(0), reqs, *count, status, 1,
-      [&](MPI_Fint* st) { pmpi_waitany_(count, reqs, index, st, ierr); },
-      [&](auto report) {
-        if (*index != MPI_UNDEFINED) report(*index, 0);
-        return true;
-      });
+  scrubbed(__builtin_return_address(0), [&](const void* ret) SKT_OWN_FRAME {
+    if (!enter()) return pmpi_waitany_(count, reqs, index, status, ierr);
+    completion_f(
+        kFunc_MPI_Waitany, ret, reqs, *count, status, 1,
+        [&](MPI_Fint* st) { pmpi_waitany_(count, reqs, index, st, ierr); },
+        [&](auto report) {
+          if (*index != MPI_UNDEFINED) report(*index, 0);
+          return true;
+        });
+  });
 }
 
 extern "C" void mpi_waitsome_(MPI_Fint* incount, MPI_Fint* reqs, MPI_Fint* outcount, MPI_Fint* indices,
                               MPI_Fint* statuses, MPI_Fint* ierr) {
-  if (!enter()) return pmpi_waitsome_(incount, reqs, outcount, indices, statuses, ierr);
-  completion_f(
-      kFunc_MPI_Waitsome, __builtin_return_address(0), reqs, *incount, statuses, *incount,
-      [&](MPI_Fint* st) { pmpi_waitsome_(incount, reqs, outcount, indices, st, ierr); },
-      [&](auto report) {
-        for (int k = 0; *outcount != MPI_UNDEFINED && k < *outcount; ++k) report(indices[k], k);
-        return true;
-      });
+  scrubbed(__builtin_return_address(0), [&](const void* ret) SKT_OWN_FRAME {
+    if (!enter()) return pmpi_waitsome_(incount, reqs, outcount, indices, statuses, ierr);
+    completion_f(
+        kFunc_MPI_Waitsome, ret, reqs, *incount, statuses, *incount,
+        [&](MPI_Fint* st) { pmpi_waitsome_(incount, reqs, outcount, indices, st, ierr); },
+        [&](auto report) {
+          for (int k = 0; *outcount != MPI_UNDEFINED && k < *outcount; ++k) report(indices[k], k);
+          return true;
+        });
+  });
 }
 
 extern "C" void mpi_test_(MPI_Fint* request, MPI_Fint* flag, MPI_Fint* status, MPI_Fint* ierr) {
-  if (!enter()) return pmpi_test_(request, flag, status, ierr);
-  completion_f(
-      kFunc_MPI_Test, __builtin_return_address(0), request, 1, status, 1,
-      [&](MPI_Fint* st) { pmpi_test_(request, flag, st, ierr); },
-      [&](auto report) { return *flag && all(1, report, 1); });
+  scrubbed(__builtin_return_address(0), [&](const void* ret) SKT_OWN_FRAME {
+    if (!enter()) return pmpi_test_(request, flag, status, ierr);
+    completion_f(
+        kFunc_MPI_Test, ret, request, 1, status, 1,
+        [&](MPI_Fint* st) { pmpi_test_(request, flag, st, ierr); },
+        [&](auto report) { return *flag && all(1, report, 1); });
+  });
 }
 
 extern "C" void mpi_testall_(MPI_Fint* count, MPI_Fint* reqs, MPI_Fint* flag, MPI_Fint* statuses, MPI_Fint* ierr) {
-  if (!enter()) return pmpi_testall_(count, reqs, flag, statuses, ierr);
-  completion_f(
-      kFunc_MPI_Testall, __builtin_return_address(0), reqs, *count, statuses, *count,
-      [&](MPI_Fint* st) { pmpi_testall_(count, reqs, flag, st, ierr); },
-      [&](auto report) { return *flag && all(*count, report, 1); });
+  scrubbed(__builtin_return_address(0), [&](const void* ret) SKT_OWN_FRAME {
+    if (!enter()) return pmpi_testall_(count, reqs, flag, statuses, ierr);
+    completion_f(
+        kFunc_MPI_Testall, ret, reqs, *count, statuses, *count,
+        [&](MPI_Fint* st) { pmpi_testall_(count, reqs, flag, st, ierr); },
+        [&](auto report) { return *flag && all(*count, report, 1); });
+  });
 }
 
 extern "C" void mpi_testany_(MPI_Fint* count, MPI_Fint* reqs, MPI_Fint* index, MPI_Fint* flag, MPI_Fint* status,
                              MPI_Fint* ierr) {
-  if (!enter()) return pmpi_testany_(count, reqs, index, flag, status, ierr);
-  completion_f(
-      kFunc_MPI_Testany, __builtin_return_address(0), reqs, *count, status, 1,
-      [&](MPI_Fint* st) { pmpi_testany_(count, reqs, index, flag, st, ierr); },
-      [&](auto report) {
-        if (*flag && *index != MPI_UNDEFINED) report(*index, 0);
-        return *flag != 0;
-      });
+  scrubbed(__builtin_return_address(0), [&](const void* ret) SKT_OWN_FRAME {
+    if (!enter()) return pmpi_testany_(count, reqs, index, flag, status, ierr);
+    completion_f(
+        kFunc_MPI_Testany, ret, reqs, *count, status, 1,
+        [&](MPI_Fint* st) { pmpi_testany_(count, reqs, index, flag, st, ierr); },
+        [&](auto report) {
+          if (*flag && *index != MPI_UNDEFINED) report(*index, 0);
+          return *flag != 0;
+        });
+  });
 }
 
 extern "C" void mpi_testsome_(MPI_Fint* incount, MPI_Fint* reqs, MPI_Fint* outcount, MPI_Fint* indices,
                               MPI_Fint* statuses, MPI_Fint* ierr) {
-  if (!enter()) return pmpi_testsome_(incount, reqs, outcount, indices, statuses, ierr);
-  completion_f(
-      kFunc_MPI_Testsome, __builtin_return_address(0), reqs, *incount, statuses, *incount,
-      [&](MPI_Fint* st) { pmpi_testsome_(incount, reqs, outcount, indices, st, ierr); },
-      [&](auto report) {
-        for (int k = 0; *outcount != MPI_UNDEFINED && k < *outcount; ++k) report(indices[k], k);
-        return *outcount != 0;
-      });
+  scrubbed(__builtin_return_address(0), [&](const void* ret) SKT_OWN_FRAME {
+    if (!enter()) return pmpi_testsome_(incount, reqs, outcount, indices, statuses, ierr);
+    completion_f(
+        kFunc_MPI_Testsome, ret, reqs, *incount, statuses, *incount,
+        [&](MPI_Fint* st) { pmpi_testsome_(incount, reqs, outcount, indices, st, ierr); },
+        [&](auto report) {
+          for (int k = 0; *outcount != MPI_UNDEFINED && k < *outcount; ++k) report(indices[k], k);
+          return *outcount != 0;
+        });
+  });
 }
