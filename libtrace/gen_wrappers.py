@@ -139,6 +139,18 @@ def start_clock(pre):
     return "now_ns()" if pre else "entry_ns()"
 
 
+def traced_call(f, pre, post, call):
+    """The body of a wrapper's lambda after its nesting guard: the work before the call, the timed
+    call, what is recorded of it (its return, if any, is the caller's)."""
+    lines = [f"    {s}" for s in pre]
+    lines += [f"    Rec r(kFunc_{f.name}, skt_ret);",
+              f"    r.t0 = {start_clock(pre)};",
+              f"    {call}",
+              "    r.t1 = now_ns();"]
+    lines += [f"    {s}" for s in post]
+    return lines + ["    record(r);", "    leave();"]
+
+
 def c_wrapper(f):
     proto = ", ".join(f"{p.ctype} {p.name}" for p in f.params)
     args = ", ".join(p.name for p in f.params)
@@ -146,13 +158,7 @@ def c_wrapper(f):
     lines = [f"extern \"C\" int {f.name}({proto}) {{",
              "  return scrubbed(__builtin_return_address(0), [&](const void* skt_ret) SKT_OWN_FRAME {",
              f"    if (!enter()) return P{f.name}({args});"]
-    lines += [f"    {s}" for s in pre]
-    lines += [f"    Rec r(kFunc_{f.name}, skt_ret);",
-              f"    r.t0 = {start_clock(pre)};",
-              f"    int rc = P{f.name}({args});",
-              "    r.t1 = now_ns();"]
-    lines += [f"    {s}" for s in post]
-    lines += ["    record(r);", "    leave();", "    return rc;", "  });", "}", ""]
+    lines += traced_call(f, pre, post, f"int rc = P{f.name}({args});") + ["    return rc;", "  });", "}", ""]
     return "\n".join(lines)
 
 
@@ -166,13 +172,7 @@ def f_wrapper(f):
              f"  if (!p{lname}_) {{ *ierr = MPI_ERR_INTERN; return; }}",
              "  scrubbed(__builtin_return_address(0), [&](const void* skt_ret) SKT_OWN_FRAME {",
              f"    if (!enter()) {{ p{lname}_({args}); return; }}"]
-    lines += [f"    {s}" for s in pre]
-    lines += [f"    Rec r(kFunc_{f.name}, skt_ret);",
-              f"    r.t0 = {start_clock(pre)};",
-              f"    p{lname}_({args});",
-              "    r.t1 = now_ns();"]
-    lines += [f"    {s}" for s in post]
-    lines += ["    record(r);", "    leave();", "  });", "}", ""]
+    lines += traced_call(f, pre, post, f"p{lname}_({args});") + ["  });", "}", ""]
     return "\n".join(lines)
 
 

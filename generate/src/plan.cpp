@@ -259,16 +259,14 @@ std::vector<const std::vector<int64_t>*> collective_groups(const FoldedProgram& 
   return groups;
 }
 
-// Whether the collective call of node n is made by every member of its
-// communicator: each participant's group is among the participants. Where
-// it is not, the members' calls sit in other nodes (merge put one rank's
-// copies of a loop apart from the others', or the ranks reach the call from
-// different call sites), and cutting or leaving out this node alone would
-// make its ranks call the collective fewer times than the rest: the
-// skeleton would hang.
-bool all_members_take_part(const FoldedProgram& p, uint32_t n) {
-  const MergedEvent& e = event_of(p, n);
-  for (const auto* g : collective_groups(p, n))
+// Whether a collective call's participants (e.ranks) hold every member of
+// its groups (collective_groups). Where they do not, the members' calls sit
+// in other nodes (merge put one rank's copies of a loop apart from the
+// others', or the ranks reach the call from different call sites), and
+// cutting or leaving out this node alone would make its ranks call the
+// collective fewer times than the rest: the skeleton would hang.
+bool members_all_in(const MergedEvent& e, const std::vector<const std::vector<int64_t>*>& groups) {
+  for (const auto* g : groups)
     for (int64_t w : *g)
       if (w < 0 || !std::binary_search(e.ranks.begin(), e.ranks.end(), static_cast<uint32_t>(w))) return false;
   return true;
@@ -287,7 +285,7 @@ class CollectiveCount {
   void add(const FoldedProgram& p, uint32_t n, double times) {
     const MergedEvent& e = event_of(p, n);
     const std::vector<const std::vector<int64_t>*> groups = collective_groups(p, n);
-    if (!all_members_take_part(p, n) && first_partial_ < 0) first_partial_ = n;
+    if (first_partial_ < 0 && !members_all_in(e, groups)) first_partial_ = n;
     for (size_t q = 0; q < groups.size(); ++q)
       made_[{identity_of(p, n).comm, groups[q]}][e.ranks[q]] += times;
   }
