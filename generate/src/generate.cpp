@@ -256,6 +256,7 @@ class Emitter {
   }
   void thread_points_at(size_t i, bool end);
   static std::string runtime_tables(const std::vector<const Emitter*>& all);
+  static std::vector<std::string> traced_computation(const std::vector<const Emitter*>& all);
 };
 
 // ------------------------------------------------------------------ values
@@ -1313,7 +1314,24 @@ std::string Emitter::runtime_tables(const std::vector<const Emitter*>& all) {
 ;
   if (ids.empty()) ids.push_back(0);
   write_table(t, "SKEL_MAYBE_UNUSED static const int skel_call_loops[]", texts(ids));
+  t << "/* each rank's traced computation (s, every thread), by which skel_spread_over_cores() pins ranks that share cores */\n";
+  write_table(t, "SKEL_MAYBE_UNUSED static const double skel_rank_load[SKEL_WORLD_SIZE]", traced_computation(all));
   return t.str();
+}
+
+// Each rank's computation over the whole run as traced (its thread CPU time
+// where measured, else the gaps' wall time), every thread's, in seconds.
+std::vector<std::string> Emitter::traced_computation(const std::vector<const Emitter*>& all) {
+  std::vector<double> ns(all.front()->P_, 0.0);
+  for (const Emitter* e : all)
+    for (const FoldedNode& node : e->p_.nodes)
+      for (size_t r = 0; r < ns.size() && r < node.gap.size(); ++r) {
+        const RankStat& s = r < node.work.size() && node.work[r].n ? node.work[r] : node.gap[r];
+        ns[r] += s.mean * static_cast<double>(s.n);
+      }
+  std::vector<std::string> out;
+  for (double x : ns) out.push_back(num(x * 1e-9));
+  return out;
 }
 
 // compute()'s line for node n; where its computation is shortened

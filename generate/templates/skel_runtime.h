@@ -424,30 +424,70 @@ static inline void skel_run_end(int l)
 /* Ranks that share cores: where this node runs more of the skeleton's
  * ranks than there are cores this rank may run on (the launcher bound none
  * of them: Open MPI oversubscribed, mpiexec without binding), each rank is
- * pinned to one of those cores, round robin by its rank on the node. A run
- * K times shorter than the application's is over before the kernel's
- * balancer spreads the ranks: 4 Open MPI ranks on 2 cores ran three on one
- * core for a whole 0.08 s skeleton run in 7 of 30 runs (predictions up to
- * 1.31 s for an application of 0.86-0.90 s), pinned in none of 30
- * (0.81-0.93 s). The application, unbound, is spread by the balancer over
- * its longer run. Not for threaded skeletons (their threads would share
- * one core) nor under SimGrid; SKELGEN_PIN=0 leaves the ranks unpinned,
- * SKELGEN_PIN=show pins them and says so on stderr, one line a rank. */
+ * pinned to one of those cores. A run K times shorter than the
+ * application's is over before the kernel's balancer spreads the ranks: 4
+ * Open MPI ranks on 2 cores ran three on one core for a whole 0.08 s
+ * skeleton run in 7 of 30 runs (predictions up to 1.31 s for an application
+ * of 0.86-0.90 s), pinned in none of 30 (0.81-0.93 s). The application,
+ * unbound, is spread by the balancer over its longer run, so that ranks
+ * that compute much do not share a core where others could: the ranks are
+ * placed as a balancer would, the most loaded first (their traced
+ * computation, skel_rank_load), each on the core least loaded so far (ties:
+ * the lower rank, the lower core; equal loads make it round robin). PRK's
+ * PIC kernel on 4 ranks computes 1.3 s on ranks 0 and 2, 0.12 s on 1 and
+ * 3: round robin put 0 and 2 on one core and its skeleton ran 2.68 s for
+ * an application of 1.5 s. Not for threaded skeletons (their threads would
+ * share one core) nor under SimGrid; SKELGEN_PIN=0 leaves the ranks
+ * unpinned, SKELGEN_PIN=show pins them and says so on stderr, one line a
+ * rank. */
+#if !defined(SMPI_H) && SKEL_NUM_THREADS == 1 && defined(__linux__)
+static int skel_by_load(const void* a, const void* b)
+{
+  int x = *(const int*)a, y = *(const int*)b;
+  if (skel_rank_load[x] != skel_rank_load[y]) return skel_rank_load[x] > skel_rank_load[y] ? -1 : 1;
+  return x < y ? -1 : x > y;
+}
+
+/* The core (0 .. ncores - 1) of world rank `me` among the node's ranks. */
+static int skel_core_of(int me, int* ranks, int nranks, int ncores)
+{
+  double* load = (double*)calloc((size_t)ncores, sizeof(double));
+  int i, c, best, mine = me % ncores;
+  if (!load) return mine;
+  qsort(ranks, (size_t)nranks, sizeof(int), skel_by_load);
+  for (i = 0; i < nranks; ++i) {
+    for (best = 0, c = 1; c < ncores; ++c)
+      if (load[c] < load[best]) best = c;
+    /* a rank with no computation still counts a little, so idle ranks spread too */
+    load[best] += skel_rank_load[ranks[i]] + 1e-9;
+    if (ranks[i] == me) mine = best;
+  }
+  free(load);
+  return mine;
+}
+#endif
+
 static void skel_spread_over_cores(void)
 {
 #if !defined(SMPI_H) && SKEL_NUM_THREADS == 1 && defined(__linux__)
   cpu_set_t allowed, one;
   MPI_Comm node;
   int local, nlocal, k, cpu;
+  int* ranks;
   const char* env = getenv("SKELGEN_PIN");
   if (env && strcmp(env, "0") == 0) return;
   if (sched_getaffinity(0, sizeof allowed, &allowed) != 0 || CPU_COUNT(&allowed) < 2) return; /* bound, or one core */
   if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS) return;
   PMPI_Comm_rank(node, &local);
   PMPI_Comm_size(node, &nlocal);
+  if (nlocal <= CPU_COUNT(&allowed) || !(ranks = (int*)malloc((size_t)nlocal * sizeof(int)))) {
+    PMPI_Comm_free(&node);
+    return; /* a core each: the kernel spreads them at once */
+  }
+  PMPI_Allgather(&skel_rank, 1, MPI_INT, ranks, 1, MPI_INT, node);
   PMPI_Comm_free(&node);
-  if (nlocal <= CPU_COUNT(&allowed)) return; /* a core each: the kernel spreads them at once */
-  k = local % CPU_COUNT(&allowed);
+  k = skel_core_of(skel_rank, ranks, nlocal, CPU_COUNT(&allowed));
+  free(ranks);
   for (cpu = 0; cpu < CPU_SETSIZE; ++cpu)
     if (CPU_ISSET(cpu, &allowed) && k-- == 0) break;
   CPU_ZERO(&one);
@@ -455,8 +495,8 @@ static void skel_spread_over_cores(void)
   if (sched_setaffinity(0, sizeof one, &one) != 0) {
     if (local == 0) fprintf(stderr, "%s: warning: could not pin the ranks to cores (%s)\n", SKEL_NAME, strerror(errno));
   } else if (env && strcmp(env, "show") == 0) {
-    fprintf(stderr, "%s: rank %d pinned to cpu %d (rank %d of %d on its node, %d cpus)\n", SKEL_NAME, skel_rank, cpu,
-            local, nlocal, CPU_COUNT(&allowed));
+    fprintf(stderr, "%s: rank %d pinned to cpu %d (rank %d of %d on its node, %d cpus, traced computation %.6f s)\n",
+            SKEL_NAME, skel_rank, cpu, local, nlocal, CPU_COUNT(&allowed), skel_rank_load[skel_rank]);
   }
 #endif
 }
