@@ -7,7 +7,7 @@
 # did, and that the same skeleton with its phase tables taken out does not
 # (tests/check_computation.py).
 #   run_skeleton_test.sh SKELGEN FLAVOR NP TRACE_DIR|MERGED.skm WORK K [--allow-partial] [--no-roundtrip]
-#                        [--join-call-sites] [--check-computation]
+#                        [--join-call-sites] [--check-computation] [--means]
 set -euo pipefail
 skelgen=$1 flavor=$2 np=$3 trace=$4 work=$5 K=$6
 shift 6
@@ -16,7 +16,10 @@ shift 6
 # --thread-calls: an MPI_THREAD_MULTIPLE program (TRACE_DIR): at K = 1, the skeleton traced again makes each
 #   thread's calls in order (tests/check_thread_calls.py); no round trip of the merged programs
 # --join-call-sites: passed on, and the round trip folds both programs so too
+# --means: the skeleton sends message counts as their means (small messages, docs/compress.md): the round
+#   trip compares each rank's bytes sent over the run instead of each call's count
 extra=()
+roundtrip_opts=()
 fold=()
 roundtrip=1
 check_computation=0
@@ -26,6 +29,7 @@ for a in "$@"; do
     --no-roundtrip) roundtrip=0 ;;
     --thread-calls) roundtrip=0; thread_calls=1 ;;
     --check-computation) check_computation=1 ;;
+    --means) roundtrip_opts+=("$a") ;;
     --allow-partial) roundtrip=0; extra+=("$a") ;;
     --join-call-sites) fold+=("$a"); extra+=("$a") ;;
     *) extra+=("$a") ;;
@@ -89,7 +93,7 @@ if [ $check_computation = 1 ]; then export SKELTRACE_GAP_CLOCK=cpu; fi
 "$skelgen" merge "$work/skel.trace" -o "$work/skel.skm" -q --keep-completions
 "$skelgen" compress "$work/skel.skm" -o "$work/skel.skf" -q ${fold[@]+"${fold[@]}"}
 python3 "$here/check_roundtrip.py" "$skelgen" "$work/app.skm" "$work/app.skf" "$work/skel.c" "$work/skel.skm" \
-  "$work/skel.skf"
+  "$work/skel.skf" ${roundtrip_opts[@]+"${roundtrip_opts[@]}"}
 [ $check_computation = 1 ] || exit 0
 [ "$K" = 1 ] || { echo "ERROR: --check-computation needs K = 1 (every loop run as traced)" >&2; exit 2; }
 python3 "$here/check_computation.py" "$skelgen" "$work/app.skm" "$work/skel.skm"

@@ -28,6 +28,37 @@ bool peer_like(Param p) { return p == Param::peer || p == Param::peer2; }
 constexpr Param kRuleParams[] = {Param::count, Param::count2, Param::bytes, Param::bytes2,
                                  Param::tag,   Param::tag2,   Param::peer,  Param::peer2};
 constexpr int kNumRuleParams = 8;
+// Messages of at most this many bytes are alike whatever their sizes (one
+// protocol, a time of latency plus size over bandwidth, so that their mean
+// size takes their mean time): counts of such messages share a symbol
+// however much they differ, and the node sends their mean. A particle
+// code's migrating particles, 0-64 of 80 bytes to each neighbour, change in
+// every step (PRK's PIC kernel on 4 ranks: its time steps did not fold, each
+// stood apart); 16 KiB: 200 such particles, where counts that vary at
+// random (as the square root of the count) stay within the band. Not with
+// call sites joined: there the counts tell the call sites apart (NPB CG's
+// Irecvs of 1 and of 1,750 elements: split by their counts, the peers of
+// each follow a cycle; alike, the peers followed none and were keyed
+// exactly, and the reduction's steps no longer folded).
+constexpr int64_t kSmallMessageBytes = 16384;
+struct Band {
+  double relative = 0;        // values within +-relative of a centre are alike (0: only equal ones)
+  int64_t small_bytes = -1;   // messages of at most this many bytes are alike (-1: none)
+};
+Band band_of(const CompressOptions& opt) {
+  return {opt.count_band, opt.join_callsites || opt.count_band <= 0 ? -1 : kSmallMessageBytes};
+}
+// Two values of a count-like parameter, each with its message's size in bytes (-1: none).
+bool alike(int64_t v, int64_t centre, int64_t v_bytes, int64_t centre_bytes, const Band& band) {
+  if (v_bytes >= 0 && centre_bytes >= 0 && v_bytes <= band.small_bytes && centre_bytes <= band.small_bytes)
+    return true;
+  return std::fabs(static_cast<double>(v - centre)) <= band.relative * std::fabs(static_cast<double>(centre));
+}
+// The bytes parameter that sizes count-like parameter q's message.
+Param bytes_of(int q) {
+  const Param p = kRuleParams[q];
+  return p == Param::count2 || p == Param::bytes2 ? Param::bytes2 : Param::bytes;
+}
 // A value left out of the coarse key: counts always (their kind is kept), tags when
 // no rank's is MPI_ANY_TAG (-1, stays in the key), whether one value for all ranks
 // or one per rank (NPB BT's stage tags, WEST + the cell's coordinates); the
@@ -78,7 +109,7 @@ int64_t refinement(int64_t coarse, int q) { return coarse * kNumRuleParams + q; 
 // within +-band of it join it, others start a centre of their own.
 class SymbolTable {
  public:
-  SymbolTable(const MergedTrace& m, double band, bool join, const std::set<int64_t>& refined)
+  SymbolTable(const MergedTrace& m, Band band, bool join, const std::set<int64_t>& refined)
       : m_(m), band_(band), join_(join), refined_(refined) {}
 
   // The symbol of e; `fresh` says it is new; `coarse` is its coarse symbol.
@@ -101,9 +132,10 @@ class SymbolTable {
     for (size_t p = 0; p < kNumParams; ++p) {
       const ParamDesc& d = e.params[p];
       bool free = coarse_free(static_cast<Param>(p), e, d, id);
-      // a free tag's or peer's kind is left out too: one value for all ranks in one
-      // iteration, a table in the next (BT: 6000 + rank, then a permutation)
-      if (!free || count_like(static_cast<Param>(p))) put(static_cast<int64_t>(d.kind));
+      // a free value's kind is left out too: one value for all ranks in one
+      // iteration, a table in the next (BT: 6000 + rank, then a permutation; a
+      // particle code's counts, 0 on every rank in one step, per rank in the next)
+      if (!free) put(static_cast<int64_t>(d.kind));
       if (free) continue;  // left out of the coarse key; refined below
       if (d.kind == ParamKind::kTable) {
         for (size_t q = 0; q < e.ranks.size(); ++q) put(e.tables[static_cast<size_t>(d.a) + q]);
@@ -127,8 +159,9 @@ class SymbolTable {
       size_t p = static_cast<size_t>(kRuleParams[q]);
       const ParamDesc& d = e.params[p];
       if (!coarse_free(kRuleParams[q], e, d, id) || !refined_.count(refinement(coarse, q))) continue;
-      if (!count_like(static_cast<Param>(p)) || !(d.kind == ParamKind::kConst && d.a > 0)) {  // exact
-        put(static_cast<int64_t>(p));
+      put(static_cast<int64_t>(p));
+      if (!count_like(static_cast<Param>(p))) {  // exact
+        put(static_cast<int64_t>(d.kind));
         if (d.kind == ParamKind::kTable)
           for (size_t q = 0; q < e.ranks.size(); ++q) put(e.tables[static_cast<size_t>(d.a) + q]);
         else {
@@ -137,14 +170,7 @@ class SymbolTable {
         }
         continue;
       }
-      std::vector<int64_t>& centres = centres_[base + static_cast<char>(p)];
-      size_t c = 0;
-      while (c < centres.size() &&
-             std::fabs(static_cast<double>(d.a - centres[c])) > band_ * static_cast<double>(centres[c]))
-        ++c;
-      if (c == centres.size()) centres.push_back(d.a);
-      put(static_cast<int64_t>(p));
-      put(static_cast<int64_t>(c));
+      put(count_class(e, q, base));
     }
     auto [it, is_new] = ids_.emplace(key_, static_cast<int64_t>(ids_.size()));
     fresh = is_new;
@@ -153,18 +179,41 @@ class SymbolTable {
   size_t size() const { return ids_.size(); }
 
  private:
+  // A refined count's class: the index of its centre, the first values seen
+  // (per rank: the count and its message's bytes) that every rank's are
+  // alike() to; values alike to none start a centre of their own.
+  int64_t count_class(const MergedEvent& e, int q, const std::string& base) {
+    const bool sized = e.params[static_cast<size_t>(bytes_of(q))].kind != ParamKind::kAbsent;
+    values_.clear();
+    for (uint32_t r : e.ranks)
+      values_.push_back({m_.value(e, kRuleParams[q], r), sized ? m_.value(e, bytes_of(q), r) : -1});
+    std::vector<std::vector<Sized>>& centres = centres_[base + static_cast<char>(kRuleParams[q])];
+    auto near = [&](const std::vector<Sized>& c) {
+      for (size_t i = 0; i < c.size(); ++i)
+        if (!alike(values_[i].value, c[i].value, values_[i].bytes, c[i].bytes, band_)) return false;
+      return true;
+    };
+    size_t c = 0;
+    while (c < centres.size() && !near(centres[c])) ++c;
+    if (c == centres.size()) centres.push_back(values_);
+    return static_cast<int64_t>(c);
+  }
   void put(int64_t v) {
     uint8_t tmp[10];
     uint8_t* end = codec::put_varint(tmp, codec::zigzag(v));
     key_.append(reinterpret_cast<char*>(tmp), static_cast<size_t>(end - tmp));
   }
   const MergedTrace& m_;
-  double band_;
+  Band band_;
   bool join_;
   const std::set<int64_t>& refined_;
   std::unordered_map<std::string, int64_t> coarse_;
   std::string key_;
-  std::unordered_map<std::string, std::vector<int64_t>> centres_;
+  struct Sized {
+    int64_t value, bytes;  // bytes: of the message (-1: none)
+  };
+  std::unordered_map<std::string, std::vector<std::vector<Sized>>> centres_;  // per rank, in e.ranks' order
+  std::vector<Sized> values_;
   std::unordered_map<std::string, int64_t> ids_;
 };
 
@@ -322,18 +371,20 @@ struct Periodic {
 struct CountAcc {  // one count-like parameter of one rank over a node's instances
   uint64_t n = 0;
   int64_t first = 0, step = 0;
-  bool linear = true, varies = false, in_band = true;
+  int64_t first_bytes = -1;
+  bool linear = true, varies = false, in_band = true;  // in_band: every value alike() to the first
   double sum = 0, min = 0, max = 0;
   // cycles over the innermost loop's iteration k (while every instance is in
   // a loop) and over the instance n
   bool in_loop = true;
   Periodic by_k, by_instance;
-  void add(int64_t v, double band, int64_t k) {
+  // v: the value; message_bytes: the size of the message it is part of (-1: none)
+  void add(int64_t v, int64_t message_bytes, const Band& band, int64_t k) {
     if (k < 0) in_loop = false;
     if (in_loop) by_k.add(v, k, n == 0, first, varies);
     by_instance.add(v, static_cast<int64_t>(n), n == 0, first, varies);
-    if (n && std::fabs(static_cast<double>(v - first)) > band * std::fabs(static_cast<double>(first))) in_band = false;
-    if (n == 0) first = v;
+    if (n && !alike(v, first, message_bytes, first_bytes, band)) in_band = false;
+    if (n == 0) first = v, first_bytes = message_bytes;
     else if (n == 1) step = v - first;
     else if (v != first + step * static_cast<int64_t>(n)) linear = false;
     if (n && v != first) varies = true;
@@ -357,7 +408,7 @@ struct CountAcc {  // one count-like parameter of one rank over a node's instanc
 // order whatever the lanes: the output does not depend on them.
 struct Builder {
   Builder(const MergedTrace& trace, const std::vector<int64_t>& symbols, FoldedProgram& program,
-          const Folded& fold_result, double count_band)
+          const Folded& fold_result, Band count_band)
       : m(trace), seq(symbols), out(program), folded(fold_result), cursor(trace.world_size, 0),
         band(count_band), pending(trace.world_size, -1) {}
   const MergedTrace& m;
@@ -367,7 +418,7 @@ struct Builder {
   std::vector<std::vector<Acc>> gap, dur;        // per node, per world rank
   std::vector<std::vector<std::vector<CountAcc>>> counts;  // per node, per kRuleParams entry, per rank
   std::vector<size_t> cursor;                    // per rank: next time index
-  double band = 0;
+  Band band;
   std::vector<std::vector<Acc>> work;             // per node, per world rank (ranks with works only)
   std::vector<std::vector<Acc>> blocked;          // per node, per world rank (if any rank was blocked)
   // per node with a cycle: its period, over [0] the loop's iteration k, [1]
@@ -560,7 +611,9 @@ struct Builder {
         for (int q = 0; q < kNumRuleParams; ++q) {
           if (e.params[static_cast<size_t>(kRuleParams[q])].kind == ParamKind::kAbsent) continue;
           if (counts[id][q].empty()) throw TraceError("compress: internal error: a parameter its symbol lacks");
-          counts[id][q][r].add(m.value_at(e, kRuleParams[q], k), band, iteration);
+          const bool sized = e.params[static_cast<size_t>(bytes_of(q))].kind != ParamKind::kAbsent;
+          counts[id][q][r].add(m.value_at(e, kRuleParams[q], k), sized ? m.value_at(e, bytes_of(q), k) : -1, band,
+                               iteration);
         }
       }
       if (phase_walk) ++phase_instance[id];  // every rank of the node takes part in each instance
@@ -908,7 +961,7 @@ struct Symbolized {
 
 Symbolized symbolize(const MergedTrace& m, const std::vector<ListDesc>& backs, const CompressOptions& opt,
                      const std::set<int64_t>& refined, FoldedProgram& out) {
-  SymbolTable symbols(m, opt.count_band, opt.join_callsites, refined);
+  SymbolTable symbols(m, band_of(opt), opt.join_callsites, refined);
   Symbolized s;
   s.seq.reserve(m.events.size());
   s.str.reserve(m.events.size());
@@ -973,7 +1026,8 @@ void put_timing(FoldedNode& n, size_t i, const Builder& b, size_t P, bool any_wo
 // loop's iterations that every rank's values keep (exact); else a cycle
 // over the node's instances (NPB MG's comm3: one Send call site per axis,
 // its count the grid level's, 46 instances per V-cycle); else, for counts,
-// every rank's within the band (its mean). Otherwise (offender()) the call
+// every rank's alike() to its first (within the band, or small messages;
+// its mean). Otherwise (offender()) the call
 // is refined (tags and peers exact, counts banded) and folded again.
 struct ParamShape {
   bool varies = false, linear = true, banded = false;
@@ -1092,7 +1146,7 @@ void keep_cycle_phases(const MergedTrace& m, const std::vector<int64_t>& seq, co
         if (periods[by]) checked[c][by] = std::max(checked[c][by], periods[by]);
       }
   }
-  Builder pb(m, seq, out, folded, opt.count_band);
+  Builder pb(m, seq, out, folded, band_of(opt));
   pb.phase_period = checked;
   pb.phase_instance.assign(N, 0);
   pb.walk_all();
@@ -1124,7 +1178,7 @@ std::set<int64_t> attempt(const MergedTrace& m, const std::vector<ListDesc>& bac
   const MessagePartners& partners = partners_ready.get();
   Folded folded = fold(s.str, {}, [&](uint64_t first, uint64_t length) { return partners.crossing(first, length); });
   // 3. the loop tree (children before parents) and 4. the timing walk
-  Builder b(m, s.seq, out, folded, opt.count_band);
+  Builder b(m, s.seq, out, folded, band_of(opt));
   out.top = b.build(folded.items);
   b.size_accumulators();
   bool any_work = false;

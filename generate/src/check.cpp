@@ -301,8 +301,8 @@ uint64_t Checker::cycle_index(const Actor& a, bool by_instance, uint64_t period)
 
 // A count or tag with a rule (Emitter::count): a cycle's entry, or
 // llround(a) + b * the node's instance counter where some rank's value is
-// linear, else llround(a) (a receive's capacity: the largest value where
-// they wobble around a mean).
+// linear, else llround(a) (a receive's capacity: the largest value of any
+// rank where they wobble around a mean, CountRule::capacity()).
 int64_t Checker::rule_value(const Actor& a, uint32_t n, Param pm, bool capacity) const {
   const CountRule& rule = *p_.nodes[n].rule(pm);
   const uint32_t r = a.rank;
@@ -312,7 +312,7 @@ int64_t Checker::rule_value(const Actor& a, uint32_t n, Param pm, bool capacity)
   }
   const double base = static_cast<double>(std::llround(r < rule.a.size() ? rule.a[r] : 0));
   if (capacity && r < rule.kind.size() && rule.kind[r] == RuleKind::kMean && r < rule.max.size())
-    return static_cast<int64_t>(std::ceil(rule.max[r]));
+    return static_cast<int64_t>(std::ceil(rule.capacity()));
   bool linear = false;
   for (uint32_t x : event(n).ranks) linear |= x < rule.kind.size() && rule.kind[x] == RuleKind::kLinear && rule.b[x] != 0;
   if (!linear) return static_cast<int64_t>(base);

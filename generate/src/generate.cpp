@@ -346,8 +346,9 @@ std::string Emitter::cycle_index(bool by_instance, uint64_t period) const {
 // instances (tags only ever get linear or cycle rules: compress keeps others
 // exact); a cut loop replays the application's first iterations' order, on
 // every rank alike, so sends and receives still agree. `capacity`: a
-// receive's count, the largest of a count that wobbles around its mean (the
-// sender's mean may be larger than the receiver's: MPI_ERR_TRUNCATE).
+// receive's count, the largest of a count that wobbles around its mean, on
+// any rank (CountRule::capacity(); the sender's mean may be larger than the
+// receiver's: MPI_ERR_TRUNCATE).
 std::string Emitter::count(uint32_t n, Param pm, bool capacity) {
   const MergedEvent& e = event(n);
   if (e.params[static_cast<size_t>(pm)].kind == ParamKind::kAbsent) return "0";
@@ -360,7 +361,7 @@ std::string Emitter::count(uint32_t n, Param pm, bool capacity) {
       bool lin = r < rule.kind.size() && rule.kind[r] == RuleKind::kLinear;
       linear |= lin && rule.b[r] != 0;
       const bool wobbles = capacity && r < rule.kind.size() && rule.kind[r] == RuleKind::kMean && r < rule.max.size();
-      a.push_back(std::to_string(wobbles ? static_cast<int64_t>(std::ceil(rule.max[r]))
+      a.push_back(std::to_string(wobbles ? static_cast<int64_t>(std::ceil(rule.capacity()))
                                          : std::llround(r < rule.a.size() ? rule.a[r] : 0)));
       b.push_back(lin ? exact(rule.b[r]) : "0");
     }

@@ -628,6 +628,55 @@ TEST(Compress, CountsInABandFoldWithARuleAndOthersDoNot) {
       for (skt::RuleKind k : rule.kind) EXPECT_NE(k, skt::RuleKind::kMean) << "a mean with no band";
 }
 
+// A particle code's step: each rank sends its neighbour the particles that
+// leave, a different number on every rank in every step (per-rank tables,
+// 0 on every rank in some steps: one value for all), then all reduce.
+skt::MergedTrace migrating(int64_t most_doubles, int steps) {
+  return merged_from(2, [=](uint32_t r) {
+    std::mt19937 rng(5 + r);
+    std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0, 0, 10)};
+    for (int it = 0; it < steps; ++it) {
+      const int64_t leaving = it % 7 == 3 ? 0 : static_cast<int64_t>(rng() % static_cast<uint32_t>(most_doubles + 1));
+      skt::testing::Syn send = call(skt::kFunc_MPI_Sendrecv, 1, 5000, 10, leaving);
+      send.peer = 1 - r;
+      v.push_back(send);
+      v.push_back(call(skt::kFunc_MPI_Allreduce, 2, 100, 10, 1));
+    }
+    v.push_back(call(skt::kFunc_MPI_Finalize, 3, 10, 10));
+    return v;
+  });
+}
+
+TEST(Compress, SmallMessagesOfAnyCountFoldIntoOneLoop) {
+  // up to 2,048 doubles (16 KiB), no cycle in 200 steps: one loop of every step, each rank's counts their mean
+  skt::MergedTrace small = migrating(2048, 200);
+  skt::FoldedProgram p = compress(small, {});
+  EXPECT_EQ(p.to_string(), "S0 ( S1 S2 )^200 S3");
+  EXPECT_TRUE(verify(p, small).empty());
+  bool mean = false;
+  for (const auto& n : p.nodes)
+    for (const auto& rule : n.rules)
+      if (rule.param == skt::Param::count) {
+        for (uint32_t r = 0; r < 2; ++r) {
+          EXPECT_EQ(rule.kind[r], skt::RuleKind::kMean) << "rank " << r;
+          EXPECT_EQ(rule.min[r], 0) << "rank " << r;
+          EXPECT_LE(rule.max[r], 2048) << "rank " << r;
+          EXPECT_GE(rule.capacity(), rule.max[r]) << "a receive must take any rank's largest";
+        }
+        mean = true;
+      }
+  EXPECT_TRUE(mean);
+  // larger messages (up to 64 KiB) keep their sizes apart: no loop of every step
+  skt::MergedTrace large = migrating(8192, 200);
+  EXPECT_NE(compress(large, {}).to_string(), "S0 ( S1 S2 )^200 S3");
+  // nor with no band, or with call sites joined (counts tell the call sites apart there)
+  skt::fold::CompressOptions exact, joined;
+  exact.count_band = 0;
+  joined.join_callsites = true;
+  EXPECT_NE(compress(small, exact).to_string(), "S0 ( S1 S2 )^200 S3");
+  EXPECT_NE(compress(small, joined).to_string(), "S0 ( S1 S2 )^200 S3");
+}
+
 TEST(Compress, CountsFollowingTheIterationFoldFarBeyondTheBand) {
   std::mt19937 rng(11);
   std::vector<int64_t> jumps;

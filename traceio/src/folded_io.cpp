@@ -89,6 +89,13 @@ bool CountRule::by_instance() const {
   return std::find(kind.begin(), kind.end(), RuleKind::kInstanceCycle) != kind.end();
 }
 
+double CountRule::capacity() const {
+  double most = 0;
+  for (size_t r = 0; r < kind.size() && r < max.size(); ++r)
+    if (kind[r] == RuleKind::kMean) most = std::max(most, max[r]);
+  return most;
+}
+
 std::string FoldedProgram::to_string() const {
   std::string out;
   items_to_string(*this, top, out);

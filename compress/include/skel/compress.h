@@ -3,9 +3,10 @@
 //
 // Two merged events are the same symbol when they are the same call
 // (identity), by the same ranks, with the same parameter descriptions —
-// except that a constant count or byte size only has to lie within +-band of
-// a centre (the first such value seen for that call), so that loops whose
-// message sizes wobble a little still fold, and a tag may change by a fixed
+// except that a count or byte size only has to lie within +-band of a centre
+// (the first such values seen for that call, rank by rank), or the message be
+// small (at most 4 KiB on every rank: it costs its latency), so that loops
+// whose message sizes wobble still fold, and a tag may change by a fixed
 // step from one instance to the next (a tag that is the iteration number).
 // The exact values are kept: where they vary between a node's instances, its
 // CountRule says how (linear in the instance, a cycle over the loop's

@@ -56,6 +56,10 @@ struct CountRule {
   std::vector<int64_t> cycle;   // cycles: per world rank, `period` values (rank-major)
   bool is_cycle() const { return period > 0; }
   bool by_instance() const;     // kInstanceCycle
+  // A receive's count where its values wobble (kMean): the largest of every
+  // such rank's, since a sender's mean is taken over other instances than
+  // its receiver's (a particle code's node of seven neighbour messages).
+  double capacity() const;
 };
 
 // Parts of a node's instances its computation profile has (compress).
