@@ -406,6 +406,8 @@ int dump_folded(const std::string& path, const DumpOptions& opt) {
           for (size_t k = 0; k < r.kind.size(); ++k)
             per.push_back(r.kind[k] == skt::RuleKind::kNone ? json(nullptr)
                           : r.kind[k] == skt::RuleKind::kLinear ? json{{"rule", "linear"}, {"a", r.a[k]}, {"b", r.b[k]}}
+                          : r.kind[k] == skt::RuleKind::kLoopLinear
+                              ? json{{"rule", "loop_linear"}, {"a", r.a[k]}, {"b", r.b[k]}}
                           : skt::cycles(r.kind[k])
                               ? json{{"rule", r.kind[k] == skt::RuleKind::kCycle ? "cycle" : "instance_cycle"},
                                      {"values", std::vector<int64_t>(r.cycle.begin() + static_cast<long>(k * r.period),

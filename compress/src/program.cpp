@@ -378,10 +378,27 @@ struct CountAcc {  // one count-like parameter of one rank over a node's instanc
   // a loop) and over the instance n
   bool in_loop = true;
   Periodic by_k, by_instance;
+  // a + b*k over the innermost loop's iteration k (while every instance is in a loop)
+  bool k_linear = true, k_step_known = false;
+  int64_t k_first = -1, k_first_value = 0, k_step = 0;
+  void add_by_k(int64_t v, int64_t k) {
+    if (k_first < 0) {
+      k_first = k, k_first_value = v;
+    } else if (k == k_first) {
+      k_linear &= v == k_first_value;
+    } else if (!k_step_known) {
+      k_step_known = true;
+      k_step = (v - k_first_value) / (k - k_first);
+      k_linear &= k_first_value + k_step * (k - k_first) == v;
+    } else {
+      k_linear &= k_first_value + k_step * (k - k_first) == v;
+    }
+  }
+  int64_t k_base() const { return k_first_value - k_step * k_first; }  // the value at k = 0
   // v: the value; message_bytes: the size of the message it is part of (-1: none)
   void add(int64_t v, int64_t message_bytes, const Band& band, int64_t k) {
     if (k < 0) in_loop = false;
-    if (in_loop) by_k.add(v, k, n == 0, first, varies);
+    if (in_loop) by_k.add(v, k, n == 0, first, varies), add_by_k(v, k);
     by_instance.add(v, static_cast<int64_t>(n), n == 0, first, varies);
     if (n && !alike(v, first, message_bytes, first_bytes, band)) in_band = false;
     if (n == 0) first = v, first_bytes = message_bytes;
@@ -1025,21 +1042,26 @@ void put_timing(FoldedNode& n, size_t i, const Builder& b, size_t P, bool any_wo
 // constant included; peers only constant); else a cycle over the innermost
 // loop's iterations that every rank's values keep (exact); else a cycle
 // over the node's instances (NPB MG's comm3: one Send call site per axis,
-// its count the grid level's, 46 instances per V-cycle); else, for counts,
+// its count the grid level's, 46 instances per V-cycle); else, counts and
+// tags, every rank's linear in the innermost loop's iteration k (a + b*k,
+// in every run of the loop: a pipeline's tag that is its row, PRK's
+// Synch_p2p, 1,999 rows a sweep, 200 sweeps); else, for counts,
 // every rank's alike() to its first (within the band, or small messages;
 // its mean). Otherwise (offender()) the call
 // is refined (tags and peers exact, counts banded) and folded again.
 struct ParamShape {
   bool varies = false, linear = true, banded = false;
+  bool k_linear = false;  // every rank's a + b*k over the innermost loop's iteration (no cycle holds)
   uint64_t period = 0;  // of the cycle, if by >= 0
   int by = -1;          // the cycle's index: 0 the loop's iteration, 1 the instance; -1 no cycle
   bool cyclic() const { return by >= 0; }
-  bool offender() const { return !linear && !cyclic() && !banded; }
+  bool offender() const { return !linear && !cyclic() && !k_linear && !banded; }
 };
 
 ParamShape shape_of(const std::vector<CountAcc>& accs, Param pm, const MergedEvent& rep, const MergedTrace& m) {
   ParamShape s;
   s.banded = count_like(pm);
+  bool k_linear = !peer_like(pm);
   uint64_t periods_k = ~0ull, periods_i = ~0ull;  // the cycle lengths every rank's values keep
   for (size_t r = 0; r < accs.size(); ++r) {
     const CountAcc& c = accs[r];
@@ -1050,10 +1072,12 @@ ParamShape shape_of(const std::vector<CountAcc>& accs, Param pm, const MergedEve
     if (!c.in_loop) periods_k = 0;
     else if (c.varies) periods_k &= c.by_k.periods;
     if (c.varies) periods_i &= c.by_instance.periods;
+    k_linear &= c.in_loop && c.k_linear;
   }
   auto smallest = [](uint64_t periods) { return periods ? static_cast<uint64_t>(__builtin_ctzll(periods)) + 1 : 0; };
   if (!s.linear && smallest(periods_k)) s.period = smallest(periods_k), s.by = 0;
   else if (!s.linear && smallest(periods_i)) s.period = smallest(periods_i), s.by = 1;
+  else if (!s.linear) s.k_linear = k_linear;
   return s;
 }
 
@@ -1080,6 +1104,12 @@ CountRule rule_of(const std::vector<CountAcc>& accs, Param pm, const ParamShape&
       const Periodic& pc = s.by == 0 ? c.by_k : c.by_instance;
       for (uint64_t k = 0; k < s.period; ++k) rule.cycle[r * s.period + k] = c.varies ? pc.seen.at(k) : c.first;
       rule.a[r] = c.sum / static_cast<double>(c.n);
+      continue;
+    }
+    if (s.k_linear) {
+      rule.kind[r] = RuleKind::kLoopLinear;
+      rule.a[r] = static_cast<double>(c.k_base());
+      rule.b[r] = static_cast<double>(c.k_step);
       continue;
     }
     rule.kind[r] = c.linear ? RuleKind::kLinear : RuleKind::kMean;

@@ -301,7 +301,8 @@ uint64_t Checker::cycle_index(const Actor& a, bool by_instance, uint64_t period)
 
 // A count or tag with a rule (Emitter::count): a cycle's entry, or
 // llround(a) + b * the node's instance counter where some rank's value is
-// linear, else llround(a) (a receive's capacity: the largest value of any
+// linear, llround(a) + b * the innermost loop's iteration where the rank's is
+// linear in it, else llround(a) (a receive's capacity: the largest value of any
 // rank where they wobble around a mean, CountRule::capacity()).
 int64_t Checker::rule_value(const Actor& a, uint32_t n, Param pm, bool capacity) const {
   const CountRule& rule = *p_.nodes[n].rule(pm);
@@ -311,6 +312,8 @@ int64_t Checker::rule_value(const Actor& a, uint32_t n, Param pm, bool capacity)
     return rule.cycle[r * rule.period + cycle_index(a, rule.by_instance(), rule.period)];
   }
   const double base = static_cast<double>(std::llround(r < rule.a.size() ? rule.a[r] : 0));
+  if (r < rule.kind.size() && rule.kind[r] == RuleKind::kLoopLinear)  // at the innermost loop's iteration
+    return static_cast<int64_t>(static_cast<int>(base + rule.b[r] * static_cast<double>(cycle_index(a, false, ~0ull))));
   if (capacity && r < rule.kind.size() && rule.kind[r] == RuleKind::kMean && r < rule.max.size())
     return static_cast<int64_t>(std::ceil(rule.capacity()));
   bool linear = false;

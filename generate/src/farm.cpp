@@ -267,6 +267,8 @@ class Finder {
     const double a = r < rule->a.size() ? rule->a[r] : 0, b = r < rule->b.size() ? rule->b[r] : 0;
     if (r < rule->kind.size() && rule->kind[r] == RuleKind::kLinear)
       return std::llround(a + b * static_cast<double>(c.instance));
+    if (r < rule->kind.size() && rule->kind[r] == RuleKind::kLoopLinear)
+      return std::llround(a + b * static_cast<double>(c.iter));
     if (r < rule->max.size()) return static_cast<int64_t>(std::ceil(rule->max[r]));  // a mean: its largest
     return std::llround(a);
   }

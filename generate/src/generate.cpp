@@ -356,10 +356,12 @@ std::string Emitter::count(uint32_t n, Param pm, bool capacity) {
     const CountRule& rule = *found;
     if (rule.is_cycle()) return cycle(n, rule, [](uint32_t, int64_t v) { return std::to_string(v); });
     std::vector<std::string> a, b;
-    bool linear = false;
+    bool linear = false, in_loop = false;  // in_loop: linear in the innermost loop's iteration
     for (uint32_t r : e.ranks) {
-      bool lin = r < rule.kind.size() && rule.kind[r] == RuleKind::kLinear;
+      const bool by_loop = r < rule.kind.size() && rule.kind[r] == RuleKind::kLoopLinear;
+      bool lin = r < rule.kind.size() && (rule.kind[r] == RuleKind::kLinear || by_loop);
       linear |= lin && rule.b[r] != 0;
+      in_loop |= by_loop;
       const bool wobbles = capacity && r < rule.kind.size() && rule.kind[r] == RuleKind::kMean && r < rule.max.size();
       a.push_back(std::to_string(wobbles ? static_cast<int64_t>(std::ceil(rule.capacity()))
                                          : std::llround(r < rule.a.size() ? rule.a[r] : 0)));
@@ -368,7 +370,9 @@ std::string Emitter::count(uint32_t n, Param pm, bool capacity) {
     std::string base = per_rank(n, std::string(param_name(pm)) + "_a", e.ranks, a);
     if (!linear) return base;
     std::string slope = per_rank(n, std::string(param_name(pm)) + "_b", e.ranks, b, "double");
-    return "(int)(" + base + " + " + slope + " * (double)" + instance_counter(n) + ")";
+    // a cut loop runs the application's first iterations: the same k, on every rank alike
+    const std::string at = !in_loop ? instance_counter(n) : open_loops_.empty() ? "0" : open_loops_.back().var;
+    return "(int)(" + base + " + " + slope + " * (double)" + at + ")";
   }
   return param(n, pm, false);
 }
@@ -1320,16 +1324,15 @@ std::string Emitter::runtime_tables(const std::vector<const Emitter*>& all) {
   return t.str();
 }
 
-// Each rank's computation over the whole run as traced (its thread CPU time
-// where measured, else the gaps' wall time), every thread's, in seconds.
+// Each rank's computation over the whole run as traced, as the skeleton
+// computes it (computation_ns: its thread CPU time where measured, else the
+// gaps' wall time, less the tracer's floor), every thread's, in seconds.
 std::vector<std::string> Emitter::traced_computation(const std::vector<const Emitter*>& all) {
   std::vector<double> ns(all.front()->P_, 0.0);
   for (const Emitter* e : all)
     for (const FoldedNode& node : e->p_.nodes)
-      for (size_t r = 0; r < ns.size() && r < node.gap.size(); ++r) {
-        const RankStat& s = r < node.work.size() && node.work[r].n ? node.work[r] : node.gap[r];
-        ns[r] += s.mean * static_cast<double>(s.n);
-      }
+      for (uint32_t r = 0; r < ns.size() && r < node.gap.size(); ++r)
+        ns[r] += e->computation_ns(node, r) * static_cast<double>(node.gap[r].n);
   std::vector<std::string> out;
   for (double x : ns) out.push_back(num(x * 1e-9));
   return out;

@@ -677,6 +677,52 @@ TEST(Compress, SmallMessagesOfAnyCountFoldIntoOneLoop) {
   EXPECT_NE(compress(small, joined).to_string(), "S0 ( S1 S2 )^200 S3");
 }
 
+// A pipeline (PRK's Synch_p2p): rank 0 sends each row j = 1 .. rows-1 to
+// rank 1 with tag j, rank 1 receives them; the rows are an inner loop, run
+// once a sweep, and the sweeps end in an MPI_Allreduce.
+skt::MergedTrace row_tags(int rows, int sweeps) {
+  return merged_from(2, [=](uint32_t r) {
+    std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0, 0, 10)};
+    for (int it = 0; it < sweeps; ++it) {
+      for (int j = 1; j < rows; ++j) {
+        skt::testing::Syn s = call(r == 0 ? skt::kFunc_MPI_Send : skt::kFunc_MPI_Recv, r == 0 ? 1 : 2, 1000, 10, 1);
+        s.peer = 1 - r;
+        s.tag = j;
+        v.push_back(s);
+      }
+      v.push_back(call(skt::kFunc_MPI_Allreduce, 3, 100, 10, 1));
+    }
+    v.push_back(call(skt::kFunc_MPI_Finalize, 4, 10, 10));
+    return v;
+  });
+}
+
+TEST(Compress, TagsThatAreAnInnerLoopsIndexFoldLinearInIt) {
+  // 99 rows: longer than any cycle kept (64), so the tags were keyed exactly, every row a symbol
+  skt::MergedTrace m = row_tags(100, 12);
+  skt::FoldedProgram p = compress(m, {});
+  EXPECT_TRUE(verify(p, m).empty());
+  EXPECT_LE(p.length(), 8u) << p.to_string();
+  int tag_rules = 0;
+  for (const auto& n : p.nodes)
+    for (const auto& rule : n.rules)
+      if (rule.param == skt::Param::tag) {
+        ++tag_rules;
+        for (uint32_t r = 0; r < 2; ++r) {
+          if (rule.kind[r] == skt::RuleKind::kNone) continue;
+          EXPECT_EQ(rule.kind[r], skt::RuleKind::kLoopLinear) << "rank " << r;
+          // the loop may start at any row: its value at k = 0 and its step reproduce every row
+          EXPECT_EQ(rule.b[r], 1) << "rank " << r;
+        }
+      }
+  EXPECT_EQ(tag_rules, 2) << p.to_string();
+  // a short inner loop keeps its cycle (exact, as before)
+  skt::FoldedProgram q = compress(row_tags(9, 12), {});
+  for (const auto& n : q.nodes)
+    for (const auto& rule : n.rules)
+      for (skt::RuleKind k : rule.kind) EXPECT_NE(k, skt::RuleKind::kLoopLinear) << q.to_string();
+}
+
 TEST(Compress, CountsFollowingTheIterationFoldFarBeyondTheBand) {
   std::mt19937 rng(11);
   std::vector<int64_t> jumps;

@@ -338,7 +338,7 @@ FoldedProgram decode_folded_body(const uint8_t* data, size_t size, const std::st
             r.max.resize(k);
             for (size_t q = 0; q < k; ++q) {
               const uint64_t kind = in.u();
-              if (kind > static_cast<uint64_t>(RuleKind::kInstanceCycle)) in.bad("rule kind");
+              if (kind > static_cast<uint64_t>(RuleKind::kLoopLinear)) in.bad("rule kind");
               r.kind[q] = static_cast<RuleKind>(kind);
               if (r.kind[q] == RuleKind::kNone) continue;
               r.a[q] = in.f64();

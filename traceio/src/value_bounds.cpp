@@ -207,7 +207,9 @@ std::string rule_problem(const CountRule& rule, uint64_t instances, int64_t P) {
     RuleKind k = rule.kind[r];
     if (k == RuleKind::kNone) continue;
     double a = r < rule.a.size() ? rule.a[r] : 0, b = r < rule.b.size() ? rule.b[r] : 0;
-    if (k == RuleKind::kLinear && !(ok(a) && ok(a + b * static_cast<double>(instances ? instances - 1 : 0))))
+    // (a loop's iterations are at most the node's instances)
+    if ((k == RuleKind::kLinear || k == RuleKind::kLoopLinear) &&
+        !(ok(a) && ok(a + b * static_cast<double>(instances ? instances - 1 : 0))))
       return what + " (" + num(a) + " + " + num(b) + "*i) is out of range";
     if (k == RuleKind::kMean) {
       double lo = r < rule.min.size() ? rule.min[r] : a, hi = r < rule.max.size() ? rule.max[r] : a;

@@ -45,6 +45,8 @@ enum class RuleKind : uint8_t {
   kMean = 2,           // a, the values in [min, max]
   kCycle = 3,          // over the innermost loop's iteration
   kInstanceCycle = 4,  // over the node's instances in the whole program
+  kLoopLinear = 5,     // a + b*k, k the innermost loop's iteration (a tag that is an inner loop's index:
+                       // PRK's Synch_p2p pipeline sends row j with tag j, the rows an inner loop)
 };
 inline bool cycles(RuleKind k) { return k == RuleKind::kCycle || k == RuleKind::kInstanceCycle; }
 
