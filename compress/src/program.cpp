@@ -59,7 +59,7 @@ Param bytes_of(int q) {
   const Param p = kRuleParams[q];
   return p == Param::count2 || p == Param::bytes2 ? Param::bytes2 : Param::bytes;
 }
-// A value left out of the coarse key: counts always (their kind is kept), tags when
+// A value left out of the coarse key: counts always (their kind too), tags when
 // no rank's is MPI_ANY_TAG (-1, stays in the key), whether one value for all ranks
 // or one per rank (NPB BT's stage tags, WEST + the cell's coordinates); the
 // peers of a call to given ranks (not MPI_ANY_SOURCE).

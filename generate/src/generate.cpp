@@ -343,8 +343,8 @@ std::string Emitter::cycle_index(bool by_instance, uint64_t period) const {
 }
 
 // Counts and tags: the node's own rule where the value changed between
-// instances (tags only ever get linear or cycle rules: compress keeps others
-// exact); a cut loop replays the application's first iterations' order, on
+// instances (tags only ever get linear, loop-linear or cycle rules: compress
+// keeps others exact); a cut loop replays the application's first iterations' order, on
 // every rank alike, so sends and receives still agree. `capacity`: a
 // receive's count, the largest of a count that wobbles around its mean, on
 // any rank (CountRule::capacity(); the sender's mean may be larger than the

@@ -31,8 +31,9 @@ bool is_point_to_point(uint32_t func);
 // Parameter pm of event node n on rank r at its j-th instance in the whole
 // program, the k-th iteration of its innermost loop (the node's rule where
 // the value changes between instances, else its symbol's): a cycle over the
-// loop's iterations (RuleKind::kCycle) is at k, every other rule at j. Where
-// the innermost loop runs whole periods of the cycle, or only once, k = j.
+// loop's iterations (RuleKind::kCycle) and a rule linear in them
+// (RuleKind::kLoopLinear) are at k, every other rule at j. Where the
+// innermost loop runs whole periods of the cycle, or only once, k = j.
 int64_t value_at(const FoldedProgram& p, uint32_t n, Param pm, uint32_t r, uint64_t j, uint64_t k);
 int64_t value_at(const FoldedProgram& p, uint32_t n, Param pm, uint32_t r, uint64_t j);  // k = j
 
