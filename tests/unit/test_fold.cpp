@@ -1290,6 +1290,8 @@ TEST(Compress, DamagedFoldedFilesAreRejectedWithTheirName) {
     return skt::testing::read_file(path);
   };
   expect_error(with_rules([](skt::CountRule& ru) { ru.kind.assign(ru.kind.size(), static_cast<skt::RuleKind>(9)); }), "corrupt folded program (rule kind)");
+  // the first kind past the last one (kLoopLinear, 5)
+  expect_error(with_rules([](skt::CountRule& ru) { ru.kind.assign(ru.kind.size(), static_cast<skt::RuleKind>(6)); }), "corrupt folded program (rule kind)");
   expect_error(with_rules([](skt::CountRule& ru) { ru.period = 0; }), "corrupt folded program (rule period)");
   // one cycle over the loop's iterations on one rank and over the instances on the other
   expect_error(with_rules([](skt::CountRule& ru) { ru.kind.back() = skt::RuleKind::kInstanceCycle; }), "corrupt folded program (rule kind)");

@@ -216,6 +216,16 @@ TEST(ValueBounds, HostileFoldedProgramsAreRefusedNamingTheValue) {
          p.nodes[event].rules.push_back(rule);
        },
        "the rule of count (100 + -1e+06*i) is out of range"},
+      {[&](FoldedProgram& p) {  // linear in the innermost loop's iteration k (rule kind 5)
+         CountRule rule;
+         rule.param = Param::tag;
+         rule.kind = {RuleKind::kLoopLinear, RuleKind::kLoopLinear};
+         rule.a = {1, 1};
+         rule.b = {1e12, 1};
+         rule.min = rule.max = {1, 1};
+         p.nodes[event].rules.push_back(rule);
+       },
+       "the rule of tag (1 + 1e+12*k) is out of range"},
       {[](FoldedProgram& p) { p.symbols.ranks[0].kernel_units_per_s = -3; }, "symbols: rank 0's kernel rate -3"},
   };
   expect_each_refused(good, cases, dir, ".skf", write_folded, read_folded, "folded program");

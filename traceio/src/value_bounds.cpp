@@ -210,7 +210,7 @@ std::string rule_problem(const CountRule& rule, uint64_t instances, int64_t P) {
     // (a loop's iterations are at most the node's instances)
     if ((k == RuleKind::kLinear || k == RuleKind::kLoopLinear) &&
         !(ok(a) && ok(a + b * static_cast<double>(instances ? instances - 1 : 0))))
-      return what + " (" + num(a) + " + " + num(b) + "*i) is out of range";
+      return what + " (" + num(a) + " + " + num(b) + (k == RuleKind::kLoopLinear ? "*k" : "*i") + ") is out of range";
     if (k == RuleKind::kMean) {
       double lo = r < rule.min.size() ? rule.min[r] : a, hi = r < rule.max.size() ? rule.max[r] : a;
       if (!(ok(a) && ok(lo) && ok(hi))) return what + " (mean " + num(a) + ") is out of range";
