@@ -129,6 +129,7 @@ class Checker {
   const MergedEvent& event(uint32_t n) const { return m_.events[static_cast<size_t>(p_.nodes[n].symbol)]; }
   const Identity& identity(uint32_t n) const { return m_.identities[event(n).identity]; }
   uint64_t cycle_index(const Actor& a, bool by_instance, uint64_t period) const;
+  uint64_t iteration(const Actor& a) const;  // of the innermost loop a is in (0: none)
   int64_t rule_value(const Actor& a, uint32_t n, Param pm, bool capacity) const;
   int64_t peer_of(const Actor& a, uint32_t n, Param pm, bool any_source) const;
   int64_t tag_of(const Actor& a, uint32_t n, Param pm, bool receive) const;
@@ -279,16 +280,18 @@ std::vector<std::pair<uint32_t, uint64_t>> Checker::loops_of(const Actor& a) con
 
 // ------------------------------------------------------------------ values
 
+uint64_t Checker::iteration(const Actor& a) const {
+  for (size_t i = a.stack.size(); i-- > 0;)
+    if (a.stack[i].loop >= 0) return a.stack[i].iter;
+  return 0;
+}
+
 // Emitter::cycle_index: the application's instance of the node mod period
 // (the open loops' iterations weighed by the application's iterations of
 // the loops inside), or the innermost loop's iteration mod period.
 uint64_t Checker::cycle_index(const Actor& a, bool by_instance, uint64_t period) const {
   if (period == 0) return 0;
-  if (!by_instance) {
-    for (size_t i = a.stack.size(); i-- > 0;)
-      if (a.stack[i].loop >= 0) return a.stack[i].iter % period;
-    return 0;
-  }
+  if (!by_instance) return iteration(a) % period;
   uint64_t index = 0, inner = 1 % period;
   for (size_t i = a.stack.size(); i-- > 0;) {
     const Frame& f = a.stack[i];
@@ -313,7 +316,7 @@ int64_t Checker::rule_value(const Actor& a, uint32_t n, Param pm, bool capacity)
   }
   const double base = static_cast<double>(std::llround(r < rule.a.size() ? rule.a[r] : 0));
   if (r < rule.kind.size() && rule.kind[r] == RuleKind::kLoopLinear)  // at the innermost loop's iteration
-    return static_cast<int64_t>(static_cast<int>(base + rule.b[r] * static_cast<double>(cycle_index(a, false, ~0ull))));
+    return static_cast<int64_t>(static_cast<int>(base + rule.b[r] * static_cast<double>(iteration(a))));
   if (capacity && r < rule.kind.size() && rule.kind[r] == RuleKind::kMean && r < rule.max.size())
     return static_cast<int64_t>(std::ceil(rule.capacity()));
   bool linear = false;

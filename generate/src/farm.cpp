@@ -264,13 +264,11 @@ class Finder {
       if (r >= rule->kind.size() || !cycles(rule->kind[r])) return 0;
       return rule->cycle[r * rule->period + (rule->by_instance() ? c.instance : c.iter) % rule->period];
     }
-    const double a = r < rule->a.size() ? rule->a[r] : 0, b = r < rule->b.size() ? rule->b[r] : 0;
-    if (r < rule->kind.size() && rule->kind[r] == RuleKind::kLinear)
-      return std::llround(a + b * static_cast<double>(c.instance));
-    if (r < rule->kind.size() && rule->kind[r] == RuleKind::kLoopLinear)
-      return std::llround(a + b * static_cast<double>(c.iter));
+    if (r >= rule->kind.size()) return 0;
+    if (rule->kind[r] == RuleKind::kLinear || rule->kind[r] == RuleKind::kLoopLinear)
+      return std::llround(rule->linear_value(r, c.instance, c.iter));
     if (r < rule->max.size()) return static_cast<int64_t>(std::ceil(rule->max[r]));  // a mean: its largest
-    return std::llround(a);
+    return std::llround(rule->a[r]);
   }
   uint64_t bytes(const Call& c, uint32_t r) const {
     const int64_t n = value(c, Param::count, r), d = identity(c.node).dtype;

@@ -28,9 +28,7 @@ int64_t value_at(const FoldedProgram& p, uint32_t n, Param pm, uint32_t r, uint6
   if (!rule || r >= rule->kind.size() || rule->kind[r] == RuleKind::kNone)
     return p.symbols.value(p.symbols.events[static_cast<size_t>(p.nodes[n].symbol)], pm, r);
   if (rule->is_cycle()) return rule->cycle[r * rule->period + (rule->by_instance() ? j : k) % rule->period];
-  const double at = rule->kind[r] == RuleKind::kLinear ? static_cast<double>(j)
-                    : rule->kind[r] == RuleKind::kLoopLinear ? static_cast<double>(k) : 0.0;
-  return std::llround(rule->a[r] + rule->b[r] * at);
+  return std::llround(rule->linear_value(r, j, k));
 }
 
 namespace {

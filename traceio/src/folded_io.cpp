@@ -89,6 +89,12 @@ bool CountRule::by_instance() const {
   return std::find(kind.begin(), kind.end(), RuleKind::kInstanceCycle) != kind.end();
 }
 
+double CountRule::linear_value(size_t r, uint64_t instance, uint64_t iteration) const {
+  const double x = kind[r] == RuleKind::kLinear ? static_cast<double>(instance)
+                   : kind[r] == RuleKind::kLoopLinear ? static_cast<double>(iteration) : 0.0;
+  return a[r] + b[r] * x;
+}
+
 double CountRule::capacity() const {
   double most = 0;
   for (size_t r = 0; r < kind.size() && r < max.size(); ++r)

@@ -62,6 +62,9 @@ struct CountRule {
   // such rank's, since a sender's mean is taken over other instances than
   // its receiver's (a particle code's node of seven neighbour messages).
   double capacity() const;
+  // Rank r's value of a linear rule, a + b * its variable: the instance
+  // (kLinear) or the innermost loop's iteration (kLoopLinear); a for others.
+  double linear_value(size_t r, uint64_t instance, uint64_t iteration) const;
 };
 
 // Parts of a node's instances its computation profile has (compress).
