@@ -904,8 +904,11 @@ void group_by_time(const TopSteps& steps, std::vector<size_t> rs, size_t most, P
   auto time = [&](size_t k) { return steps.runs[rs[k]].time; };
   std::stable_sort(rs.begin(), rs.end(), [&](size_t x, size_t y) { return steps.runs[x].time < steps.runs[y].time; });
   for (size_t g = 0; g < rs.size();) {
+    // of the steps left, as many groups as `most` a group needs, their sizes as equal as may be (not 10
+    // and a last one alone: that one stands for nothing, kept whole)
+    const size_t left = rs.size() - g, groups = (left + most - 1) / most, size = (left + groups - 1) / groups;
     size_t end = g + 1;
-    for (double sum = time(g); end < rs.size() && end - g < most; ++end) {  // the group with `end` in it:
+    for (double sum = time(g); end < rs.size() && end - g < size; ++end) {  // the group with `end` in it:
       sum += time(end);
       const size_t n = end + 1 - g;
       if (sum > kGroupSpread * static_cast<double>(n) * time(g + n / 2)) break;  // its mean over its median

@@ -1079,3 +1079,47 @@ TEST(Generate, StepsOfCollectivesAloneStandForStepsOfTheirTime) {
   const std::vector<double> kept = skt::gen::planned_rank_times(p, t, plan);
   EXPECT_LE(*std::max_element(kept.begin(), kept.end()), 2 * t.program / opt.scale);
 }
+
+// 71 time steps of one kind and shape (a message each way and a reduction
+// of a count that follows no rule, 10-17 ms of computation): at K = 10 a
+// kept step stands for at most 10, so 8 are kept, each standing for 7 or 8
+// others (groups as equal as may be), none kept alone because the groups
+// before it took ten each (a step kept whole, the skeleton a step longer:
+// tests/apps/amr.c's K = 10 skeleton, 15 steps of a kind, kept 2 of them
+// for their times, shrank 7 to 11 times in a row of runs).
+TEST(Generate, StepsOfOneKindSplitIntoGroupsOfEqualSize) {
+  constexpr int kSteps = 71;
+  auto program = [&](uint32_t r) {
+    std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0)};
+    for (int s = 0; s < kSteps; ++s) {
+      skt::testing::Syn send = message(skt::kFunc_MPI_Send, 1, 1 - r, 0);
+      skt::testing::Syn recv = message(skt::kFunc_MPI_Recv, 2, 1 - r, 0);
+      // two reductions of counts that follow no rule (no cycle of at most 64: Beatty sequences), no two
+      // steps in a row alike in both (no loop)
+      skt::testing::Syn sum = call(skt::kFunc_MPI_Allreduce, 3), max = call(skt::kFunc_MPI_Allreduce, 4);
+      sum.count = int64_t{20000} << static_cast<int64_t>(s * 1.6180339887498949) % 9;
+      max.count = int64_t{20000} << static_cast<int64_t>(s * 1.4142135623730951) % 7;
+      send.gap = 10'000'000 + 100'000 * s;  // sorted by time, the steps in turn
+      if (r == 0) v.insert(v.end(), {send, recv, sum, max});
+      else v.insert(v.end(), {recv, send, sum, max});
+    }
+    v.push_back(call(skt::kFunc_MPI_Finalize, 9));
+    return v;
+  };
+  const skt::FoldedProgram p = folded_from(2, program);
+  skt::gen::GenerateOptions opt;
+  opt.scale = 10;
+  std::set<std::string> notes;
+  const skt::gen::NodeTimes t = skt::gen::measure_times(p);
+  const skt::gen::Plan plan = skt::gen::make_plan(p, t, opt, notes);
+  ASSERT_EQ(plan.kept_runs.size(), 8u) << p.to_string();
+  ASSERT_EQ((p.top.size() - 2) % kSteps, 0u) << "steps of equal length: " << p.to_string();
+  const size_t per_step = (p.top.size() - 2) / kSteps;  // top-level nodes (MPI_Init and MPI_Finalize aside)
+  size_t kept_nodes = 0;
+  for (size_t i = 1; i + 1 < p.top.size(); ++i) kept_nodes += plan.leaves_out(i) ? 0 : 1;
+  EXPECT_EQ(kept_nodes, plan.kept_runs.size() * per_step) << "a step kept that stands for no other";
+  for (const skt::gen::Plan::KeptRun& k : plan.kept_runs) {
+    EXPECT_GE(k.left_out, 7 * per_step) << "run " << k.first << " stands for fewer than 7 steps";
+    EXPECT_LE(k.left_out, 8 * per_step) << "run " << k.first << " stands for more than 8 steps";
+  }
+}
