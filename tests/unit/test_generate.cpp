@@ -1012,6 +1012,12 @@ TEST(Generate, FarmsInTimeStepsRunWholeAndAFarmBesideThemIsCut) {
   EXPECT_EQ(sk.farms.back().kept, 10u);
 }
 
+// The generator's plan of program p, with times t.
+skt::gen::Plan plan_of(const skt::FoldedProgram& p, const skt::gen::NodeTimes& t, const skt::gen::GenerateOptions& opt) {
+  std::set<std::string> notes;
+  return skt::gen::make_plan(p, t, opt, notes);
+}
+
 // A breadth-first search in collectives alone: 30 searches of 7 to 9 levels,
 // each level an MPI_Alltoall, MPI_Alltoallv and MPI_Allreduce after
 // computation that grows and shrinks with the frontier (20 us to 20 ms),
@@ -1050,9 +1056,8 @@ TEST(Generate, StepsOfCollectivesAloneStandForStepsOfTheirTime) {
   const skt::FoldedProgram p = folded_from(2, program);
   skt::gen::GenerateOptions opt;
   opt.scale = 10;
-  std::set<std::string> notes;
   const skt::gen::NodeTimes t = skt::gen::measure_times(p);
-  const skt::gen::Plan plan = skt::gen::make_plan(p, t, opt, notes);
+  const skt::gen::Plan plan = plan_of(p, t, opt);
   ASSERT_FALSE(plan.kept_runs.empty()) << "no time step left out";
   auto top_time = [&](size_t first, size_t end) {  // both ranks alike: rank 0's
     double ns = 0;
@@ -1109,9 +1114,8 @@ TEST(Generate, StepsOfOneKindSplitIntoGroupsOfEqualSize) {
   const skt::FoldedProgram p = folded_from(2, program);
   skt::gen::GenerateOptions opt;
   opt.scale = 10;
-  std::set<std::string> notes;
   const skt::gen::NodeTimes t = skt::gen::measure_times(p);
-  const skt::gen::Plan plan = skt::gen::make_plan(p, t, opt, notes);
+  const skt::gen::Plan plan = plan_of(p, t, opt);
   ASSERT_EQ(plan.kept_runs.size(), 8u) << p.to_string();
   ASSERT_EQ((p.top.size() - 2) % kSteps, 0u) << "steps of equal length: " << p.to_string();
   const size_t per_step = (p.top.size() - 2) / kSteps;  // top-level nodes (MPI_Init and MPI_Finalize aside)
@@ -1122,4 +1126,74 @@ TEST(Generate, StepsOfOneKindSplitIntoGroupsOfEqualSize) {
     EXPECT_GE(k.left_out, 7 * per_step) << "run " << k.first << " stands for fewer than 7 steps";
     EXPECT_LE(k.left_out, 8 * per_step) << "run " << k.first << " stands for more than 8 steps";
   }
+}
+
+// A run of refinement periods (PRK AMR's FINE_GRAIN mode): each period four
+// phases of 5 time steps alike (phase f: f + 1 exchanges, 1 ms of
+// computation before each, and a reduction), made twice, so the fold writes
+// ( (step_0)^5 (step_1)^5 (step_2)^5 (step_3)^5 )^2: a top-level loop of two
+// iterations, too few to cut. At K = 10 it is unrolled and its phases are
+// time steps, left out but for those that stand for them (PRK AMR's
+// skeleton, 4 ranks: 2.4 times shorter than the run, 10 times unrolled);
+// at K = 1, or where a value in it follows the whole program's instances,
+// it is not.
+skt::FoldedProgram refinement_periods() {
+  return folded_from(2, [](uint32_t r) {
+    std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0)};
+    for (int period = 0; period < 2; ++period)
+      for (int phase = 0; phase < 4; ++phase)
+        for (int step = 0; step < 5; ++step) {
+          for (int k = 0; k <= phase; ++k) {  // phase + 1 exchanges: no two phases alike
+            skt::testing::Syn send = message(skt::kFunc_MPI_Send, 1, 1 - r, 0);
+            skt::testing::Syn recv = message(skt::kFunc_MPI_Recv, 2, 1 - r, 0);
+            send.gap = 1'000'000;
+            if (r == 0) v.insert(v.end(), {send, recv});
+            else v.insert(v.end(), {recv, send});
+          }
+          v.push_back(call(skt::kFunc_MPI_Allreduce, 3));
+        }
+    v.push_back(call(skt::kFunc_MPI_Finalize, 9));
+    return v;
+  });
+}
+
+bool says_unrolled(const skt::gen::Skeleton& sk) {
+  return std::any_of(sk.notes.begin(), sk.notes.end(),
+                     [](const std::string& n) { return n.find("unrolled") != std::string::npos; });
+}
+
+TEST(Generate, ATopLevelLoopOfTwoPeriodsIsUnrolledIntoTimeSteps) {
+  const skt::FoldedProgram p = refinement_periods();
+  ASSERT_EQ(p.top.size(), 3u) << "( ... )^2 between MPI_Init and MPI_Finalize: " << p.to_string();
+  ASSERT_EQ(p.nodes[p.top[1]].count, 2u) << p.to_string();
+  skt::gen::GenerateOptions opt;
+  opt.scale = 10;
+  const skt::gen::Skeleton sk = skt::gen::generate(p, opt);
+  EXPECT_TRUE(says_unrolled(sk));
+  EXPECT_EQ(sk.top_nodes, 2 + 2 * p.nodes[p.top[1]].body.size());
+  EXPECT_GE(sk.top_left_out, 4u) << "the phases left out";
+  EXPECT_LE(sk.kept_s, 0.2 * sk.traced_s) << "planned at most 2 / K of the run";
+  opt.scale = 1;
+  EXPECT_FALSE(says_unrolled(skt::gen::generate(p, opt))) << "K = 1: nothing to leave out";
+}
+
+TEST(Generate, ATopLevelLoopWhoseValuesFollowTheProgramsInstancesIsNotUnrolled) {
+  skt::FoldedProgram p = refinement_periods();
+  ASSERT_EQ(p.top.size(), 3u) << p.to_string();
+  // a reduction's count linear in its instances over the whole program (8 + i): its second copy would
+  // start at 8 again
+  const uint32_t phase = p.nodes[p.top[1]].body[0];
+  const uint32_t sum = p.nodes[phase].body.back();
+  ASSERT_FALSE(p.nodes[sum].is_loop());
+  skt::CountRule rule;
+  rule.param = skt::Param::count;
+  rule.kind.assign(2, skt::RuleKind::kLinear);
+  rule.a.assign(2, 8);
+  rule.b.assign(2, 1);
+  rule.min.assign(2, 8);
+  rule.max.assign(2, 8 + static_cast<double>(p.nodes[sum].instances) - 1);
+  p.nodes[sum].rules.push_back(rule);
+  skt::gen::GenerateOptions opt;
+  opt.scale = 10;
+  EXPECT_FALSE(says_unrolled(skt::gen::generate(p, opt)));
 }

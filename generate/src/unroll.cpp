@@ -1,0 +1,116 @@
+#include "unroll.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace skt::gen {
+
+namespace {
+
+// Whether a copy of node n (of the subtree of a loop unrolled into
+// `copies`, `direct`: right in its body) runs as the node did in that
+// iteration: its values and its computation follow nothing the copy would
+// restart (docs/generate.md, "Short top-level loops").
+bool copy_stands_alone(const FoldedNode& n, uint64_t copies, bool direct) {
+  if (n.instances % copies != 0 || !n.profile.empty()) return false;
+  const uint64_t each = n.instances / copies;  // instances of one copy
+  if (n.phase_period > 0 && (n.phase_by_instance ? each % n.phase_period != 0 : direct)) return false;
+  for (const CountRule& rule : n.rules)
+    for (size_t r = 0; r < rule.kind.size(); ++r) switch (rule.kind[r]) {
+        case RuleKind::kNone:
+        case RuleKind::kMean:
+          break;
+        case RuleKind::kLinear:  // a + b * instance
+          if (r < rule.b.size() && rule.b[r] != 0) return false;
+          break;
+        case RuleKind::kInstanceCycle:
+          if (rule.period == 0 || each % rule.period != 0) return false;
+          break;
+        case RuleKind::kCycle:       // over the innermost loop's iteration: the unrolled loop's, in its body
+        case RuleKind::kLoopLinear:
+          if (direct) return false;
+          break;
+      }
+  return true;
+}
+
+bool subtree_stands_alone(const FoldedProgram& p, uint32_t id, uint64_t copies, bool direct) {
+  const FoldedNode& n = p.nodes[id];
+  if (!copy_stands_alone(n, copies, direct)) return false;
+  return std::all_of(n.body.begin(), n.body.end(),
+                     [&](uint32_t c) { return subtree_stands_alone(p, c, copies, false); });
+}
+
+// Whether top-level loop `id` is unrolled (unroll_short_top_loops).
+bool unrolls(const FoldedProgram& p, uint32_t id) {
+  const FoldedNode& n = p.nodes[id];
+  if (!n.is_loop() || n.count < 2 || n.count > kUnrollAtMost) return false;
+  const auto loops = std::count_if(n.body.begin(), n.body.end(), [&](uint32_t c) { return p.nodes[c].is_loop(); });
+  if (loops < 2) return false;
+  return std::all_of(n.body.begin(), n.body.end(), [&](uint32_t c) { return subtree_stands_alone(p, c, n.count, true); });
+}
+
+// Copies node id's subtree of p into out.nodes (children first) as copy
+// `k` of `copies`: 1 / copies of each node's instances, and of each
+// statistic's values (a remainder to the first copies: a gap or a
+// duration is not counted at every instance), with their means; returns
+// the copy's number.
+uint32_t copy_subtree(const FoldedProgram& p, uint32_t id, uint64_t k, uint64_t copies, FoldedProgram& out) {
+  FoldedNode n = p.nodes[id];
+  for (uint32_t& c : n.body) c = copy_subtree(p, c, k, copies, out);
+  n.instances /= copies;
+  for (std::vector<RankStat>* stats : {&n.gap, &n.dur, &n.work, &n.blocked})
+    for (RankStat& s : *stats) s.n = s.n / copies + (k < s.n % copies ? 1 : 0);
+  out.nodes.push_back(std::move(n));
+  return static_cast<uint32_t>(out.nodes.size() - 1);
+}
+
+// One round: every top-level loop that unrolls(), unrolled once. False
+// where none is (out untouched).
+bool unroll_round(const FoldedProgram& p, FoldedProgram& out, std::string& unrolled) {
+  size_t top = 0;
+  bool any = false;
+  for (uint32_t id : p.top) {
+    const bool u = unrolls(p, id);
+    top += u ? p.nodes[id].count * p.nodes[id].body.size() : 1;
+    any |= u;
+  }
+  if (!any || top > kMaxTopNodes) return false;
+  FoldedProgram q = p;  // its tables; the nodes anew
+  q.nodes.clear();
+  q.top.clear();
+  for (uint32_t id : p.top) {
+    const FoldedNode& n = p.nodes[id];
+    if (!unrolls(p, id)) {
+      q.top.push_back(copy_subtree(p, id, 0, 1, q));
+      continue;
+    }
+    unrolled += (unrolled.empty() ? "" : ", ") + std::to_string(n.count) + " x " + std::to_string(n.body.size());
+    for (uint64_t k = 0; k < n.count; ++k)
+      for (uint32_t c : n.body) q.top.push_back(copy_subtree(p, c, k, n.count, q));
+  }
+  out = std::move(q);
+  return true;
+}
+
+}  // namespace
+
+const FoldedProgram& unroll_short_top_loops(const FoldedProgram& p, double scale, FoldedProgram& store,
+                                            std::string& note) {
+  note.clear();
+  if (scale < 2 || !p.threads.empty()) return p;
+  std::string unrolled;
+  const FoldedProgram* at = &p;
+  for (int round = 0; round < 4; ++round) {
+    FoldedProgram next;
+    if (!unroll_round(*at, next, unrolled)) break;
+    store = std::move(next);
+    at = &store;
+  }
+  if (at == &p) return p;
+  note = "top-level loops of too few iterations to cut, unrolled so that their time steps may be left out "
+         "(iterations x nodes: " + unrolled + "); node numbers below are the unrolled program's";
+  return store;
+}
+
+}  // namespace skt::gen
