@@ -119,13 +119,44 @@ int64_t comm_symbol(const RankMaps& maps, int64_t local) {
   return it == maps.comm.end() ? kUnknownComm : it->second;  // made by a call the tracer does not record
 }
 
+// Whether communicator symbol `symbol` already gives one of the members of
+// group `def` another group (a communicator made again by the same call
+// with other members: a refinement's ranks, split off and freed in turn).
+bool gives_members_another_group(const Interner& in, uint32_t symbol, const CommInfo& def) {
+  const CommSymbol& c = in.t.comms[symbol];
+  int32_t mine = -1;  // def's group in the symbol, -1: none yet
+  if (symbol < in.group_index.size()) {
+    auto g = in.group_index[symbol].find(def.runs);
+    if (g != in.group_index[symbol].end()) mine = g->second;
+  }
+  if (mine >= 0 && c.groups.size() == 1) return false;  // the one group there is (MPI_Comm_dup's)
+  for (int64_t m : def.members())
+    if (m >= 0 && static_cast<size_t>(m) < c.group_of.size() && c.group_of[m] >= 0 && c.group_of[m] != mine) return true;
+  return false;
+}
+
 // A communicator created by event ev of rank r: its symbol, and r's group.
+// The symbol is the call's (function, call site, parent) and a slot: the
+// first not live on this rank whose symbol gives none of the new group's
+// members another group. A communicator freed and made again by the same
+// call takes its symbol again (a loop that splits and frees folds), unless
+// its members differ: each rank's group in a symbol is one, and a peer's
+// rank in the communicator is read from it (PRK AMR's refinements, split
+// off from MPI_COMM_WORLD by one call, their owners changing as they
+// move: a peer's world rank was taken for its rank in the wrong group).
 int64_t create_comm(Interner& in, RankMaps& maps, const TraceFile& f, const Event& ev, uint32_t callsite,
                     int64_t parent, uint32_t rank, uint32_t world) {
   std::array<int64_t, 3> key{ev.func, callsite, parent};
   std::set<uint32_t>& live = maps.live_slots[key];
+  auto def = f.comms().find(static_cast<uint32_t>(ev.new_comm));
+  auto taken = [&](uint32_t slot) {
+    if (live.count(slot)) return true;
+    if (def == f.comms().end()) return false;
+    auto it = in.comms.find(std::array<int64_t, 4>{key[0], key[1], key[2], slot});
+    return it != in.comms.end() && gives_members_another_group(in, it->second, def->second);
+  };
   uint32_t slot = 0;
-  while (live.count(slot)) ++slot;
+  while (taken(slot)) ++slot;
   live.insert(slot);
   auto [it, fresh] = in.comms.emplace(std::array<int64_t, 4>{key[0], key[1], key[2], slot},
                                       static_cast<uint32_t>(in.t.comms.size()));
@@ -139,7 +170,6 @@ int64_t create_comm(Interner& in, RankMaps& maps, const TraceFile& f, const Even
     in.t.comms.push_back(c);
   }
   CommSymbol& c = in.t.comms[it->second];
-  auto def = f.comms().find(static_cast<uint32_t>(ev.new_comm));
   if (def != f.comms().end()) {
     // each distinct group once: look it up in this symbol's index
     if (in.group_index.size() <= it->second) in.group_index.resize(it->second + 1);

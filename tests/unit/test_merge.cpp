@@ -360,6 +360,53 @@ TEST(Merge, CommunicatorsFreedAndRemadeInALoopKeepOneSymbol) {
   EXPECT_EQ(m.events[2].identity, m.events[8].identity);
 }
 
+// Refinements that move (tests/apps/periods.c): one MPI_Comm_split call
+// makes, four times a period, a communicator of other owners ({0,1},
+// {1,2}, {2,3}, {3}; the others MPI_UNDEFINED), reduces on it and frees it,
+// the tracer giving it the same local id each time. Each group is a
+// symbol's (a rank's group in a symbol is one, and peers are read from
+// it: rank 2 had {2,3} for its group when it reduced in {1,2}), and the
+// second period takes the first's symbols again (its loop folds).
+TEST(Merge, ACommunicatorRemadeWithOtherMembersIsASymbolOfItsOwn) {
+  const uint32_t P = 4;
+  auto owners = [](int g) { return g < 3 ? std::vector<int64_t>{g, g + 1} : std::vector<int64_t>{3}; };
+  auto res = run(P, [&](uint32_t r) {
+    std::vector<Syn> v{simple(kFunc_MPI_Init, 0)};
+    for (int period = 0; period < 2; ++period)
+      for (int g = 0; g < 4; ++g) {
+        const std::vector<int64_t> own = owners(g);
+        const bool mine = std::find(own.begin(), own.end(), r) != own.end();
+        Syn split = simple(kFunc_MPI_Comm_split, 1);
+        split.color = mine ? 0 : -32766;  // MPI_UNDEFINED
+        if (mine) split.new_comm = 2, split.members = own;
+        v.push_back(split);
+        if (!mine) continue;
+        Syn sum = simple(kFunc_MPI_Allreduce, 2);
+        sum.comm = 2;
+        Syn free = simple(kFunc_MPI_Comm_free, 3);
+        free.comm = 2;
+        v.insert(v.end(), {sum, free});
+      }
+    return v;
+  });
+  const MergedTrace& m = res.merged;
+  std::vector<size_t> sums;
+  for (size_t i = 0; i < m.events.size(); ++i)
+    if (func_of(m, i) == kFunc_MPI_Allreduce) sums.push_back(i);
+  ASSERT_EQ(sums.size(), 8u) << "one reduction per refinement and period";
+  for (size_t k = 0; k < sums.size(); ++k) {
+    const MergedEvent& e = m.events[sums[k]];
+    const std::vector<int64_t> own = owners(static_cast<int>(k % 4));
+    const int64_t comm = m.identities[e.identity].comm;
+    ASSERT_GE(comm, 2);
+    EXPECT_EQ(std::vector<int64_t>(e.ranks.begin(), e.ranks.end()), own) << "reduction " << k;
+    for (int64_t r : own)
+      EXPECT_EQ(m.comms[static_cast<size_t>(comm)].members(static_cast<uint32_t>(r)), own)
+          << "rank " << r << "'s group in refinement " << k % 4;
+    if (k >= 4) EXPECT_EQ(e.identity, m.events[sums[k - 4]].identity) << "the second period's symbol";
+  }
+}
+
 TEST(Merge, CountsLinearInTheRankAndRequestsReferToTheirCalls) {
   const uint32_t P = 4;
   auto res = run(P, [&](uint32_t r) {
