@@ -4,7 +4,8 @@
 # loop), traced twice: both traces fold to the same program (timings
 # aside), and its K = 10 skeleton leaves time steps out (the generator's
 # note), is at least 7 times shorter than the traced run as planned
-# (traced / expected), at most 5,000 lines of C, and runs to its end.
+# (traced / expected), at most 5,000 lines of C, and runs to its end; with
+# EXPECT_NOTE set, the generator also writes that note.
 # Prints the figures (C lines, compile seconds, traced and expected times).
 #   run_irregular_test.sh SKELGEN FLAVOR NP APP WORK ARGS...
 set -euo pipefail
@@ -18,6 +19,9 @@ bench_fold_twice "$skelgen" "$work" "$app" "$@"
 echo "folded: $(wc -w < "$work/program1.txt") words, the same for both traces"
 "$skelgen" generate "$work/trace1.skf" -K 10 -o "$work/skel.c" > "$work/generate.txt" 2>&1
 grep -q "did not fold into one loop" "$work/generate.txt" || { cat "$work/generate.txt"; echo "FAIL: no time steps left out" >&2; exit 1; }
+# EXPECT_NOTE (environment): a note the generator must also write
+[ -z "${EXPECT_NOTE:-}" ] || grep -qF "$EXPECT_NOTE" "$work/generate.txt" ||
+  { cat "$work/generate.txt"; echo "FAIL: no note \"$EXPECT_NOTE\"" >&2; exit 1; }
 grep -Eq "^left out: [1-9][0-9]* of [0-9]+ top-level nodes .*, [1-9][0-9]* kept runs" "$work/generate.txt" ||
   { cat "$work/generate.txt"; echo "FAIL: generate does not say how many top-level nodes it left out" >&2; exit 1; }
 traced=$(sed -n 's/^traced: *\([0-9.]*\) s.*/\1/p' "$work/generate.txt")

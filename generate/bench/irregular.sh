@@ -12,7 +12,8 @@
 # thread's calls folded on their own: "folded" is the sum of the threads') or collectives (a
 # breadth-first search that talks in collectives alone: its levels are the time steps) or polling (a halo
 # exchange completed by MPI_Waitsome, MPI_Testall or MPI_Testsome polls, or MPI_Waitany, whose completion calls
-# change from run to run: docs/merge.md "Completions by polling").
+# change from run to run: docs/merge.md "Completions by polling") or periods (refinements that come and go in
+# periods: docs/generate.md "Short top-level loops").
 #   generate/bench/irregular.sh BUILD_DIR [REPS] [WORK_DIR] [SET]
 set -euo pipefail
 source "$(dirname "$0")/../../common/bench/lib.sh"
@@ -58,7 +59,14 @@ case $set in
   "poll_halo-waitsome-mpich-2|mpich|2|$build/tests/apps-mpich/poll_halo waitsome 1000 2000 200000"
   "poll_halo-testall-mpich-2|mpich|2|$build/tests/apps-mpich/poll_halo testall 1000 2000 200000"
   ) ;;
-  *) echo "unknown set $set (irregular, threads, collectives, polling)" >&2; exit 2 ;;
+  # periods STEPS WORK PERIOD: refinements that come and go every PERIOD steps (a top-level loop of two
+  # periods and a tail, unrolled by the generator)
+  periods) programs=(
+  "periods-openmpi-4|openmpi|4|$build/tests/apps-openmpi/periods 100 3000000 40"
+  "periods-openmpi-8|openmpi|8|$build/tests/apps-openmpi/periods 100 1500000 40"
+  "periods-mpich-2|mpich|2|$build/tests/apps-mpich/periods 100 3000000 40"
+  ) ;;
+  *) echo "unknown set $set (irregular, threads, collectives, polling, periods)" >&2; exit 2 ;;
 esac
 echo "| program | calls/rank | folded | C lines | compile s | application s | skeleton s | shrink | prediction | hangs |"
 echo "|---|---|---|---|---|---|---|---|---|---|"

@@ -7,6 +7,30 @@ namespace skt::gen {
 
 namespace {
 
+// Whether rank r's values of instance-cycle rule `rule` are one value over
+// the instances [first, first + n), put in v.
+bool constant_over(const CountRule& rule, size_t r, uint64_t first, uint64_t n, int64_t& v) {
+  auto at = [&](uint64_t i) { return rule.cycle[r * rule.period + i % rule.period]; };
+  v = at(first);
+  for (uint64_t i = first + 1; i < first + n; ++i)
+    if (at(i) != v) return false;
+  return true;
+}
+
+// Whether an instance-cycle rule holds in each of `copies` copies of
+// `each` instances: whole cycles in each, or one value per rank in each
+// (two refinements of one owner's, five steps each, a cycle of 10 counts
+// over a loop of two: each copy its own count, copy_subtree()).
+bool instance_cycle_splits(const CountRule& rule, uint64_t each, uint64_t copies) {
+  if (rule.period == 0) return false;
+  if (each % rule.period == 0) return true;
+  int64_t v = 0;
+  for (size_t r = 0; r < rule.kind.size(); ++r)
+    for (uint64_t k = 0; k < copies && rule.kind[r] == RuleKind::kInstanceCycle; ++k)
+      if (!constant_over(rule, r, k * each, each, v)) return false;
+  return true;
+}
+
 // Whether a copy of node n (of the subtree of a loop unrolled into
 // `copies`, `direct`: right in its body) runs as the node did in that
 // iteration: its values and its computation follow nothing the copy would
@@ -15,7 +39,8 @@ bool copy_stands_alone(const FoldedNode& n, uint64_t copies, bool direct) {
   if (n.instances % copies != 0 || !n.profile.empty()) return false;
   const uint64_t each = n.instances / copies;  // instances of one copy
   if (n.phase_period > 0 && (n.phase_by_instance ? each % n.phase_period != 0 : direct)) return false;
-  for (const CountRule& rule : n.rules)
+  for (const CountRule& rule : n.rules) {
+    if (rule.by_instance() && !instance_cycle_splits(rule, each, copies)) return false;
     for (size_t r = 0; r < rule.kind.size(); ++r) switch (rule.kind[r]) {
         case RuleKind::kNone:
         case RuleKind::kMean:
@@ -23,14 +48,14 @@ bool copy_stands_alone(const FoldedNode& n, uint64_t copies, bool direct) {
         case RuleKind::kLinear:  // a + b * instance
           if (r < rule.b.size() && rule.b[r] != 0) return false;
           break;
-        case RuleKind::kInstanceCycle:
-          if (rule.period == 0 || each % rule.period != 0) return false;
+        case RuleKind::kInstanceCycle:  // instance_cycle_splits
           break;
         case RuleKind::kCycle:       // over the innermost loop's iteration: the unrolled loop's, in its body
         case RuleKind::kLoopLinear:
           if (direct) return false;
           break;
       }
+  }
   return true;
 }
 
@@ -59,6 +84,19 @@ uint32_t copy_subtree(const FoldedProgram& p, uint32_t id, uint64_t k, uint64_t 
   FoldedNode n = p.nodes[id];
   for (uint32_t& c : n.body) c = copy_subtree(p, c, k, copies, out);
   n.instances /= copies;
+  for (CountRule& rule : n.rules) {  // an instance cycle that is one value per rank in each copy: that value
+    if (!rule.by_instance() || n.instances % rule.period == 0) continue;
+    for (size_t r = 0; r < rule.kind.size(); ++r) {
+      int64_t v = 0;
+      if (rule.kind[r] != RuleKind::kInstanceCycle) continue;
+      constant_over(rule, r, k * n.instances, n.instances, v);
+      rule.kind[r] = RuleKind::kLinear;
+      rule.a[r] = rule.min[r] = rule.max[r] = static_cast<double>(v);
+      rule.b[r] = 0;
+    }
+    rule.period = 0;
+    rule.cycle.clear();
+  }
   for (std::vector<RankStat>* stats : {&n.gap, &n.dur, &n.work, &n.blocked})
     for (RankStat& s : *stats) s.n = s.n / copies + (k < s.n % copies ? 1 : 0);
   out.nodes.push_back(std::move(n));
