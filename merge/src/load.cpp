@@ -42,6 +42,9 @@ struct Interner {
   std::map<std::array<int64_t, 4>, uint32_t> comms;
   std::unordered_map<Identity, uint32_t, IdentityHash> identities;
   std::vector<std::map<std::vector<int64_t>, int32_t>> group_index;  // per comm symbol: group (CommInfo::runs) -> index
+  std::map<std::array<int64_t, 3>, uint32_t> slots;  // per (creating func, callsite, parent): slots made
+  // per (creating func, callsite, parent) and group (CommInfo::runs): the slot the group was last given
+  std::map<std::pair<std::array<int64_t, 3>, std::vector<int64_t>>, uint32_t> slot_of_group;
 
   explicit Interner(MergedTrace& tables) : t(tables) {}
 
@@ -135,6 +138,8 @@ bool gives_members_another_group(const Interner& in, uint32_t symbol, const Comm
   return false;
 }
 
+constexpr uint32_t kSlotsLooked = 64;
+
 // A communicator created by event ev of rank r: its symbol, and r's group.
 // The symbol is the call's (function, call site, parent) and a slot: the
 // first not live on this rank whose symbol gives none of the new group's
@@ -155,8 +160,18 @@ int64_t create_comm(Interner& in, RankMaps& maps, const TraceFile& f, const Even
     auto it = in.comms.find(std::array<int64_t, 4>{key[0], key[1], key[2], slot});
     return it != in.comms.end() && gives_members_another_group(in, it->second, def->second);
   };
+  // the first free of at most kSlotsLooked; past them, the slot the group was given before if free, else
+  // a new one (a trace that makes a communicator of new members every time would otherwise look at all
+  // it made before, each time; the group's other members find the slot it was given)
+  uint32_t& made = in.slots[key];
   uint32_t slot = 0;
-  while (taken(slot)) ++slot;
+  while (slot < made && slot < kSlotsLooked && taken(slot)) ++slot;
+  if (slot == kSlotsLooked) {
+    auto before = def == f.comms().end() ? in.slot_of_group.end() : in.slot_of_group.find({key, def->second.runs});
+    slot = before != in.slot_of_group.end() && !taken(before->second) ? before->second : made;
+  }
+  made = std::max(made, slot + 1);
+  if (def != f.comms().end()) in.slot_of_group[{key, def->second.runs}] = slot;
   live.insert(slot);
   auto [it, fresh] = in.comms.emplace(std::array<int64_t, 4>{key[0], key[1], key[2], slot},
                                       static_cast<uint32_t>(in.t.comms.size()));

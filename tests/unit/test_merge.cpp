@@ -407,6 +407,41 @@ TEST(Merge, ACommunicatorRemadeWithOtherMembersIsASymbolOfItsOwn) {
   }
 }
 
+// Rank 0 shares a communicator with each other rank in turn (one split
+// call, 69 groups {0, j}): past 64 slots looked at, a group's members
+// still find one symbol, their own group in it.
+TEST(Merge, ManyGroupsOfOneCallEachKeepTheirMembers) {
+  const uint32_t P = 70;
+  auto res = run(P, [&](uint32_t r) {
+    std::vector<Syn> v{simple(kFunc_MPI_Init, 0)};
+    for (uint32_t j = 1; j < P; ++j) {
+      const bool mine = r == 0 || r == j;
+      Syn split = simple(kFunc_MPI_Comm_split, 1);
+      split.color = mine ? 0 : -32766;  // MPI_UNDEFINED
+      if (mine) split.new_comm = 2, split.members = {0, j};
+      v.push_back(split);
+      if (!mine) continue;
+      Syn sum = simple(kFunc_MPI_Allreduce, 2);
+      sum.comm = 2;
+      Syn free = simple(kFunc_MPI_Comm_free, 3);
+      free.comm = 2;
+      v.insert(v.end(), {sum, free});
+    }
+    return v;
+  });
+  const MergedTrace& m = res.merged;
+  size_t j = 0;
+  for (size_t i = 0; i < m.events.size(); ++i) {
+    if (func_of(m, i) != kFunc_MPI_Allreduce) continue;
+    ++j;
+    const std::vector<int64_t> own{0, static_cast<int64_t>(j)};
+    EXPECT_EQ(std::vector<int64_t>(m.events[i].ranks.begin(), m.events[i].ranks.end()), own);
+    const CommSymbol& c = m.comms[static_cast<size_t>(m.identities[m.events[i].identity].comm)];
+    for (int64_t r : own) EXPECT_EQ(c.members(static_cast<uint32_t>(r)), own) << "group " << j << ", rank " << r;
+  }
+  EXPECT_EQ(j, P - 1);
+}
+
 TEST(Merge, CountsLinearInTheRankAndRequestsReferToTheirCalls) {
   const uint32_t P = 4;
   auto res = run(P, [&](uint32_t r) {
