@@ -17,13 +17,19 @@ bool constant_over(const CountRule& rule, size_t r, uint64_t first, uint64_t n, 
   return true;
 }
 
+// A copy of `each` instances takes a table over the instances (a cycle, a
+// phase table) of another period anew, as the period `each`, where each is
+// at most this (copy_subtree()).
+constexpr uint64_t kMaxRebasedPeriod = 64;
+
 // Whether an instance-cycle rule holds in each of `copies` copies of
-// `each` instances: whole cycles in each, or one value per rank in each
-// (two refinements of one owner's, five steps each, a cycle of 10 counts
-// over a loop of two: each copy its own count, copy_subtree()).
+// `each` instances: whole cycles in each, one value per rank in each (two
+// refinements of one owner's, five steps each, a cycle of 10 counts over a
+// loop of two: each copy its own count), or a copy short enough to take
+// its part of the cycle as a cycle of its own (copy_subtree()).
 bool instance_cycle_splits(const CountRule& rule, uint64_t each, uint64_t copies) {
   if (rule.period == 0) return false;
-  if (each % rule.period == 0) return true;
+  if (each % rule.period == 0 || each <= kMaxRebasedPeriod) return true;
   int64_t v = 0;
   for (size_t r = 0; r < rule.kind.size(); ++r)
     for (uint64_t k = 0; k < copies && rule.kind[r] == RuleKind::kInstanceCycle; ++k)
@@ -38,7 +44,8 @@ bool instance_cycle_splits(const CountRule& rule, uint64_t each, uint64_t copies
 bool copy_stands_alone(const FoldedNode& n, uint64_t copies, bool direct) {
   if (n.instances % copies != 0 || !n.profile.empty()) return false;
   const uint64_t each = n.instances / copies;  // instances of one copy
-  if (n.phase_period > 0 && (n.phase_by_instance ? each % n.phase_period != 0 : direct)) return false;
+  if (n.phase_period > 0 && (n.phase_by_instance ? each % n.phase_period != 0 && each > kMaxRebasedPeriod : direct))
+    return false;
   for (const CountRule& rule : n.rules) {
     if (rule.by_instance() && !instance_cycle_splits(rule, each, copies)) return false;
     for (size_t r = 0; r < rule.kind.size(); ++r) switch (rule.kind[r]) {
@@ -75,6 +82,31 @@ bool unrolls(const FoldedProgram& p, uint32_t id) {
   return std::all_of(n.body.begin(), n.body.end(), [&](uint32_t c) { return subtree_stands_alone(p, c, n.count, true); });
 }
 
+// Instance-cycle rule `rule` over the instances [first, first + each)
+// alone: one value per rank where it is (kLinear, b 0), else the cycle's
+// values there as a cycle of period `each` (at most kMaxRebasedPeriod:
+// instance_cycle_splits()).
+void rebase_cycle(CountRule& rule, uint64_t first, uint64_t each) {
+  bool constant = true;
+  int64_t v = 0;
+  for (size_t r = 0; r < rule.kind.size(); ++r)
+    if (rule.kind[r] == RuleKind::kInstanceCycle) constant = constant && constant_over(rule, r, first, each, v);
+  std::vector<int64_t> cycle(constant ? 0 : rule.kind.size() * each);
+  for (size_t r = 0; r < rule.kind.size(); ++r) {
+    if (rule.kind[r] != RuleKind::kInstanceCycle) continue;
+    if (!constant) {
+      for (uint64_t i = 0; i < each; ++i) cycle[r * each + i] = rule.cycle[r * rule.period + (first + i) % rule.period];
+      continue;
+    }
+    constant_over(rule, r, first, each, v);
+    rule.kind[r] = RuleKind::kLinear;
+    rule.a[r] = rule.min[r] = rule.max[r] = static_cast<double>(v);
+    rule.b[r] = 0;
+  }
+  rule.period = constant ? 0 : each;
+  rule.cycle = std::move(cycle);
+}
+
 // Copies node id's subtree of p into out.nodes (children first) as copy
 // `k` of `copies`: 1 / copies of each node's instances, and of each
 // statistic's values (a remainder to the first copies: a gap or a
@@ -84,18 +116,17 @@ uint32_t copy_subtree(const FoldedProgram& p, uint32_t id, uint64_t k, uint64_t 
   FoldedNode n = p.nodes[id];
   for (uint32_t& c : n.body) c = copy_subtree(p, c, k, copies, out);
   n.instances /= copies;
-  for (CountRule& rule : n.rules) {  // an instance cycle that is one value per rank in each copy: that value
-    if (!rule.by_instance() || n.instances % rule.period == 0) continue;
-    for (size_t r = 0; r < rule.kind.size(); ++r) {
-      int64_t v = 0;
-      if (rule.kind[r] != RuleKind::kInstanceCycle) continue;
-      constant_over(rule, r, k * n.instances, n.instances, v);
-      rule.kind[r] = RuleKind::kLinear;
-      rule.a[r] = rule.min[r] = rule.max[r] = static_cast<double>(v);
-      rule.b[r] = 0;
+  const uint64_t each = n.instances, first = k * each;  // the copy's instances, from the node's `first`
+  for (CountRule& rule : n.rules)  // (one instance: the value, as a node right in the unrolled body is at the top)
+    if (rule.by_instance() && (each % rule.period != 0 || each == 1)) rebase_cycle(rule, first, each);
+  if (n.phase_by_instance && n.phase_period > 0 && each % n.phase_period != 0) {  // its phases, period `each`
+    for (std::vector<double>& f : n.phase_factor) {
+      if (f.empty()) continue;
+      std::vector<double> mine(each);
+      for (uint64_t i = 0; i < each; ++i) mine[i] = f[(first + i) % n.phase_period];
+      f = std::move(mine);
     }
-    rule.period = 0;
-    rule.cycle.clear();
+    n.phase_period = each;
   }
   for (std::vector<RankStat>* stats : {&n.gap, &n.dur, &n.work, &n.blocked})
     for (RankStat& s : *stats) s.n = s.n / copies + (k < s.n % copies ? 1 : 0);

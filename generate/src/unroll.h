@@ -21,10 +21,11 @@ inline constexpr uint64_t kUnrollAtMost = 3;
 // period of 40 steps made 2.6 times), and each iteration's copy can stand
 // alone: every rank's values in the body follow no rule over the unrolled
 // loop's iteration or the whole program's instances (linear in the
-// instance, a cycle of the loop's iteration in a node right in its body,
-// an instance cycle its copies would start out of phase, a course of the
-// computation through the run). Each copy takes 1 / count of the node's
-// instances with the same means. Repeated (a copy's body items are top
+// instance, a cycle of the loop's iteration in a node right in its body, a
+// course of the computation through the run). Each copy takes 1 / count of
+// the node's instances with the same means, and its part of a cycle or
+// phase table over the instances (one value, or a table of its own of at
+// most 64). Repeated (a copy's body items are top
 // level in turn) while any is unrolled, to at most kMaxTopNodes top-level
 // nodes. Node numbers are then the unrolled program's; `note` says what
 // was unrolled ("" where nothing was).

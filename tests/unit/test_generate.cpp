@@ -15,6 +15,7 @@
 #include "plan.h"
 #include "requests.h"
 #include "safe_order.h"
+#include "unroll.h"
 #include "folded_fixtures.h"
 #include "skel/skel_kernel.h"
 #include "synthetic.h"
@@ -1196,4 +1197,44 @@ TEST(Generate, ATopLevelLoopWhoseValuesFollowTheProgramsInstancesIsNotUnrolled) 
   skt::gen::GenerateOptions opt;
   opt.scale = 10;
   EXPECT_FALSE(says_unrolled(skt::gen::generate(p, opt)));
+}
+
+TEST(Generate, AnUnrolledCopyTakesItsPartOfACycleOverTheInstances) {
+  skt::FoldedProgram p = refinement_periods();
+  ASSERT_EQ(p.top.size(), 3u) << p.to_string();
+  // the first phase's reduction, 10 instances (5 a period): its count a cycle of 10 over them (8..17), which
+  // each copy of 5 instances takes its part of (8..12, 13..17) as a cycle of its own
+  uint32_t sum = UINT32_MAX;
+  for (uint32_t phase : p.nodes[p.top[1]].body)
+    for (uint32_t c : p.nodes[phase].body)
+      if (sum == UINT32_MAX && !p.nodes[c].is_loop() && p.nodes[c].instances == 10 &&
+          p.symbols.identities[p.symbols.events[p.nodes[c].symbol].identity].func == skt::kFunc_MPI_Allreduce)
+        sum = c;
+  ASSERT_NE(sum, UINT32_MAX) << "a reduction of 10 instances in a phase: " << p.to_string();
+  skt::CountRule rule;
+  rule.param = skt::Param::count;
+  rule.kind.assign(2, skt::RuleKind::kInstanceCycle);
+  rule.a.assign(2, 12.5);
+  rule.b.assign(2, 0);
+  rule.min.assign(2, 8);
+  rule.max.assign(2, 17);
+  rule.period = 10;
+  for (int r = 0; r < 2; ++r)
+    for (int i = 0; i < 10; ++i) rule.cycle.push_back(8 + i);
+  p.nodes[sum].rules.push_back(rule);
+  skt::FoldedProgram store;
+  std::string note;
+  const skt::FoldedProgram& u = skt::gen::unroll_short_top_loops(p, 10, store, note);
+  ASSERT_EQ(&u, &store) << "unrolled";
+  std::vector<std::vector<int64_t>> parts;  // per copy of the reduction: rank 0's cycle
+  for (const skt::FoldedNode& n : u.nodes)
+    if (n.symbol == p.nodes[sum].symbol && n.rule(skt::Param::count)) {
+      const skt::CountRule& c = *n.rule(skt::Param::count);
+      EXPECT_EQ(c.period, 5u);
+      EXPECT_EQ(n.instances, 5u);
+      parts.emplace_back(c.cycle.begin(), c.cycle.begin() + static_cast<long>(std::min<uint64_t>(c.period, c.cycle.size())));
+    }
+  ASSERT_EQ(parts.size(), 2u) << "two copies";
+  EXPECT_EQ(parts[0], (std::vector<int64_t>{8, 9, 10, 11, 12}));
+  EXPECT_EQ(parts[1], (std::vector<int64_t>{13, 14, 15, 16, 17}));
 }
