@@ -82,28 +82,44 @@ bool unrolls(const FoldedProgram& p, uint32_t id) {
   return std::all_of(n.body.begin(), n.body.end(), [&](uint32_t c) { return subtree_stands_alone(p, c, n.count, true); });
 }
 
+// The part of a table of `period` values over the instances (one row of a
+// cycle, a rank's phase factors) that instances [first, first + each)
+// take, as a table of period `each`.
+template <typename T>
+std::vector<T> part_of(const T* table, uint64_t period, uint64_t first, uint64_t each) {
+  std::vector<T> part(each);
+  for (uint64_t i = 0; i < each; ++i) part[i] = table[(first + i) % period];
+  return part;
+}
+
 // Instance-cycle rule `rule` over the instances [first, first + each)
 // alone: one value per rank where it is (kLinear, b 0), else the cycle's
 // values there as a cycle of period `each` (at most kMaxRebasedPeriod:
 // instance_cycle_splits()).
 void rebase_cycle(CountRule& rule, uint64_t first, uint64_t each) {
-  bool constant = true;
+  auto cycled = [&](size_t r) { return rule.kind[r] == RuleKind::kInstanceCycle; };
   int64_t v = 0;
-  for (size_t r = 0; r < rule.kind.size(); ++r)
-    if (rule.kind[r] == RuleKind::kInstanceCycle) constant = constant && constant_over(rule, r, first, each, v);
-  std::vector<int64_t> cycle(constant ? 0 : rule.kind.size() * each);
-  for (size_t r = 0; r < rule.kind.size(); ++r) {
-    if (rule.kind[r] != RuleKind::kInstanceCycle) continue;
-    if (!constant) {
-      for (uint64_t i = 0; i < each; ++i) cycle[r * each + i] = rule.cycle[r * rule.period + (first + i) % rule.period];
-      continue;
+  bool constant = true;
+  for (size_t r = 0; r < rule.kind.size(); ++r) constant = constant && (!cycled(r) || constant_over(rule, r, first, each, v));
+  if (constant) {
+    for (size_t r = 0; r < rule.kind.size(); ++r) {
+      if (!cycled(r)) continue;
+      constant_over(rule, r, first, each, v);
+      rule.kind[r] = RuleKind::kLinear;
+      rule.a[r] = rule.min[r] = rule.max[r] = static_cast<double>(v);
+      rule.b[r] = 0;
     }
-    constant_over(rule, r, first, each, v);
-    rule.kind[r] = RuleKind::kLinear;
-    rule.a[r] = rule.min[r] = rule.max[r] = static_cast<double>(v);
-    rule.b[r] = 0;
+    rule.period = 0;
+    rule.cycle.clear();
+    return;
   }
-  rule.period = constant ? 0 : each;
+  std::vector<int64_t> cycle(rule.kind.size() * each, 0);
+  for (size_t r = 0; r < rule.kind.size(); ++r) {
+    if (!cycled(r)) continue;
+    const std::vector<int64_t> part = part_of(&rule.cycle[r * rule.period], rule.period, first, each);
+    std::copy(part.begin(), part.end(), cycle.begin() + static_cast<long>(r * each));
+  }
+  rule.period = each;
   rule.cycle = std::move(cycle);
 }
 
@@ -120,12 +136,8 @@ uint32_t copy_subtree(const FoldedProgram& p, uint32_t id, uint64_t k, uint64_t 
   for (CountRule& rule : n.rules)  // (one instance: the value, as a node right in the unrolled body is at the top)
     if (rule.by_instance() && (each % rule.period != 0 || each == 1)) rebase_cycle(rule, first, each);
   if (n.phase_by_instance && n.phase_period > 0 && each % n.phase_period != 0) {  // its phases, period `each`
-    for (std::vector<double>& f : n.phase_factor) {
-      if (f.empty()) continue;
-      std::vector<double> mine(each);
-      for (uint64_t i = 0; i < each; ++i) mine[i] = f[(first + i) % n.phase_period];
-      f = std::move(mine);
-    }
+    for (std::vector<double>& f : n.phase_factor)
+      if (!f.empty()) f = part_of(f.data(), n.phase_period, first, each);
     n.phase_period = each;
   }
   for (std::vector<RankStat>* stats : {&n.gap, &n.dur, &n.work, &n.blocked})
@@ -138,19 +150,21 @@ uint32_t copy_subtree(const FoldedProgram& p, uint32_t id, uint64_t k, uint64_t 
 // where none is (out untouched).
 bool unroll_round(const FoldedProgram& p, FoldedProgram& out, std::string& unrolled) {
   size_t top = 0;
-  bool any = false;
-  for (uint32_t id : p.top) {
-    const bool u = unrolls(p, id);
-    top += u ? p.nodes[id].count * p.nodes[id].body.size() : 1;
-    any |= u;
+  std::vector<bool> unrolled_at(p.top.size());
+  for (size_t i = 0; i < p.top.size(); ++i) {
+    const FoldedNode& n = p.nodes[p.top[i]];
+    unrolled_at[i] = unrolls(p, p.top[i]);
+    top += unrolled_at[i] ? n.count * n.body.size() : 1;
   }
-  if (!any || top > kMaxTopNodes) return false;
+  if (std::none_of(unrolled_at.begin(), unrolled_at.end(), [](bool u) { return u; }) || top > kMaxTopNodes)
+    return false;
   FoldedProgram q = p;  // its tables; the nodes anew
   q.nodes.clear();
   q.top.clear();
-  for (uint32_t id : p.top) {
+  for (size_t i = 0; i < p.top.size(); ++i) {
+    const uint32_t id = p.top[i];
     const FoldedNode& n = p.nodes[id];
-    if (!unrolls(p, id)) {
+    if (!unrolled_at[i]) {
       q.top.push_back(copy_subtree(p, id, 0, 1, q));
       continue;
     }

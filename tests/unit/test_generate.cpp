@@ -51,6 +51,23 @@ uint32_t loop_of_twenty(const skt::FoldedProgram& p) {
   return loop;
 }
 
+// A rule of parameter pm, the same on both ranks of a 2-rank program:
+// kind, a + b * its variable, values in [min, max], and for cycles each
+// rank's `cycle` (period its size).
+skt::CountRule two_rank_rule(skt::Param pm, skt::RuleKind kind, double a, double b, double min, double max,
+                             const std::vector<int64_t>& cycle = {}) {
+  skt::CountRule rule;
+  rule.param = pm;
+  rule.kind.assign(2, kind);
+  rule.a.assign(2, a);
+  rule.b.assign(2, b);
+  rule.min.assign(2, min);
+  rule.max.assign(2, max);
+  rule.period = cycle.size();
+  for (int r = 0; r < 2; ++r) rule.cycle.insert(rule.cycle.end(), cycle.begin(), cycle.end());
+  return rule;
+}
+
 // Puts a loop's sends first in its body, keeping the order inside each
 // class: an order that blocks under rendezvous when a rank must receive
 // before it sends. The merge no longer produces one (it never moves a send
@@ -352,16 +369,7 @@ TEST(Generate, ACycleRuleOutsideALoopIsRejected) {
             skt::kFunc_MPI_Send)
       send = &p.nodes[id];
   ASSERT_NE(send, nullptr) << p.to_string();
-  skt::CountRule rule;
-  rule.param = skt::Param::tag;
-  rule.kind.assign(2, skt::RuleKind::kCycle);
-  rule.a.assign(2, 5);
-  rule.b.assign(2, 0);
-  rule.min.assign(2, 5);
-  rule.max.assign(2, 6);
-  rule.period = 2;
-  rule.cycle = {5, 6, 5, 6};
-  send->rules.push_back(rule);
+  send->rules.push_back(two_rank_rule(skt::Param::tag, skt::RuleKind::kCycle, 5, 0, 5, 6, {5, 6}));
   skt::gen::GenerateOptions opt;
   try {
     skt::gen::generate(p, opt);
@@ -1013,10 +1021,19 @@ TEST(Generate, FarmsInTimeStepsRunWholeAndAFarmBesideThemIsCut) {
   EXPECT_EQ(sk.farms.back().kept, 10u);
 }
 
-// The generator's plan of program p, with times t.
-skt::gen::Plan plan_of(const skt::FoldedProgram& p, const skt::gen::NodeTimes& t, const skt::gen::GenerateOptions& opt) {
+// The generator's times and plan of program p at K = 10.
+struct PlannedAtTen {
+  skt::gen::GenerateOptions opt;
+  skt::gen::NodeTimes t;
+  skt::gen::Plan plan;
+};
+PlannedAtTen plan_at_ten(const skt::FoldedProgram& p) {
+  PlannedAtTen out;
+  out.opt.scale = 10;
+  out.t = skt::gen::measure_times(p);
   std::set<std::string> notes;
-  return skt::gen::make_plan(p, t, opt, notes);
+  out.plan = skt::gen::make_plan(p, out.t, out.opt, notes);
+  return out;
 }
 
 // A breadth-first search in collectives alone: 30 searches of 7 to 9 levels,
@@ -1055,10 +1072,10 @@ TEST(Generate, StepsOfCollectivesAloneStandForStepsOfTheirTime) {
     return v;
   };
   const skt::FoldedProgram p = folded_from(2, program);
-  skt::gen::GenerateOptions opt;
-  opt.scale = 10;
-  const skt::gen::NodeTimes t = skt::gen::measure_times(p);
-  const skt::gen::Plan plan = plan_of(p, t, opt);
+  const PlannedAtTen planned = plan_at_ten(p);
+  const skt::gen::GenerateOptions& opt = planned.opt;
+  const skt::gen::NodeTimes& t = planned.t;
+  const skt::gen::Plan& plan = planned.plan;
   ASSERT_FALSE(plan.kept_runs.empty()) << "no time step left out";
   auto top_time = [&](size_t first, size_t end) {  // both ranks alike: rank 0's
     double ns = 0;
@@ -1113,10 +1130,7 @@ TEST(Generate, StepsOfOneKindSplitIntoGroupsOfEqualSize) {
     return v;
   };
   const skt::FoldedProgram p = folded_from(2, program);
-  skt::gen::GenerateOptions opt;
-  opt.scale = 10;
-  const skt::gen::NodeTimes t = skt::gen::measure_times(p);
-  const skt::gen::Plan plan = plan_of(p, t, opt);
+  const skt::gen::Plan plan = plan_at_ten(p).plan;
   ASSERT_EQ(plan.kept_runs.size(), 8u) << p.to_string();
   ASSERT_EQ((p.top.size() - 2) % kSteps, 0u) << "steps of equal length: " << p.to_string();
   const size_t per_step = (p.top.size() - 2) / kSteps;  // top-level nodes (MPI_Init and MPI_Finalize aside)
@@ -1186,14 +1200,8 @@ TEST(Generate, ATopLevelLoopWhoseValuesFollowTheProgramsInstancesIsNotUnrolled) 
   const uint32_t phase = p.nodes[p.top[1]].body[0];
   const uint32_t sum = p.nodes[phase].body.back();
   ASSERT_FALSE(p.nodes[sum].is_loop());
-  skt::CountRule rule;
-  rule.param = skt::Param::count;
-  rule.kind.assign(2, skt::RuleKind::kLinear);
-  rule.a.assign(2, 8);
-  rule.b.assign(2, 1);
-  rule.min.assign(2, 8);
-  rule.max.assign(2, 8 + static_cast<double>(p.nodes[sum].instances) - 1);
-  p.nodes[sum].rules.push_back(rule);
+  p.nodes[sum].rules.push_back(two_rank_rule(skt::Param::count, skt::RuleKind::kLinear, 8, 1, 8,
+                                             8 + static_cast<double>(p.nodes[sum].instances) - 1));
   skt::gen::GenerateOptions opt;
   opt.scale = 10;
   EXPECT_FALSE(says_unrolled(skt::gen::generate(p, opt)));
@@ -1211,17 +1219,8 @@ TEST(Generate, AnUnrolledCopyTakesItsPartOfACycleOverTheInstances) {
           p.symbols.identities[p.symbols.events[p.nodes[c].symbol].identity].func == skt::kFunc_MPI_Allreduce)
         sum = c;
   ASSERT_NE(sum, UINT32_MAX) << "a reduction of 10 instances in a phase: " << p.to_string();
-  skt::CountRule rule;
-  rule.param = skt::Param::count;
-  rule.kind.assign(2, skt::RuleKind::kInstanceCycle);
-  rule.a.assign(2, 12.5);
-  rule.b.assign(2, 0);
-  rule.min.assign(2, 8);
-  rule.max.assign(2, 17);
-  rule.period = 10;
-  for (int r = 0; r < 2; ++r)
-    for (int i = 0; i < 10; ++i) rule.cycle.push_back(8 + i);
-  p.nodes[sum].rules.push_back(rule);
+  p.nodes[sum].rules.push_back(
+      two_rank_rule(skt::Param::count, skt::RuleKind::kInstanceCycle, 12.5, 0, 8, 17, {8, 9, 10, 11, 12, 13, 14, 15, 16, 17}));
   skt::FoldedProgram store;
   std::string note;
   const skt::FoldedProgram& u = skt::gen::unroll_short_top_loops(p, 10, store, note);

@@ -360,6 +360,27 @@ TEST(Merge, CommunicatorsFreedAndRemadeInALoopKeepOneSymbol) {
   EXPECT_EQ(m.events[2].identity, m.events[8].identity);
 }
 
+namespace {
+
+// Rank r's calls where one MPI_Comm_split call makes a communicator of
+// `members` (the others MPI_UNDEFINED), which they reduce on and free; the
+// tracer gives it local id 2 each time.
+void split_reduce_free(std::vector<Syn>& v, uint32_t r, const std::vector<int64_t>& members) {
+  const bool mine = std::find(members.begin(), members.end(), r) != members.end();
+  Syn split = simple(kFunc_MPI_Comm_split, 1);
+  split.color = mine ? 0 : -32766;  // MPI_UNDEFINED
+  if (mine) split.new_comm = 2, split.members = members;
+  v.push_back(split);
+  if (!mine) return;
+  Syn sum = simple(kFunc_MPI_Allreduce, 2);
+  sum.comm = 2;
+  Syn free = simple(kFunc_MPI_Comm_free, 3);
+  free.comm = 2;
+  v.insert(v.end(), {sum, free});
+}
+
+}  // namespace
+
 // Refinements that move (tests/apps/periods.c): one MPI_Comm_split call
 // makes, four times a period, a communicator of other owners ({0,1},
 // {1,2}, {2,3}, {3}; the others MPI_UNDEFINED), reduces on it and frees it,
@@ -374,18 +395,7 @@ TEST(Merge, ACommunicatorRemadeWithOtherMembersIsASymbolOfItsOwn) {
     std::vector<Syn> v{simple(kFunc_MPI_Init, 0)};
     for (int period = 0; period < 2; ++period)
       for (int g = 0; g < 4; ++g) {
-        const std::vector<int64_t> own = owners(g);
-        const bool mine = std::find(own.begin(), own.end(), r) != own.end();
-        Syn split = simple(kFunc_MPI_Comm_split, 1);
-        split.color = mine ? 0 : -32766;  // MPI_UNDEFINED
-        if (mine) split.new_comm = 2, split.members = own;
-        v.push_back(split);
-        if (!mine) continue;
-        Syn sum = simple(kFunc_MPI_Allreduce, 2);
-        sum.comm = 2;
-        Syn free = simple(kFunc_MPI_Comm_free, 3);
-        free.comm = 2;
-        v.insert(v.end(), {sum, free});
+        split_reduce_free(v, r, owners(g));
       }
     return v;
   });
@@ -414,19 +424,7 @@ TEST(Merge, ManyGroupsOfOneCallEachKeepTheirMembers) {
   const uint32_t P = 70;
   auto res = run(P, [&](uint32_t r) {
     std::vector<Syn> v{simple(kFunc_MPI_Init, 0)};
-    for (uint32_t j = 1; j < P; ++j) {
-      const bool mine = r == 0 || r == j;
-      Syn split = simple(kFunc_MPI_Comm_split, 1);
-      split.color = mine ? 0 : -32766;  // MPI_UNDEFINED
-      if (mine) split.new_comm = 2, split.members = {0, j};
-      v.push_back(split);
-      if (!mine) continue;
-      Syn sum = simple(kFunc_MPI_Allreduce, 2);
-      sum.comm = 2;
-      Syn free = simple(kFunc_MPI_Comm_free, 3);
-      free.comm = 2;
-      v.insert(v.end(), {sum, free});
-    }
+    for (uint32_t j = 1; j < P; ++j) split_reduce_free(v, r, {0, j});
     return v;
   });
   const MergedTrace& m = res.merged;
