@@ -134,6 +134,10 @@ class Emitter {
   const StreamLayout at_;
   std::vector<double> rate_;                // per rank: kernel units per ns
   std::ostringstream tables_, body_;
+  // A table's type and values -> the name it was written under: a table
+  // equal to one written before is not written again (an adaptive code's
+  // exchanges repeat the same peers and tags in hundreds of nodes).
+  std::map<std::string, std::string> written_tables_;
   std::set<std::string> notes_;
   std::set<uint32_t> counted_;              // nodes whose counts follow their instance number
   // The loops being emitted, innermost last: their variable and iterations in
@@ -177,6 +181,9 @@ class Emitter {
   std::string per_rank(uint32_t n, const std::string& what, const std::vector<uint32_t>& ranks,
                        const std::vector<std::string>& values, const char* type = "int",
                        const std::string& fill = "0");
+  // The name of a table written before with this type and these values, or
+  // "" (then `name` is remembered for them, and the caller writes it).
+  std::string written_as(const std::string& type_and_values, const std::string& name);
   std::string param(uint32_t n, Param pm, bool peer_side);
   std::string count(uint32_t n, Param pm, bool capacity = false);
   // `own`: the buffer a send that does not forward uses
@@ -184,8 +191,8 @@ class Emitter {
   std::string cycle(uint32_t n, const CountRule& rule, const std::function<std::string(uint32_t, int64_t)>& cell);
   std::string instance_index(uint64_t period) const;
   std::string cycle_index(bool by_instance, uint64_t period) const;
-  void factor_table(const std::string& name, const std::string& comment, uint64_t width,
-                    const std::vector<std::vector<double>>& per_rank);
+  std::string factor_table(const std::string& name, const std::string& comment, uint64_t width,
+                           const std::vector<std::vector<double>>& per_rank);
   std::string peer(uint32_t n, Param pm, bool any_source);
   std::string peer_in_comm(uint32_t n, uint32_t r, int64_t world) const;
   std::string root(uint32_t n);
@@ -270,8 +277,17 @@ std::string Emitter::per_rank(uint32_t n, const std::string& what, const std::ve
   std::string name = "n" + std::to_string(n) + "_" + what;
   std::vector<std::string> row(P_, fill);
   for (size_t i = 0; i < ranks.size(); ++i) row[ranks[i]] = values[i];
+  std::string key = type;
+  for (const std::string& v : row) key += " " + v;
+  const std::string before = written_as(key, name);
+  if (!before.empty()) return before + "[skel_rank]";
   write_table(tables_, std::string("static const ") + type + " " + name + "[SKEL_WORLD_SIZE]", row);
   return name + "[skel_rank]";
+}
+
+std::string Emitter::written_as(const std::string& type_and_values, const std::string& name) {
+  auto [at, fresh] = written_tables_.emplace(type_and_values, name);
+  return fresh ? std::string() : at->second;
 }
 
 // Tags, colours, keys: rules as expressions where they are simple.
@@ -321,17 +337,20 @@ std::string Emitter::cycle(uint32_t n, const CountRule& rule, const std::functio
                      " follows its loop's iterations, but it is not in a loop");
   const bool by_instance = rule.by_instance();
   std::string name = "n" + std::to_string(n) + "_" + what + "_cycle";
-  tables_ << "/* " << what << " of n" << n << (by_instance ? " at each of its instances" : " at each iteration of its loop")
-          << " */\n";
-  tables_ << "static const int " << name << "[SKEL_WORLD_SIZE][" << rule.period << "] = {";
+  std::ostringstream rows;
   for (uint32_t r = 0; r < P_; ++r) {
-    tables_ << "\n  {";
+    rows << "\n  {";
     for (uint64_t k = 0; k < rule.period; ++k)
-      tables_ << (k ? ", " : "") << (r < rule.kind.size() && cycles(rule.kind[r]) ? cell(r, rule.cycle[r * rule.period + k]) : "0");
-    tables_ << "}" << (r + 1 < P_ ? "," : "");
+      rows << (k ? ", " : "") << (r < rule.kind.size() && cycles(rule.kind[r]) ? cell(r, rule.cycle[r * rule.period + k]) : "0");
+    rows << "}" << (r + 1 < P_ ? "," : "");
   }
-  tables_ << "\n};\n";
-  return name + "[skel_rank][" + cycle_index(by_instance, rule.period) + "]";
+  const std::string before = written_as("int[" + std::to_string(rule.period) + "]" + rows.str(), name);
+  if (before.empty()) {
+    tables_ << "/* " << what << " of n" << n << (by_instance ? " at each of its instances" : " at each iteration of its loop")
+            << " */\n";
+    tables_ << "static const int " << name << "[SKEL_WORLD_SIZE][" << rule.period << "] = {" << rows.str() << "\n};\n";
+  }
+  return (before.empty() ? name : before) + "[skel_rank][" + cycle_index(by_instance, rule.period) + "]";
 }
 
 // The phase of a cycle of `period` at the node being emitted: the
@@ -653,30 +672,34 @@ std::string Emitter::sleep(uint32_t n, const std::vector<uint32_t>& ranks) {
 std::string Emitter::phases(uint32_t n) {
   const FoldedNode& node = p_.nodes[n];
   if (!node.phase_period || open_loops_.empty()) return "";
-  const std::string name = "n" + std::to_string(n) + "_phase";
-  factor_table(name,
-               "n" + std::to_string(n) + ": its computation at each " +
-                   (node.phase_by_instance ? "of its instances" : "iteration of its loop") + " (a cycle of " +
-                   std::to_string(node.phase_period) + "), as factors of its mean",
-               node.phase_period, node.phase_factor);
+  const std::string name =
+      factor_table("n" + std::to_string(n) + "_phase",
+                   "n" + std::to_string(n) + ": its computation at each " +
+                       (node.phase_by_instance ? "of its instances" : "iteration of its loop") + " (a cycle of " +
+                       std::to_string(node.phase_period) + "), as factors of its mean",
+                   node.phase_period, node.phase_factor);
   return " * " + name + "[skel_rank][" + cycle_index(node.phase_by_instance, node.phase_period) + "]";
 }
 
 // A table of factors per rank (`per_rank`: a row of `width`, or empty: 1
-// throughout) as `static const double name[SKEL_WORLD_SIZE][width]`.
-void Emitter::factor_table(const std::string& name, const std::string& comment, uint64_t width,
-                           const std::vector<std::vector<double>>& per_rank) {
-  tables_ << "/* " << comment << " */\n";
-  tables_ << "static const double " << name << "[SKEL_WORLD_SIZE][" << width << "] = {";
+// throughout) as `static const double name[SKEL_WORLD_SIZE][width]`, unless
+// an equal table was written before; returns the name it has.
+std::string Emitter::factor_table(const std::string& name, const std::string& comment, uint64_t width,
+                                  const std::vector<std::vector<double>>& per_rank) {
+  std::ostringstream rows;
   for (uint32_t r = 0; r < P_; ++r) {
-    tables_ << "\n  {";
+    rows << "\n  {";
     for (uint64_t k = 0; k < width; ++k) {
       const bool kept = r < per_rank.size() && k < per_rank[r].size();
-      tables_ << (k ? ", " : "") << num(kept ? per_rank[r][k] : 1.0);
+      rows << (k ? ", " : "") << num(kept ? per_rank[r][k] : 1.0);
     }
-    tables_ << "}" << (r + 1 < P_ ? "," : "");
+    rows << "}" << (r + 1 < P_ ? "," : "");
   }
-  tables_ << "\n};\n";
+  const std::string before = written_as("double[" + std::to_string(width) + "]" + rows.str(), name);
+  if (!before.empty()) return before;
+  tables_ << "/* " << comment << " */\n";
+  tables_ << "static const double " << name << "[SKEL_WORLD_SIZE][" << width << "] = {" << rows.str() << "\n};\n";
+  return name;
 }
 
 // The factor of node n's computation at this instance where it drifts
@@ -688,11 +711,12 @@ std::string Emitter::profile(uint32_t n) {
   for (const auto& f : node.profile) parts = std::max(parts, f.size());
   if (!parts || node.instances == 0) return "";
   const std::string id = "n" + std::to_string(n), counter = instance_counter(n);
-  factor_table(id + "_course",
-               id + ": its computation through the run, in " + std::to_string(parts) + " parts of its " +
-                   std::to_string(node.instances) + " instances, as factors of its mean",
-               parts, node.profile);
-  return " * " + id + "_course[skel_rank][skel_part(" + counter + ", " + std::to_string(node.instances) + ", " +
+  const std::string name = factor_table(id + "_course",
+                                        id + ": its computation through the run, in " + std::to_string(parts) +
+                                            " parts of its " + std::to_string(node.instances) +
+                                            " instances, as factors of its mean",
+                                        parts, node.profile);
+  return " * " + name + "[skel_rank][skel_part(" + counter + ", " + std::to_string(node.instances) + ", " +
          std::to_string(parts) + ")]";
 }
 
