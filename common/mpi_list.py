@@ -41,7 +41,7 @@ class Param:
 
 
 CLASSES = ("init", "finalize", "abort", "send", "isend", "send_init", "recv", "irecv", "recv_init", "sendrecv",
-           "probe", "iprobe", "start", "complete", "request_free", "collective", "icollective", "comm_create",
+           "probe", "iprobe", "start", "complete", "request_free", "cancel", "collective", "icollective", "comm_create",
            "comm_create_group", "comm_free", "local")
 SEND_MODES = ("", "sync", "buffered")
 

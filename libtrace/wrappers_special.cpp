@@ -1,5 +1,5 @@
 // The hand-written wrappers: start and end of the run, persistent-request
-// starts, and the completion family (Wait*/Test*/Request_free), in C and
+// starts, and the completion family (Wait*/Test*/Request_free/Cancel), in C and
 // Fortran. Everything else is generated from mpi_calls.list.
 //
 // Completion calls record the tracer ids of the requests they completed (in
@@ -136,7 +136,7 @@ void completion_f(uint32_t func, const void* ret, const MPI_Fint* reqs, int n, M
   leave();
 }
 
-// Start, Startall, Request_free: record the ids of the requests named
+// Start, Startall, Request_free, Cancel: record the ids of the requests named
 // (reqs: MPI_Request[] from C, MPI_Fint[] from Fortran).
 template <typename Call>
 void request_call(uint32_t func, const void* ret, const void* reqs, int n, bool frees, bool fortran, Call call) {
@@ -231,6 +231,16 @@ extern "C" int MPI_Request_free(MPI_Request* request) {
     int rc = 0;
     request_call(kFunc_MPI_Request_free, ret, request, 1, true, false,
                  [&] { rc = PMPI_Request_free(request); });
+    return rc;
+  });
+}
+
+// A cancelled request stays until its Wait*/Test* completes it: not freed here.
+extern "C" int MPI_Cancel(MPI_Request* request) {
+  return scrubbed(__builtin_return_address(0), [&](const void* ret) SKT_OWN_FRAME {
+    if (!enter()) return PMPI_Cancel(request);
+    int rc = 0;
+    request_call(kFunc_MPI_Cancel, ret, request, 1, false, false, [&] { rc = PMPI_Cancel(request); });
     return rc;
   });
 }
@@ -339,6 +349,7 @@ SKT_F_DECL(pmpi_abort_, MPI_Fint*, MPI_Fint*, MPI_Fint*);
 SKT_F_DECL(pmpi_start_, MPI_Fint*, MPI_Fint*);
 SKT_F_DECL(pmpi_startall_, MPI_Fint*, MPI_Fint*, MPI_Fint*);
 SKT_F_DECL(pmpi_request_free_, MPI_Fint*, MPI_Fint*);
+SKT_F_DECL(pmpi_cancel_, MPI_Fint*, MPI_Fint*);
 SKT_F_DECL(pmpi_wait_, MPI_Fint*, MPI_Fint*, MPI_Fint*);
 SKT_F_DECL(pmpi_waitall_, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*);
 SKT_F_DECL(pmpi_waitany_, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*);
@@ -411,6 +422,13 @@ extern "C" void mpi_request_free_(MPI_Fint* request, MPI_Fint* ierr) {
     if (!enter()) return pmpi_request_free_(request, ierr);
     request_call(kFunc_MPI_Request_free, ret, request, 1, true, true,
                  [&] { pmpi_request_free_(request, ierr); });
+  });
+}
+
+extern "C" void mpi_cancel_(MPI_Fint* request, MPI_Fint* ierr) {
+  scrubbed(__builtin_return_address(0), [&](const void* ret) SKT_OWN_FRAME {
+    if (!enter()) return pmpi_cancel_(request, ierr);
+    request_call(kFunc_MPI_Cancel, ret, request, 1, false, true, [&] { pmpi_cancel_(request, ierr); });
   });
 }
 

@@ -148,6 +148,7 @@ class Checker {
   void match_send(uint32_t s);
   void match_recv(uint32_t r);
   void pair(uint32_t s, uint32_t r);
+  void cancel(uint32_t id);
   Mailbox& box(uint32_t ctx, int64_t dst) { return boxes_[key(ctx, dst)]; }
   uint64_t key(uint32_t ctx, int64_t dst) const { return uint64_t(ctx) * (uint64_t(P_) + 1) + uint64_t(dst); }
   void wake_probers(uint32_t ctx, int64_t dst);
@@ -535,6 +536,25 @@ void Checker::pair(uint32_t s, uint32_t r) {
   complete(s);
 }
 
+// MPI_Cancel: a message or receive not matched yet is withdrawn, and its
+// request completes (cancelled); one matched already completes as it does
+// (the cancel fails). A program that cancels its receives posted in advance
+// (a particle code's, at the end of each step) waits for them next.
+void Checker::cancel(uint32_t id) {
+  Request& q = reqs_[id];
+  if (q.kind == ReqKind::kCollective || q.matched || q.state != ReqState::kActive) return;
+  Mailbox& b = box(q.msg.ctx, q.msg.dst);
+  std::vector<uint32_t>& queue = q.kind == ReqKind::kRecv ? b.recvs : b.sends;
+  auto at = std::find(queue.begin(), queue.end(), id);
+  if (at == queue.end()) return;
+  queue.erase(at);
+  if (q.kind == ReqKind::kRecv && q.msg.src == kAnyPeer && b.wildcards > 0) --b.wildcards;
+  q.matched = true;  // nothing more to match: released once waited for
+  --open_;
+  complete(id);
+  if (b.wildcards == 0 && !b.sends.empty() && !b.recvs.empty()) match_in_order(b);  // held back by a wildcard
+}
+
 static bool fits(const Message& recv, const Message& send) {
   return (recv.src == kAnyPeer || recv.src == send.src) && (recv.tag == kAnyPeer || recv.tag == send.tag);
 }
@@ -729,8 +749,8 @@ void Checker::slot_put(uint32_t a, uint32_t node, uint32_t id) {
   ac.slot[static_cast<size_t>(s)] = id;  // one still pending there is lost to the skeleton (MPI keeps it)
 }
 
-// Wait*, Test* (each finished with a wait), Start*, Request_free on the
-// requests the node names for this rank.
+// Wait*, Test* (each finished with a wait), Start*, Request_free, Cancel on
+// the requests the node names for this rank.
 void Checker::completion(uint32_t a, uint32_t node, CallClass c) {
   Actor& ac = actors_[a];
   const auto& refs = plan_.slots.refs[node];
@@ -759,6 +779,8 @@ void Checker::completion(uint32_t a, uint32_t node, CallClass c) {
       start(id);
     } else if (c == CallClass::kRequestFree) {
       ac.slot[static_cast<size_t>(s)] = -1;  // an active one goes on in the background
+    } else if (c == CallClass::kCancel) {
+      cancel(id);  // stays in its slot: its Wait*/Test* completes it
     } else {
       wait_for(a, id);
       if (!q.persistent) ac.slot[static_cast<size_t>(s)] = -1;
@@ -938,6 +960,7 @@ void Checker::execute(uint32_t a, uint32_t n) {
     case CallClass::kStart:
     case CallClass::kComplete:
     case CallClass::kRequestFree:
+    case CallClass::kCancel:
       completion(a, n, c);
       break;
     case CallClass::kCollective:

@@ -366,6 +366,7 @@ Op Finder::op_of(uint32_t r, size_t j) const {
   const Call& c = calls_[r][j];
   const uint32_t f = func(c.node);
   if (completes(f)) return completion_op(r, j);
+  if (f == kFunc_MPI_Cancel) return Op{OpKind::kDone};  // its requests' completion follows
   Op o;
   if (f == kFunc_MPI_Send || f == kFunc_MPI_Ssend || f == kFunc_MPI_Rsend) o.kind = OpKind::kSend;
   else if (f == kFunc_MPI_Isend || f == kFunc_MPI_Issend) o.kind = OpKind::kSend, o.nonblocking = true;
@@ -509,16 +510,16 @@ size_t Finder::master_run(uint32_t m, size_t i, std::vector<MasterStep>& steps) 
 // and every completion there completes requests made there: the farm's
 // non-blocking calls stay among its calls (the skeleton makes its own).
 // Where some are still pending at end, end moves over the rank's next
-// posts and completions until none is (the master's re-posted receives,
-// cancelled and completed after the farm). False where that fails.
+// posts, cancels and completions until none is (the master's re-posted
+// receives, cancelled and completed after the farm). False where that fails.
 bool Finder::close_run(uint32_t r, size_t begin, size_t& end) const {
   std::set<size_t> open;
   auto apply = [&](size_t j) {
     const uint32_t f = func(calls_[r][j].node);
     if (uses_requests(f)) {
       const RankRequests& q = reqs_[r];
-      for (uint32_t k = q.first[j]; k < q.first[j + 1]; ++k)
-        if (!open.erase(q.made_by[k])) return false;
+      for (uint32_t k = q.first[j]; k < q.first[j + 1]; ++k)  // a cancel leaves its request to a completion
+        if (f == kFunc_MPI_Cancel ? !open.count(q.made_by[k]) : !open.erase(q.made_by[k])) return false;
     } else if (creates_request(f)) {
       if (creates_persistent_request(f)) return false;
       open.insert(j);

@@ -832,15 +832,17 @@ std::vector<std::string> Emitter::listed_call(uint32_t n) {
   return out;
 }
 
-// Wait*, Test*, Start*, Request_free: the requests from their slots.
+// Wait*, Test*, Start*, Request_free, Cancel: the requests from their slots.
 std::vector<std::string> Emitter::completion_call(uint32_t n) {
   const uint32_t f = identity(n).func;
-  const bool simple = f == kFunc_MPI_Start || f == kFunc_MPI_Request_free || f == kFunc_MPI_Wait || f == kFunc_MPI_Test;
+  const bool simple = f == kFunc_MPI_Start || f == kFunc_MPI_Request_free || f == kFunc_MPI_Cancel || f == kFunc_MPI_Wait ||
+                      f == kFunc_MPI_Test;
   const std::string one = simple ? single_request(n) : "";
   if (!one.empty()) {
     switch (f) {
       case kFunc_MPI_Start: return {"MPI_Start(" + one + ");"};
       case kFunc_MPI_Request_free: return {"if (*" + one + " != MPI_REQUEST_NULL) MPI_Request_free(" + one + ");"};
+      case kFunc_MPI_Cancel: return {"if (*" + one + " != MPI_REQUEST_NULL) MPI_Cancel(" + one + ");"};
       case kFunc_MPI_Wait: return {"MPI_Wait(" + one + ", MPI_STATUS_IGNORE);"};
       default:
         return {"MPI_Test(" + one + ", &skel_flag, MPI_STATUS_IGNORE);",
@@ -858,6 +860,7 @@ std::vector<std::string> Emitter::completion_call(uint32_t n) {
     case kFunc_MPI_Start: return {g, "MPI_Start(&skel_tmp_req[0]);", back};
     case kFunc_MPI_Request_free:
       return {g, "if (skel_tmp_req[0] != MPI_REQUEST_NULL) MPI_Request_free(&skel_tmp_req[0]);", back};
+    case kFunc_MPI_Cancel: return {g, "if (skel_tmp_req[0] != MPI_REQUEST_NULL) MPI_Cancel(&skel_tmp_req[0]);", back};
     case kFunc_MPI_Wait: return {g, "MPI_Wait(&skel_tmp_req[0], MPI_STATUS_IGNORE);", back};
     case kFunc_MPI_Test: return {g, "MPI_Test(&skel_tmp_req[0], &skel_flag, MPI_STATUS_IGNORE);", done};
     case kFunc_MPI_Startall: return {g, "MPI_Startall(" + k + ", skel_tmp_req);", back};
@@ -1127,7 +1130,7 @@ std::vector<std::string> Emitter::call(uint32_t n, double) {
       break;
   }
   const CallClass cls = call_class(f);
-  if (cls == CallClass::kStart || cls == CallClass::kComplete || cls == CallClass::kRequestFree)
+  if (cls == CallClass::kStart || cls == CallClass::kComplete || cls == CallClass::kRequestFree || cls == CallClass::kCancel)
     return completion_call(n);
   std::vector<std::string> listed = listed_call(n);
   if (!listed.empty()) return listed;

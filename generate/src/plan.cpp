@@ -546,7 +546,8 @@ bool outlives_its_run(const FoldedProgram& p, uint32_t n) {
   const uint32_t f = identity_of(p, n).func;
   switch (call_class(f)) {
     case CallClass::kInit: case CallClass::kFinalize: case CallClass::kAbort: case CallClass::kSendInit:
-    case CallClass::kRecvInit: case CallClass::kStart: case CallClass::kRequestFree: case CallClass::kCommCreate:
+    case CallClass::kRecvInit: case CallClass::kStart: case CallClass::kRequestFree: case CallClass::kCancel:
+    case CallClass::kCommCreate:
     case CallClass::kCommCreateGroup: case CallClass::kCommFree:
       return true;
     default:

@@ -153,7 +153,7 @@ class RefResolver {
         out_.refs[n].resize(m_.world_size);
         seen_[n].resize(m_.world_size);
       }
-      bool completes = f != kFunc_MPI_Start && f != kFunc_MPI_Startall;
+      bool completes = f != kFunc_MPI_Start && f != kFunc_MPI_Startall && f != kFunc_MPI_Cancel;
       for (uint32_t r : e.ranks) resolve(n, e, r, completes);
     }
   }

@@ -4,7 +4,7 @@
 // collectives) belongs to a ring of slots, skel_req[base .. base+size-1],
 // and takes the next slot of its ring each time it runs: a call in a loop
 // may have several requests pending at once (Irecv in a loop, then one
-// Waitall). A completion (Wait*, Test*, Start*, Request_free) names its
+// Waitall). A completion (Wait*, Test*, Start*, Request_free, Cancel) names its
 // requests by how many of the rank's request-creating calls back they were
 // made (reqback); expanding the folded program turns that into "the k-th latest request of ring g",
 // which the skeleton finds at run time from the ring's counter. When one

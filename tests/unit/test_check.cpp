@@ -325,6 +325,44 @@ TEST(Check, AReceiveNeverMatchedIsOpenAtFinalizeWhereItsSlotWasTaken) {
   EXPECT_NE(r.message.find("a receive from rank 0 is never matched"), std::string::npos) << r.message;
 }
 
+// Receives posted in advance (tests/apps/cancel.c): rank 1 takes rank 0's
+// one message, posts its receive again, and at the step's end cancels that
+// one, which nothing will match, and waits for it. With the cancel the
+// program completes; without it, the wait is for ever.
+TEST(Check, AReceiveCancelledBeforeItsWaitCompletes) {
+  auto step = [](bool cancels) {
+    return program(2, [cancels](uint32_t r) {
+      std::vector<Syn> v;
+      if (r == 0) {
+        v.push_back(message(skt::kFunc_MPI_Send, 1, 1, 4));
+      } else {
+        Syn first = message(skt::kFunc_MPI_Irecv, 2, 0, 4), again = first;
+        first.reqs = {1};
+        again.reqs = {2};
+        Syn got = call(skt::kFunc_MPI_Wait, 3), cancel = call(skt::kFunc_MPI_Cancel, 4), end = call(skt::kFunc_MPI_Wait, 5);
+        got.reqs = {1};
+        cancel.reqs = end.reqs = {2};
+        v = {first, got, again};
+        if (cancels) v.push_back(cancel);
+        v.push_back(end);
+      }
+      v.push_back(collective(skt::kFunc_MPI_Barrier, 6));
+      return v;
+    });
+  };
+  const skt::FoldedProgram p = step(true);
+  skt::gen::CheckResult r = check(p, plan_of(p, 1));
+  EXPECT_TRUE(r.ok()) << r.message;
+  const skt::FoldedProgram q = step(false);
+  skt::gen::CheckResult hangs = check(q, plan_of(q, 1), 1 << 20);
+  ASSERT_EQ(hangs.problem, CheckProblem::kDeadlock) << hangs.message;
+  EXPECT_NE(hangs.message.find("rank 1 in MPI_Wait"), std::string::npos) << hangs.message;
+  skt::gen::GenerateOptions opt;
+  opt.scale = 1;
+  const std::string code = skt::gen::generate(p, opt).code;
+  EXPECT_NE(code.find(" MPI_Cancel("), std::string::npos) << code;
+}
+
 TEST(Check, ARequestLeftOpenIsCompletedBeforeFinalize) {
   // rank 1's Irecv is never waited for in the trace: the skeleton completes it at its end
   skt::FoldedProgram p = program(2, [](uint32_t r) {

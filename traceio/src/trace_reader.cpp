@@ -21,7 +21,7 @@ bool uses_requests(uint32_t f) {
   switch (f) {
     case kFunc_MPI_Wait: case kFunc_MPI_Waitall: case kFunc_MPI_Waitany: case kFunc_MPI_Waitsome:
     case kFunc_MPI_Test: case kFunc_MPI_Testall: case kFunc_MPI_Testany: case kFunc_MPI_Testsome:
-    case kFunc_MPI_Start: case kFunc_MPI_Startall: case kFunc_MPI_Request_free:
+    case kFunc_MPI_Start: case kFunc_MPI_Startall: case kFunc_MPI_Request_free: case kFunc_MPI_Cancel:
       return true;
     default:
       return false;

@@ -126,7 +126,7 @@ enum class TraceEnd {
 const char* trace_end_name(TraceEnd e);
 
 // Calls whose `reqs` name requests made earlier (completed, started or
-// freed): Wait*, Test*, Start*, Request_free. Any other call with one
+// freed or cancelled): Wait*, Test*, Start*, Request_free, Cancel. Any other call with one
 // request creates it.
 bool uses_requests(uint32_t func);
 // Calls that create one request: Isend and its kinds, Irecv, the persistent
