@@ -89,9 +89,7 @@ json event_json(uint32_t rank, const Event& e, const skt::TraceFile& f) {
       j["sources"] = s;
     }
   } else if (!e.reqs.empty()) {
-    bool created = e.func != skt::kFunc_MPI_Start && e.func != skt::kFunc_MPI_Startall &&
-                   e.func != skt::kFunc_MPI_Request_free && e.func != skt::kFunc_MPI_Cancel;
-    if (created) j["request"] = e.reqs.at(0);
+    if (!skt::uses_requests(e.func)) j["request"] = e.reqs.at(0);  // the one it created
     else j["reqs"] = e.reqs;
   }
   if (!e.counts.empty()) j["counts"] = e.counts;

@@ -153,7 +153,8 @@ class RefResolver {
         out_.refs[n].resize(m_.world_size);
         seen_[n].resize(m_.world_size);
       }
-      bool completes = f != kFunc_MPI_Start && f != kFunc_MPI_Startall && f != kFunc_MPI_Cancel;
+      const CallClass cls = call_class(f);  // Start* and Cancel leave their requests pending
+      bool completes = cls == CallClass::kComplete || cls == CallClass::kRequestFree;
       for (uint32_t r : e.ranks) resolve(n, e, r, completes);
     }
   }
