@@ -28,6 +28,7 @@ struct Message {
   uint32_t ctx = 0;
   int64_t src = 0, dst = 0, tag = 0;  // world ranks; src and tag may be kAnyPeer on a receive
   uint64_t bytes = 0;                 // a send's length, a receive's capacity
+  bool roomy = false;                 // a receive whose room the generator may raise (Plan::receive_bytes)
 };
 
 struct Request {
@@ -357,10 +358,11 @@ int64_t Checker::tag_of(const Actor& a, uint32_t n, Param pm, bool receive) cons
 uint64_t Checker::bytes_of(const Actor& a, uint32_t n, Param count, int64_t dtype, bool capacity) const {
   const MergedEvent& e = event(n);
   if (e.params[static_cast<size_t>(count)].kind == ParamKind::kAbsent) return 0;
-  const int64_t c = p_.nodes[n].rule(count) ? rule_value(a, n, count, capacity) : m_.value(e, count, a.rank);
+  int64_t c = p_.nodes[n].rule(count) ? rule_value(a, n, count, capacity) : m_.value(e, count, a.rank);
   const int64_t size = dtype >= 0 && static_cast<size_t>(dtype) < m_.datatypes.size()
                            ? std::max<int64_t>(m_.datatypes[static_cast<size_t>(dtype)].size, 0)
                            : 1;
+  if (capacity) c = std::max(c, plan_.room_count(n, size));
   return static_cast<uint64_t>(std::max<int64_t>(c, 0)) * static_cast<uint64_t>(size);
 }
 
@@ -523,7 +525,10 @@ void Checker::pair(uint32_t s, uint32_t r) {
   Request& recv = reqs_[r];
   send.matched = recv.matched = true;
   open_ -= 2;
-  if (send.msg.bytes > recv.msg.bytes && !failed_) {
+  if (send.msg.bytes > recv.msg.bytes && recv.msg.roomy) {
+    uint64_t& longest = out_.short_receives[recv.node];
+    longest = std::max(longest, send.msg.bytes);
+  } else if (send.msg.bytes > recv.msg.bytes && !failed_) {
     actors_[recv.actor].node = recv.node;
     actors_[send.actor].node = send.node;
     fail(CheckProblem::kTruncation,
@@ -840,7 +845,8 @@ Message Checker::message_of(uint32_t a, uint32_t n, bool send, Param peer, Param
   msg.dst = send ? other : ac.rank;
   if (other == kNoPeer) msg.src = msg.dst = kNoPeer;
   msg.tag = tag_of(ac, n, tag, !send);
-  msg.bytes = bytes_of(ac, n, count, dtype, !send && id.func != kFunc_MPI_Sendrecv_replace);
+  msg.roomy = !send && id.func != kFunc_MPI_Sendrecv_replace;  // one count both ways: not raised alone
+  msg.bytes = bytes_of(ac, n, count, dtype, msg.roomy);
   return msg;
 }
 
@@ -1162,6 +1168,8 @@ CheckResult check_completion(const FoldedProgram& p, const Plan& plan, const Che
       CheckResult r = Checker(p, plan, opt, forced).run();
       out.eager_needed = std::max(out.eager_needed, r.eager_needed);
       out.unreceived = std::max(out.unreceived, r.unreceived);
+      for (const auto& [node, bytes] : r.short_receives)
+        out.short_receives[node] = std::max(out.short_receives[node], bytes);
       ++out.wildcard_runs;
       if (!r.ok()) {
         r.message = "where a receive from MPI_ANY_SOURCE takes another sender's message than the first posted: " +

@@ -29,6 +29,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -78,6 +79,11 @@ struct CheckResult {
   uint64_t wildcard_choices = 0;   // wildcard receives that had several senders to take from (first run)
   uint64_t eager_needed = 0;       // the longest standard send that completed before its receive was posted
   uint64_t unreceived = 0;         // messages sent eagerly and never received (MPI drops them at MPI_Finalize)
+  // Receives that messages longer than their room were sent to, by node: the
+  // longest such message's bytes (Plan::receive_bytes makes room; MPI would
+  // fail with MPI_ERR_TRUNCATE). Not a failure of the check: matching does
+  // not depend on lengths.
+  std::map<uint32_t, uint64_t> short_receives;
   bool ok() const { return problem == CheckProblem::kNone; }
 };
 

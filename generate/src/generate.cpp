@@ -186,6 +186,7 @@ class Emitter {
   std::string written_as(const std::string& type_and_values, const std::string& name);
   std::string param(uint32_t n, Param pm, bool peer_side);
   std::string count(uint32_t n, Param pm, bool capacity = false);
+  std::string with_room(uint32_t n, const std::string& count, int64_t dtype) const;
   // `own`: the buffer a send that does not forward uses
   std::string send_buffer(uint32_t n, const std::string& own = "skel_sbuf");
   std::string cycle(uint32_t n, const CountRule& rule, const std::function<std::string(uint32_t, int64_t)>& cell);
@@ -395,6 +396,17 @@ std::string Emitter::count(uint32_t n, Param pm, bool capacity) {
     return "(int)(" + base + " + " + slope + " * (double)" + at + ")";
   }
   return param(n, pm, false);
+}
+
+// A receive's count `count` (a C expression) with the room the completion
+// check made at node n for longer messages (Plan::receive_bytes).
+std::string Emitter::with_room(uint32_t n, const std::string& count, int64_t dtype) const {
+  const int64_t room = plan_.room_count(n, type_size(dtype));
+  if (room == 0) return count;
+  char* end = nullptr;
+  const long long literal = std::strtoll(count.c_str(), &end, 10);
+  if (!count.empty() && *end == '\0') return std::to_string(std::max<long long>(literal, room));
+  return "skel_at_least(" + count + ", " + std::to_string(room) + ")";
 }
 
 // A point-to-point send's buffer: the receive buffer where the application
@@ -744,6 +756,8 @@ void Emitter::size_buffers(uint32_t n) {
       most = std::max(most, sum * std::max(s1, s2));
     }
   }
+  if (const auto room = plan_.receive_bytes.find(n); room != plan_.receive_bytes.end())
+    most = std::max(most, static_cast<int64_t>(room->second));
   buf_bytes_ = std::max(buf_bytes_, most);
   uint32_t f = id.func;
   if (f == kFunc_MPI_Bsend || f == kFunc_MPI_Ibsend || f == kFunc_MPI_Bsend_init)
@@ -791,8 +805,14 @@ std::vector<std::string> Emitter::listed_call(uint32_t n) {
       case ArgRole::kFwd: args.push_back(send_buffer(n)); break;
       case ArgRole::kBuffer: args.push_back("skel_rbuf"); break;
       case ArgRole::kRecvd: args.push_back("skel_rbuf"); after = "skel_fwd = skel_rbuf;"; break;
-      case ArgRole::kCount: args.push_back(count(n, Param::count, receive)); break;  // a receive's capacity
-      case ArgRole::kCount2: args.push_back(count(n, Param::count2)); break;
+      case ArgRole::kCount:  // a receive's capacity
+        args.push_back(receive ? with_room(n, count(n, Param::count, true), id.dtype) : count(n, Param::count));
+        break;
+      case ArgRole::kCount2:  // MPI_Sendrecv's receive count, a collective's second count
+        args.push_back(cls == CallClass::kSendrecv && id.func != kFunc_MPI_Sendrecv_replace
+                           ? with_room(n, count(n, Param::count2, true), id.dtype2 >= 0 ? id.dtype2 : id.dtype)
+                           : count(n, Param::count2));
+        break;
       case ArgRole::kDtype: args.push_back(dtype(id.dtype)); break;
       case ArgRole::kDtype2: args.push_back(dtype(id.dtype2 >= 0 ? id.dtype2 : id.dtype)); break;
       case ArgRole::kDest: args.push_back(peer(n, Param::peer, false)); break;

@@ -10,6 +10,7 @@
 //   - whether receives take any tag (traces of several threads per rank).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <set>
@@ -57,6 +58,21 @@ struct Plan {
   // Receives from MPI_ANY_SOURCE take the source they took in the trace
   // (where which message the MPI matches first would decide completion).
   bool pin_wildcards = false;
+  // Receives that post room for more than their own counts say, by node:
+  // the longest message (bytes) the completion check saw sent to them.
+  // A send's count that is the mean of counts that vary (small messages,
+  // compress's band) can be longer than the count its receive kept where the
+  // two were folded apart (a receiver's first iteration peeled off, all of
+  // its messages the shortest): MPI_ERR_TRUNCATE. The emitter and the check
+  // both post max(count, these bytes / the datatype's size).
+  std::map<uint32_t, uint64_t> receive_bytes;
+  // The count node n's receive posts at least, in elements of type_size bytes (0: none).
+  int64_t room_count(uint32_t n, int64_t type_size) const {
+    const auto it = receive_bytes.find(n);
+    if (it == receive_bytes.end()) return 0;
+    const uint64_t size = static_cast<uint64_t>(std::max<int64_t>(type_size, 1));
+    return static_cast<int64_t>((it->second + size - 1) / size);
+  }
 
   // Runs of top-level nodes that stand for themselves and for the runs after
   // them that the skeleton leaves out: the time steps of an irregular

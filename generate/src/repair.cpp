@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <set>
 
 namespace skt::gen {
@@ -55,9 +56,44 @@ class Repairer {
   }
 
  private:
+  // A check of the plan; where messages longer than their receives' room
+  // were sent, the room is made (make_room) and the plan checked again:
+  // matching does not depend on lengths, so once is enough.
   CheckResult check(const std::string& what, const CheckOptions& opt = {}) {
     if (progress_) progress_(what);
-    return check_completion(p_, plan_, opt);
+    CheckResult r = check_completion(p_, plan_, opt);
+    if (r.short_receives.empty()) return r;
+    make_room(r.short_receives);
+    r = check_completion(p_, plan_, opt);
+    if (!r.short_receives.empty() && r.ok()) {
+      const auto& [node, bytes] = *r.short_receives.begin();
+      r.problem = CheckProblem::kTruncation;
+      r.message = "a message of " + std::to_string(bytes) + " bytes would be received into less (MPI_ERR_TRUNCATE): " +
+                  describe_position(p_, CheckPosition{0, static_cast<int64_t>(node), {}});
+    }
+    return r;
+  }
+
+  // A sender's count that is the mean of counts that vary (compress keeps
+  // small messages' mean) can be longer than its receive's own count: the
+  // receive posts room for the longest message sent to it. One repair line
+  // for all of them, naming the first.
+  void make_room(const std::map<uint32_t, uint64_t>& short_receives) {
+    size_t raised = 0;
+    std::string first;
+    for (const auto& [node, bytes] : short_receives) {
+      uint64_t& room = plan_.receive_bytes[node];
+      if (bytes <= room) continue;
+      if (first.empty())
+        first = describe_position(p_, CheckPosition{0, static_cast<int64_t>(node), {}}) + " to " +
+                std::to_string(bytes) + " bytes";
+      room = bytes;
+      ++raised;
+    }
+    if (raised == 0) return;
+    out_.repairs.push_back(std::to_string(raised) + " receive(s) post room for the longer messages sent to them " +
+                           "(their senders' counts are means of counts that vary): " + first +
+                           (raised > 1 ? ", ..." : ""));
   }
 
   bool has_wildcard_receives() const {

@@ -257,6 +257,10 @@ static inline void skel_sleep(double seconds)
 #endif
 }
 
+/* A receive's count with room for the longer messages the generator's
+ * completion check saw sent to it (a sender's count that is a mean). */
+static inline int skel_at_least(int count, int room) { return count > room ? count : room; }
+
 /* A computation that drifts through the run (a profile: parts equal parts of
  * the node's instances in the application, each with its factor of the mean
  * gap): the part the application was in at its instance i of n. */
