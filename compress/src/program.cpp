@@ -818,6 +818,32 @@ struct MessagePartners {
   }
 };
 
+// FoldedProgram::crossing_messages of a fold: per top-level loop, the
+// message ends in its middle iteration whose partner lies outside it.
+uint64_t top_loop_crossings(const Folded& f, const MessagePartners& partners) {
+  std::vector<uint64_t> span(f.loops.size(), 0);  // a loop's events, expanded
+  std::function<uint64_t(Item)> length = [&](Item it) -> uint64_t {
+    if (!is_loop(it)) return 1;
+    uint64_t& n = span[loop_index(it)];
+    if (n == 0) {
+      const Loop& l = f.loops[loop_index(it)];
+      for (Item x : l.body) n += length(x);
+      n *= l.count;
+    }
+    return n;
+  };
+  uint64_t at = 0, crossings = 0;
+  for (Item it : f.items) {
+    const uint64_t events = length(it);
+    if (is_loop(it) && f.loops[loop_index(it)].count > 0) {
+      const uint64_t count = f.loops[loop_index(it)].count, body = events / count;
+      crossings += partners.crossing(at + count / 2 * body, body);
+    }
+    at += events;
+  }
+  return crossings;
+}
+
 // The sends (or receives) of one channel not yet paired, oldest first: a vector and the index of its
 // oldest, compacted as it drains (a std::deque took over half a kilobyte even empty, per channel and
 // side: 150 MB for a halo exchange at 16,384 ranks).
@@ -1210,6 +1236,7 @@ std::set<int64_t> attempt(const MergedTrace& m, const std::vector<ListDesc>& bac
   // 3. the loop tree (children before parents) and 4. the timing walk
   Builder b(m, s.seq, out, folded, band_of(opt));
   out.top = b.build(folded.items);
+  out.crossing_messages = top_loop_crossings(folded, partners);
   b.size_accumulators();
   bool any_work = false;
   for (const MergedRank& r : m.ranks) any_work |= !r.works.empty();

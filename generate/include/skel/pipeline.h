@@ -44,8 +44,9 @@ FoldedProgram program_from_merged(MergedTrace m, const InputOptions& opt);
 // 184 by each call's count (docs/merge.md, "Choosing the order").
 //
 // Sets mo.order from its name ("auto", "walk", "align", "nth") and, for auto,
-// the judge: the folded length (its progress through mo.progress on a
-// million merged events or more, as skelgen compress's). Throws
+// the judge: the folded length plus FoldedProgram::crossing_messages (its
+// progress through mo.progress on a million merged events or more, as
+// skelgen compress's). Throws
 // std::invalid_argument for another name. With JUDGED, the judge appends
 // each folded program it made there, in the order it judged them (per
 // stream: walk, align, nth, each where it was judged; Ordered::judged_index
@@ -54,6 +55,6 @@ FoldedProgram program_from_merged(MergedTrace m, const InputOptions& opt);
 void set_merge_order(merge::Options& mo, const std::string& name, std::vector<FoldedProgram>* judged = nullptr);
 
 // The name of the judge's score, for merge::describe.
-inline constexpr const char* kMergeScore = "folded length";
+inline constexpr const char* kMergeScore = "folded length + messages across loop iterations";
 
 }  // namespace skt::gen

@@ -119,6 +119,11 @@ struct FoldedProgram {
   MergedTrace symbols;           // tables; events[i] = the representative call of symbol i (no times)
   std::vector<FoldedNode> nodes;
   std::vector<uint32_t> top;     // top-level node indices
+  // Messages whose send and receive the top-level loops' iterations part:
+  // per top-level loop, the message ends in its middle iteration whose other
+  // end lies outside it (a loop the generator does not cut). Set by the fold
+  // for the merge-order judge; not kept in a folded file (0 when read).
+  uint64_t crossing_messages = 0;
   // MPI_THREAD_MULTIPLE traces: each other thread's calls folded on their
   // own (MergedTrace::threads); a thread's program has its number and runs
   // after merged event fork_after and before join_before of the first
