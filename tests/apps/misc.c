@@ -2,7 +2,7 @@
  * (Bsend/Ibsend/Issend/Rsend/Irsend), Comm_split_type, Comm_split with
  * MPI_UNDEFINED, Comm_create, Comm_idup,
  * Comm_create_group, Dist_graph_create_adjacent, Graph_create, one-sided
- * (Win_create/fence/Put/Get/Accumulate/Win_free; Win_allocate, lock_all,
+ * (Win_create/fence/Put/Get/Accumulate/Win_free; post/start/complete/wait; Win_allocate, lock_all,
  * Fetch_and_op, Compare_and_swap, Get_accumulate, the flushes, Win_sync;
  * Win_create_dynamic, Win_allocate_shared), MPI-IO (File_open/
  * write_at/read_at/sync/close), Testall/Testany/Testsome, Waitsome, matched
@@ -194,6 +194,31 @@ int main(int argc, char** argv) {
   MPI_Win_fence(0, win);
   LOG("MPI_Win_fence");
   }
+  MPI_Win_free(&win);
+  LOG("MPI_Win_free");
+  /* general active target (post-start-complete-wait): each rank exposes its
+   * window to the rank before it and puts into the rank after it */
+  MPI_Win_create(wbuf, sizeof wbuf, sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+  LOG("MPI_Win_create comm=world");
+  MPI_Group world_group, from, to;
+  MPI_Comm_group(MPI_COMM_WORLD, &world_group);
+  MPI_Group_incl(world_group, 1, &prev, &from);
+  MPI_Group_incl(world_group, 1, &next, &to);
+  for (int it = 0; it < iters; ++it) {
+    MPI_Win_post(from, 0, win);
+    LOG("MPI_Win_post");
+    MPI_Win_start(to, 0, win);
+    LOG("MPI_Win_start");
+    MPI_Put(x, 2, MPI_DOUBLE, next, 0, 2, MPI_DOUBLE, win);
+    LOG("MPI_Put count=2 bytes=16");
+    MPI_Win_complete(win);
+    LOG("MPI_Win_complete");
+    MPI_Win_wait(win);
+    LOG("MPI_Win_wait");
+  }
+  MPI_Group_free(&from);
+  MPI_Group_free(&to);
+  MPI_Group_free(&world_group);
   MPI_Win_free(&win);
   LOG("MPI_Win_free");
   /* passive target on a window MPI allocates, atomics, flushes; a dynamic
