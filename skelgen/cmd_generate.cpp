@@ -84,13 +84,17 @@ int spawn(const std::vector<std::string>& argv, const std::function<void()>& bef
   return skt::proc::wait_passing_stops(pid, false, 0, argv[0], before_dying);
 }
 
-// "mpich" from the "skelgen-mpi:" line of a generated file, or "".
+// "mpich" from the "skelgen-mpi:" line of a generated file's header comment
+// (up to its first "*/": a header holds a line per cut loop and per note,
+// and an Open MPI skeleton whose line came after 40 of them was built with
+// MPICH's compiler), or "".
 std::string mpi_of_source(const std::string& path) {
   std::ifstream in(path);
   std::string line;
-  for (int i = 0; i < 40 && std::getline(in, line); ++i) {
+  while (std::getline(in, line)) {
     auto at = line.find("skelgen-mpi: ");
     if (at != std::string::npos) return line.substr(at + 13, line.find_first_of(" \t\r", at + 13) - at - 13);
+    if (line.find("*/") != std::string::npos) break;
   }
   return "";
 }

@@ -12,6 +12,7 @@
 #     folds apart, all of its messages 1 byte, while the sender's loop sends
 #     the mean size; the receive must post room for it (a repair line) and the
 #     skeleton must complete under MPI (MPI_ERR_TRUNCATE otherwise).
+# Also: skelgen build picks the traced MPI from a header of any length.
 #   run_window_bw_test.sh SKELGEN FLAVOR NP APP WORK
 set -euo pipefail
 skelgen=$1 flavor=$2 np=$3 app=$4 work=$5
@@ -33,6 +34,13 @@ expected=$(sed -n 's/^expected: *\([0-9.]*\) s.*/\1/p' "$work/auto.txt")
 python3 -c "import sys; r = $traced / $expected; print(f'K = 10 planned {r:.1f}x shorter'); sys.exit(0 if r >= 3 else 1)" ||
   { cat "$work/auto.txt"; echo "FAIL: the skeleton is not planned 3 times shorter than the run" >&2; exit 1; }
 run "$work/auto.c"
+# skelgen build without --mpi takes the traced MPI from the header, however many
+# lines of cut loops and notes it holds (it read 40, and an Open MPI skeleton
+# with more was built by MPICH's compiler)
+{ sed -n 1,2p "$work/auto.c"; for i in $(seq 60); do echo " * note: padding $i"; done; sed -n '3,$p' "$work/auto.c"; } \
+  > "$work/long_header.c"
+"$skelgen" build "$work/long_header.c" -o "$work/long_header" | grep -F "(mpicc.$flavor)" ||
+  { echo "FAIL: a skeleton with a long header was not built with mpicc.$flavor" >&2; exit 1; }
 "$skelgen" generate "$work/trace" -K 1 --merge-order align -o "$work/align.c" > "$work/align.txt" 2>&1 ||
   { cat "$work/align.txt"; exit 1; }
 grep '^repair: .*post room for the longer messages' "$work/align.txt" ||

@@ -1665,6 +1665,8 @@ std::string Emitter::header() const {
     << " * application: " << (r0.command_line.empty() ? r0.executable : r0.command_line) << "\n"
     << " * traced:      " << P_ << " ranks, " << r0.mpi_library << ", host " << r0.hostname;
   if (!opt_.generated_on.empty()) h << ", " << opt_.generated_on;
+  // near the top: skelgen build reads it from the header comment to pick the MPI's compiler
+  if (!opt_.mpi.empty()) h << "\n * skelgen-mpi: " << opt_.mpi;
   h << "\n * from:        " << opt_.trace_label << " (" << p_.merged_events << " merged calls, "
     << p_.length() << " in the folded program)\n"
     << " * scale:       K = " << opt_.scale << ": ";
@@ -1680,7 +1682,6 @@ std::string Emitter::header() const {
   h << " * traced time: " << num(out_.traced_s) << " s (MPI_Init to MPI_Finalize, slowest rank);"
     << " expected skeleton time " << num(out_.kept_s) << " s\n";
   for (const std::string& n : notes_) h << " * note: " << n << "\n";
-  if (!opt_.mpi.empty()) h << " * skelgen-mpi: " << opt_.mpi << "\n";
   h << " *\n * Build: skelgen build THIS.c [--mpi mpich|openmpi|simgrid]; run with " << P_ << " ranks.\n"
     << " * Prints: SKELGEN_RESULT measured_s=<s> predicted_s=<s> scale=<K>\n */\n";
   return h.str();
