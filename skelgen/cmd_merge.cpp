@@ -41,8 +41,9 @@ void setup_merge(CLI::App& app, MergeOptions& opt) {
                      "  nth:   by each call's count: a rank's n-th call of a kind (call site, tag, and for a wait the\n"
                      "         call that made its request) is one event with the other ranks' n-th, however far\n"
                      "         apart in time (a pipeline's planes, NPB LU on 8 or more ranks); no timing in it\n"
-                     "  auto:  all three; where they differ, the one whose fold (per call site) is shortest, the\n"
-                     "         first of walk, align, nth on a tie (docs/merge.md)")
+                     "  auto:  all three; where they differ, the one whose fold (per call site) scores lowest:\n"
+                     "         its length plus the messages that cross its top-level loops' iterations (a loop\n"
+                     "         they cross is never cut); the first of walk, align, nth on a tie (docs/merge.md)")
           ->check(CLI::IsMember({"auto", "walk", "align", "nth"}))
           ->capture_default_str();
   app.add_flag_callback("--align", [&opt] { opt.order = "align"; }, "The same as --order align")->excludes(order);

@@ -11,6 +11,7 @@
 #include "skel/codec.h"
 #include "skel/compress.h"
 #include "skel/merge.h"
+#include "skel/pipeline.h"
 #include "skel/skel_funcs.h"
 #include "folded_fixtures.h"
 #include "synthetic.h"
@@ -645,6 +646,38 @@ TEST(Merge, AutoOrderIsTheAlignmentWhereItsFoldIsShorter) {
   EXPECT_EQ(walked.ordered.align_events, 0u);
   EXPECT_EQ(walked.ordered.used, merge::Order::kWalk);
   EXPECT_EQ(aligned.ordered.align_judged + walked.ordered.walk_judged, 0u);
+}
+
+// A bandwidth test's two sides run different code (tests/apps/window_bw.c,
+// the OSU micro-benchmarks' osu_bw): rank 0 sends a window of messages and
+// receives an acknowledgement, rank 1 the other way round. Aligned, each
+// rank's calls stand apart from its partner's, and every message crosses the
+// iterations of its loop: the fold counts them (FoldedProgram::
+// crossing_messages), and the judge skelgen uses scores them beside the
+// folded length, so that auto keeps the walk, whose loops keep their
+// messages, even where the alignment folds shorter.
+TEST(Merge, AutoOrderKeepsTheOrderWhoseLoopsKeepTheirMessages) {
+  const int rounds = 12, window = 8;
+  auto program = [&](uint32_t r) {
+    std::vector<Syn> v{simple(kFunc_MPI_Init, 0)};
+    for (int i = 0; i < rounds; ++i) {
+      for (int w = 0; w < window; ++w) v.push_back(r == 0 ? send(10, 1, 1 << (i % 4)) : recv(20, 0, 1 << (i % 4)));
+      v.push_back(r == 0 ? recv(11, 1, 4) : send(21, 0, 4));
+    }
+    v.push_back(simple(kFunc_MPI_Finalize, 1));
+    return v;
+  };
+  Result aligned = run(2, program, 64, merge::Order::kAlign);
+  Result walked = run(2, program, 64, merge::Order::kWalk);
+  const FoldedProgram a = fold::compress(aligned.merged, {}), w = fold::compress(walked.merged, {});
+  EXPECT_EQ(w.crossing_messages, 0u) << w.to_string();
+  EXPECT_GE(a.crossing_messages, static_cast<uint64_t>(window)) << a.to_string();
+  merge::Options opt;
+  gen::set_merge_order(opt, "auto");
+  ASSERT_TRUE(opt.judge);
+  EXPECT_EQ(opt.judge(aligned.merged), a.length() + a.crossing_messages);
+  Result automatic = run(2, program, 64, merge::Order::kAuto, kDefaultWork, opt.judge);
+  EXPECT_EQ(automatic.ordered.used, merge::Order::kWalk);
 }
 
 // NPB MG's zran3 at 16 ranks: ten rounds of four MPI_Allreduce, the fourth

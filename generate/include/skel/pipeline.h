@@ -35,8 +35,9 @@ FoldedProgram program_from_merged(MergedTrace m, const InputOptions& opt);
 // generate --merge-order): the ranks' calls are merged three ways, by the
 // look-ahead walk, by alignment and by each call's count, and where the
 // orders differ the one whose fold (per call site, as skelgen compress
-// without options) is shortest is kept, the first of walk, align, nth on a
-// tie. None is better everywhere: NPB MG at 16 ranks folds to 1,417 symbols
+// without options) scores lowest, its length plus the messages that cross
+// its top-level loops' iterations, is kept, the first of walk, align, nth on
+// a tie. None is better everywhere: NPB MG at 16 ranks folds to 1,417 symbols
 // merged by the walk and 401 by alignment; at 2 and 4 ranks the walk's folds
 // shorter (124 against 132, 134 against 169); NPB LU at 2 ranks folds to 72
 // either way, and only the walk's keeps its SSOR loop closed; NPB LU class S
