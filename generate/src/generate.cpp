@@ -1054,15 +1054,13 @@ std::string Emitter::window_operation(uint32_t n) {
   // it, the exposure epochs are left out. Replayed as traced (a start with no
   // post of its own rank, the operations outside an epoch) it was an MPI
   // error: osu_put_bibw's skeleton aborted in MPI_Put.
-  const bool pscw = id.func == kFunc_MPI_Win_start || id.func == kFunc_MPI_Win_complete ||
-                    id.func == kFunc_MPI_Win_post || id.func == kFunc_MPI_Win_wait;
-  if (pscw)
-    note("MPI_Win_post/MPI_Win_start/MPI_Win_complete/MPI_Win_wait: the groups are not recorded; each access epoch "
-         "(start to complete) is a shared lock of the rank's own window, the exposure epochs are left out");
+  const char* pscw_note =
+      "MPI_Win_post/MPI_Win_start/MPI_Win_complete/MPI_Win_wait: the groups are not recorded; each access epoch "
+      "(start to complete) is a shared lock of the rank's own window, the exposure epochs are left out";
   switch (id.func) {
-    case kFunc_MPI_Win_start: return "MPI_Win_lock(MPI_LOCK_SHARED, skel_win_rank, 0, skel_win);";
-    case kFunc_MPI_Win_complete: return "MPI_Win_unlock(skel_win_rank, skel_win);";
-    case kFunc_MPI_Win_post: case kFunc_MPI_Win_wait: return "";
+    case kFunc_MPI_Win_start: note(pscw_note); return "MPI_Win_lock(MPI_LOCK_SHARED, skel_win_rank, 0, skel_win);";
+    case kFunc_MPI_Win_complete: note(pscw_note); return "MPI_Win_unlock(skel_win_rank, skel_win);";
+    case kFunc_MPI_Win_post: case kFunc_MPI_Win_wait: note(pscw_note); return "";
     default: break;
   }
   note("one-sided MPI_Put/MPI_Get/MPI_Accumulate/MPI_Get_accumulate/MPI_Fetch_and_op/MPI_Compare_and_swap: the "
