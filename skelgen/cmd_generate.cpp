@@ -124,7 +124,8 @@ void setup_generate(CLI::App& app, GenerateOptions& opt) {
       ->excludes(order);
   app.add_flag("--allow-partial", opt.allow_partial, "Accept a trace whose ranks ended early (see skelgen merge)");
   app.add_flag("--keep-completions", opt.keep_completions,
-               "When merging here: keep every MPI_Waitany, MPI_Waitsome and MPI_Test* call (see skelgen merge)");
+               "When merging here: keep every MPI_Waitany, MPI_Waitsome, MPI_Test* and null MPI_Wait* call "
+               "(see skelgen merge)");
   app.add_option("--watchdog", opt.watchdog_s,
                  "Seconds a rank may wait in one call (or 100x its traced time, if longer) before the skeleton stops "
                  "with a line naming the call; 0: no watchdog; $SKELGEN_WATCHDOG_S overrides it when the skeleton runs")

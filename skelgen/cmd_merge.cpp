@@ -58,7 +58,9 @@ void setup_merge(CLI::App& app, MergeOptions& opt) {
                "Keep every MPI_Waitany, MPI_Waitsome and MPI_Test* call as traced. By default a rank's consecutive\n"
                "completion calls that complete its requests one at a time or by polling (their number and order\n"
                "change from run to run) become one MPI_Waitall of what they completed, their computation before\n"
-               "it, so that the time steps around them fold (docs/merge.md, \"Completions by polling\")");
+               "it, so that the time steps around them fold (docs/merge.md, \"Completions by polling\"); other\n"
+               "tests that found nothing and waits of MPI_REQUEST_NULL are left out, their time added to the next\n"
+               "call's computation (\"Polls that found nothing\")");
   app.add_flag("--verify", opt.verify,
                "Read the merged file back and check that every rank's calls, parameters and times come out exactly");
   app.add_flag("-q,--quiet", opt.quiet, "Print nothing but errors");
@@ -190,7 +192,8 @@ int run_merge(const MergeOptions& opt) {
                         {"merged_events", m.events.size()},
                         {"partial_events", partial},
                         {"distinct_calls", m.identities.size()},
-                        {"completions_made_one", loaded.coalesced_completions},
+                        {"completions_made_one", loaded.coalesced_completions.made_one},
+                        {"idle_calls_left_out", loaded.coalesced_completions.idle_calls},
                         {"order_asked", opt.order},
                         {"order", skt::merge::order_name(ordered.used)},
                         {"walk_events", or_null(ordered.walk_events)},

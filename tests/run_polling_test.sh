@@ -1,8 +1,9 @@
 #!/bin/bash
 # A halo exchange completed by polling or one request at a time
-# (tests/apps/poll_halo.c MODE: waitsome, testall, testsome, waitany), whose
-# completion calls change from run to run, traced twice: merge makes each
-# step's completions one MPI_Waitall (its note says so), both traces fold to
+# (tests/apps/poll_halo.c MODE: waitsome, testall, testsome, waitany,
+# testfirst), whose completion calls change from run to run, traced twice:
+# merge makes each step's completions one MPI_Waitall (its note says so;
+# testfirst: leaves out the tests that found nothing), both traces fold to
 # the same program (timings aside), and the time steps fold: the program is
 # at most 40 symbols, where with every completion call kept as traced it is
 # more than 100 (the control). Then its K = 10 skeleton is generated,
@@ -19,10 +20,18 @@ length() { "$skelgen" compress "$1" -o "$2" --json -q | python3 -c 'import json,
 for run in 1 2; do
   "$skelgen" trace -q --force -o "$work/trace$run" -- "${launch[@]}" "$app" "$mode" 200 2000 100000 "$persistent" > /dev/null
   "$skelgen" merge "$work/trace$run" -o "$work/trace$run.skm" > /dev/null 2> "$work/merge$run.txt"
-  grep -q "merged as one MPI_Waitall each" "$work/merge$run.txt" || { cat "$work/merge$run.txt"; echo "FAIL: no completions made one" >&2; exit 1; }
-  made_one=$("$skelgen" merge "$work/trace$run" -o "$work/json$run.skm" --json -q | python3 -c 'import json, sys; print(json.load(sys.stdin)["completions_made_one"])')
-  # one episode per rank and step (200 steps), the program's own count
-  [ "$made_one" = $((np * 200)) ] || { echo "FAIL: $made_one completion episodes made one, want $((np * 200))" >&2; exit 1; }
+  read -r made_one idle < <("$skelgen" merge "$work/trace$run" -o "$work/json$run.skm" --json -q |
+    python3 -c 'import json, sys; d = json.load(sys.stdin); print(d["completions_made_one"], d["idle_calls_left_out"])')
+  if [ "$mode" = testfirst ]; then
+    # the tests that found nothing left out (another receive of the same call is still active, so the
+    # episode is not made one): how many there were is the timing's choice, at least one is near certain
+    grep -q "completed nothing left out" "$work/merge$run.txt" && [ "$idle" -gt 0 ] ||
+      { cat "$work/merge$run.txt"; echo "FAIL: no tests that found nothing left out ($idle)" >&2; exit 1; }
+  else
+    grep -q "merged as one MPI_Waitall each" "$work/merge$run.txt" || { cat "$work/merge$run.txt"; echo "FAIL: no completions made one" >&2; exit 1; }
+    # one episode per rank and step (200 steps), the program's own count
+    [ "$made_one" = $((np * 200)) ] || { echo "FAIL: $made_one completion episodes made one, want $((np * 200))" >&2; exit 1; }
+  fi
   folded[$run]=$(length "$work/trace$run.skm" "$work/trace$run.skf")
   "$skelgen" dump "$work/trace$run.skf" | sed -n 2p > "$work/program$run.txt"
 done

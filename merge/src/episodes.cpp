@@ -13,6 +13,7 @@ namespace {
 // A request the rank has started and not completed yet.
 struct Active {
   uint32_t creator_func = 0;  // the call that made it (Irecv, Send_init ...)
+  bool any_source = false;    // a receive from MPI_ANY_SOURCE
   size_t made = 0;            // its position among the rank's request-making calls
   size_t batch = 0;           // the episodes before it was made (or started)
 };
@@ -24,29 +25,39 @@ class Coalescer {
       : rd_(rank), intern_(intern), ids_(identities) {}
 
   // In place: the events kept move down over those an episode no longer needs.
-  size_t run() {
+  CoalesceCounts run() {
     std::vector<RankEvent>& ev = rd_.events;
-    size_t coalesced = 0, kept = 0;
+    CoalesceCounts counts;
+    size_t kept = 0;
+    const auto keep = [&](RankEvent e) { ev[kept++] = carried_into(e); };
     for (size_t i = 0; i < ev.size();) {
       if (completion(i) == Completion::kNone) {
         note_call(ev[i]);
-        ev[kept++] = ev[i++];
+        keep(ev[i++]);
         continue;
       }
       size_t end = i;
       while (end < ev.size() && completion(end) != Completion::kNone) ++end;
+      const bool farm = wildcard_receive_active();  // before coalescible() takes the completed ones out
       const bool coalesce = coalescible(i, end);
       ++episodes_;
       if (coalesce) {
-        ev[kept++] = one_waitall(i, end);
-        ++coalesced;
-      } else {
-        while (i < end) ev[kept++] = ev[i++];
+        keep(one_waitall(i, end));
+        ++counts.made_one;
+        i = end;
+        continue;
       }
-      i = end;
+      for (; i < end; ++i) {
+        if (!farm && idle(i)) {
+          carry(ev[i]);
+          ++counts.idle_calls;
+        } else {
+          keep(ev[i]);
+        }
+      }
     }
     ev.resize(kept);
-    return coalesced;
+    return counts;
   }
 
  private:
@@ -56,11 +67,45 @@ class Coalescer {
     return e.lists < 0 ? nullptr : &rd_.lists[static_cast<size_t>(e.lists)][size_t(f)];
   }
 
+  // Call i completes nothing and does not choose: an MPI_Test or
+  // MPI_Testall that found nothing, an MPI_Wait or MPI_Waitall given only
+  // MPI_REQUEST_NULL; and a call follows it. How many polls a rank makes is
+  // the timing's choice (a particle code polling its receives between
+  // batches: thousands per step), and neither kind changes MPI's state, so
+  // they are left out and their time added to the next call's gap.
+  bool idle(size_t i) const {
+    const std::vector<int64_t>* refs = list(rd_.events[i], ListField::reqrefs);
+    return completion(i) != Completion::kChoose && (!refs || refs->empty()) && i + 1 < rd_.events.size();
+  }
+  // A receive from MPI_ANY_SOURCE is active: a farm master may be polling
+  // for its workers' requests, and the farm finder replays those polls.
+  bool wildcard_receive_active() const {
+    for (const auto* requests : {&active_, &persistent_})
+      for (const auto& [id, a] : *requests)
+        if (a.any_source) return true;
+    return false;
+  }
+
+  // The time of calls left out, carried into the next call kept: their gaps
+  // and durations as its gap (polling kept the CPU busy: work too).
+  void carry(const RankEvent& e) {
+    carried_.gap += e.gap + e.dur;
+    carried_.blocked += e.blocked;
+    carried_.work += (e.work != kNone ? e.work : 0) + e.dur;
+  }
+  RankEvent carried_into(RankEvent e) {
+    e.gap += carried_.gap;
+    e.blocked += carried_.blocked;
+    if (e.work != kNone) e.work += carried_.work;
+    carried_ = {};
+    return e;
+  }
+
   // Requests made, started and freed by a call outside an episode.
   void note_call(const RankEvent& e) {
     const uint32_t f = func(e);
     if (e.created_request != kNone) {
-      const Active a{f, made_++, episodes_};
+      const Active a{f, ids_[e.identity].peer_class == PeerClass::kAnySource, made_++, episodes_};
       if (creates_persistent_request(f)) persistent_[e.created_request] = a;
       else active_[e.created_request] = a;
     }
@@ -160,13 +205,16 @@ class Coalescer {
   const std::vector<Identity>& ids_;
   std::unordered_map<int64_t, Active> active_, persistent_;
   std::vector<Done> completed_;
+  struct {
+    int64_t gap = 0, blocked = 0, work = 0;
+  } carried_;
   size_t made_ = 0, episodes_ = 0;
 };
 
 }  // namespace
 
-size_t coalesce_timed_completions(RankData& rank, const std::vector<Identity>& identities,
-                                  const std::function<uint32_t(const Identity&)>& intern) {
+CoalesceCounts coalesce_timed_completions(RankData& rank, const std::vector<Identity>& identities,
+                                          const std::function<uint32_t(const Identity&)>& intern) {
   return Coalescer(rank, intern, identities).run();
 }
 

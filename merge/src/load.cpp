@@ -511,10 +511,14 @@ Loaded load_one(const std::string& dir, const Options& opt) {
   Interner in(out.tables);
   read_run(td, opt, in, out);
   finish(out);
-  if (out.coalesced_completions && opt.progress)
-    opt.progress("note: " + std::to_string(out.coalesced_completions) +
+  if (out.coalesced_completions.made_one && opt.progress)
+    opt.progress("note: " + std::to_string(out.coalesced_completions.made_one) +
                  " runs of MPI_Waitany, MPI_Waitsome or MPI_Test* calls, whose number and order the timing "
                  "decides, merged as one MPI_Waitall each (--keep-completions: as traced)");
+  if (out.coalesced_completions.idle_calls && opt.progress)
+    opt.progress("note: " + std::to_string(out.coalesced_completions.idle_calls) +
+                 " MPI_Test* or MPI_Wait* calls that completed nothing left out, their time computation before the "
+                 "next call (--keep-completions: as traced)");
   return out;
 }
 

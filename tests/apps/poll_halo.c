@@ -9,6 +9,11 @@
  *             done first (the number of tests varies)
  *   testsome  the same with MPI_Testsome, each arrived face processed
  *   waitany   MPI_Waitany once per request, each arrived face processed
+ *   testfirst MPI_Test of the first receive until it is in, a slice of the
+ *             interior computed after each test that finds nothing (as a
+ *             particle code polls its buffers: how many tests fail is the
+ *             timing's choice), an MPI_Allreduce of one value on the grid,
+ *             then the interior and MPI_Waitall of the rest
  * An MPI_Allreduce of the residual every 10 steps, an MPI_Bcast on the
  * grid row's communicator every 25. With PERSISTENT 1 the requests are
  * persistent (MPI_Recv_init, MPI_Send_init once, MPI_Startall each step).
@@ -20,7 +25,7 @@
 #include <string.h>
 
 enum { CHUNKS = 8, MAXN = 4 };
-enum Mode { kWaitsome, kTestall, kTestsome, kWaitany };
+enum Mode { kWaitsome, kTestall, kTestsome, kWaitany, kTestFirst };
 
 static double face_work(const double* f, int n) {
   double s = 0;
@@ -45,7 +50,7 @@ static double waitsome_rest(int n, MPI_Request* req, const double* faces, int fa
 }
 
 /* Completes the step's 2 n requests (receives first) in the given mode. */
-static double complete(enum Mode mode, int n, MPI_Request* req, const double* faces, int face, int work) {
+static double complete(enum Mode mode, int n, MPI_Request* req, const double* faces, int face, int work, MPI_Comm grid) {
   int nreq = 2 * n, idx[2 * MAXN], out = 0, flag = 0, done = 0, chunk = 0;
   MPI_Status st[2 * MAXN];
   double acc = 0;
@@ -82,6 +87,21 @@ static double complete(enum Mode mode, int n, MPI_Request* req, const double* fa
       }
       acc += busy(work);
       break;
+    case kTestFirst:
+      do { /* one call site: which test finds the message is the timing's choice */
+        MPI_Test(&req[0], &flag, st);
+        if (!flag) acc += busy(work / 64), ++chunk;
+      } while (!flag);
+      acc += face_work(faces, face);
+      {
+        double local = chunk, polls = 0;
+        MPI_Allreduce(&local, &polls, 1, MPI_DOUBLE, MPI_SUM, grid);
+        acc += polls * 1e-12;
+      }
+      acc += busy(work - chunk * (work / 64) > 0 ? work - chunk * (work / 64) : 0);
+      MPI_Waitall(nreq, req, st);
+      for (int k = 1; k < n; ++k) acc += face_work(faces + (size_t)k * face, face);
+      break;
   }
   return acc;
 }
@@ -91,11 +111,11 @@ int main(int argc, char** argv) {
   app_start(&argc, &argv, &rank, &size);
   const char* m = argc > 1 ? argv[1] : "waitsome";
   enum Mode mode = !strcmp(m, "testall") ? kTestall : !strcmp(m, "testsome") ? kTestsome
-                   : !strcmp(m, "waitany") ? kWaitany : kWaitsome;
+                   : !strcmp(m, "waitany") ? kWaitany : !strcmp(m, "testfirst") ? kTestFirst : kWaitsome;
   int steps = argc > 2 ? atoi(argv[2]) : 200, face = argc > 3 ? atoi(argv[3]) : 2000;
   int work = argc > 4 ? atoi(argv[4]) : 200000, persistent = argc > 5 && atoi(argv[5]) == 1;
   if (steps <= 0 || face <= 0 || work <= 0) {
-    if (rank == 0) fprintf(stderr, "usage: poll_halo waitsome|testall|testsome|waitany [STEPS [FACE [WORK [PERSISTENT]]]]\n");
+    if (rank == 0) fprintf(stderr, "usage: poll_halo waitsome|testall|testsome|waitany|testfirst [STEPS [FACE [WORK [PERSISTENT]]]]\n");
     MPI_Finalize();
     return 2;
   }
@@ -130,7 +150,7 @@ int main(int argc, char** argv) {
       for (int k = 0; k < n; ++k)
         MPI_Isend(sbuf + (size_t)k * face, face, MPI_DOUBLE, nbr[k], 7, grid, &req[n + k]);
     }
-    total += complete(mode, n, req, rbuf, face, work) * 1e-9;
+    total += complete(mode, n, req, rbuf, face, work, grid) * 1e-9;
     if (it % 10 == 9) {
       double local = total, global = 0;
       MPI_Allreduce(&local, &global, 1, MPI_DOUBLE, MPI_SUM, grid);

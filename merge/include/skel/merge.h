@@ -120,12 +120,23 @@ struct RunsReport {
 // or where the runs differ, which run was merged alone and why. Empty for one run.
 std::string describe(const RunsReport& r);
 
+// What coalesce_timed_completions() did: episodes made one MPI_Waitall, and
+// calls that completed nothing left out.
+struct CoalesceCounts {
+  size_t made_one = 0, idle_calls = 0;
+  CoalesceCounts& operator+=(const CoalesceCounts& o) {
+    made_one += o.made_one;
+    idle_calls += o.idle_calls;
+    return *this;
+  }
+};
+
 struct Loaded {
   MergedTrace tables;  // everything but events and times
   std::vector<RankData> ranks;        // the first thread's calls (every call when there is one thread)
   std::vector<LoadedThread> threads;  // the other threads' calls, by number
   RunsReport runs;                    // several runs (load_runs): how they compare; dirs empty for one
-  size_t coalesced_completions = 0;   // episodes made one MPI_Waitall (coalesce_timed_completions())
+  CoalesceCounts coalesced_completions;  // episodes made one MPI_Waitall or left out (coalesce_timed_completions())
 };
 
 // Throws TraceError for unreadable, missing, mixed or (without
@@ -187,10 +198,16 @@ void normalize(RankData& rank, const std::vector<Identity>& identities, int64_t 
 // episodes, and no request still active after it was made by the same
 // function as one it completed (a farm master polling its workers' receives
 // keeps its calls). Run on raw request ids, before normalize().
-// Returns the episodes coalesced. intern: the identity index of an Identity
-// (added to the tables if new). load() says how many through Options::progress.
-size_t coalesce_timed_completions(RankData& rank, const std::vector<Identity>& identities,
-                                  const std::function<uint32_t(const Identity&)>& intern);
+// Of the episodes not made one, calls that complete nothing (an MPI_Test or
+// MPI_Testall that found nothing, an MPI_Wait or MPI_Waitall of
+// MPI_REQUEST_NULL) are left out where no receive from MPI_ANY_SOURCE is
+// active, their time added to the next call's gap (docs/merge.md, "Polls
+// that found nothing"). Returns how many episodes were made one and how
+// many calls were left out. intern:
+// the identity index of an Identity (added to the tables if new). load()
+// says how many through Options::progress.
+CoalesceCounts coalesce_timed_completions(RankData& rank, const std::vector<Identity>& identities,
+                                          const std::function<uint32_t(const Identity&)>& intern);
 
 // How merge() ordered the calls: the order it used, the merged events each way it tried (0: not tried),
 // whether the alignment was over its work bound, and (auto, where the orders differed) each one's score.
