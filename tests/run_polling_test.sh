@@ -4,7 +4,8 @@
 # testfirst), whose completion calls change from run to run, traced twice:
 # merge makes each step's completions one MPI_Waitall (its note says so;
 # testfirst: leaves out the tests that found nothing), both traces fold to
-# the same program (timings aside), and the time steps fold: the program is
+# the same program (timings aside) and merge as two runs of it call by call
+# (per-position medians), and the time steps fold: the program is
 # at most 40 symbols, where with every completion call kept as traced it is
 # more than 100 (the control). Then its K = 10 skeleton is generated,
 # compiled, run and traced (tests/run_skeleton_test.sh: it completes and
@@ -36,6 +37,11 @@ for run in 1 2; do
   "$skelgen" dump "$work/trace$run.skf" | sed -n 2p > "$work/program$run.txt"
 done
 bench_same_program "$work/program1.txt" "$work/program2.txt"
+# the two traces as two runs of one program (skelgen trace --runs 2): the same calls, merged by each
+# call's median over the runs (with the polls as traced, each run's calls are its own)
+mkdir -p "$work/runs" && cp -r "$work/trace1" "$work/runs/run-1" && cp -r "$work/trace2" "$work/runs/run-2"
+"$skelgen" merge "$work/runs" -o "$work/runs.skm" 2> "$work/runs.txt" > /dev/null
+grep -q "per-position medians" "$work/runs.txt" || { cat "$work/runs.txt"; echo "FAIL: the two runs do not merge call by call" >&2; exit 1; }
 "$skelgen" merge "$work/trace1" --keep-completions -q -o "$work/kept.skm"
 kept=$(length "$work/kept.skm" "$work/kept.skf")
 echo "folded: ${folded[1]} symbols, the same program for both traces; completions kept as traced: $kept"
