@@ -1,6 +1,7 @@
 // Completion episodes whose calls depend on timing (docs/merge.md,
 // "Completions by polling"): see coalesce_timed_completions() in merge.h.
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -38,7 +39,6 @@ class Coalescer {
       }
       size_t end = i;
       while (end < ev.size() && completion(end) != Completion::kNone) ++end;
-      const bool farm = wildcard_receive_active();  // before coalescible() takes the completed ones out
       const bool coalesce = coalescible(i, end);
       ++episodes_;
       if (coalesce) {
@@ -47,8 +47,14 @@ class Coalescer {
         i = end;
         continue;
       }
+      std::optional<bool> farm;  // polls_for_farm(), asked once the episode has a call to leave out
+      const auto leave_out = [&](size_t k) {
+        if (!idle(k)) return false;
+        if (!farm) farm = polls_for_farm();
+        return !*farm;
+      };
       for (; i < end; ++i) {
-        if (!farm && idle(i)) {
+        if (leave_out(i)) {
           carry(ev[i]);
           ++counts.idle_calls;
         } else {
@@ -77,9 +83,13 @@ class Coalescer {
     const std::vector<int64_t>* refs = list(rd_.events[i], ListField::reqrefs);
     return completion(i) != Completion::kChoose && (!refs || refs->empty()) && i + 1 < rd_.events.size();
   }
-  // A receive from MPI_ANY_SOURCE is active: a farm master may be polling
-  // for its workers' requests, and the farm finder replays those polls.
-  bool wildcard_receive_active() const {
+  // A receive from MPI_ANY_SOURCE was active when the episode coalescible()
+  // just judged began (still active, or completed by it): a farm master may
+  // be polling for its workers' requests, and the farm finder replays those
+  // polls. Asked only for episodes with a call to leave out, not per episode.
+  bool polls_for_farm() const {
+    for (const Done& d : completed_)
+      if (d.active.any_source) return true;
     for (const auto* requests : {&active_, &persistent_})
       for (const auto& [id, a] : *requests)
         if (a.any_source) return true;

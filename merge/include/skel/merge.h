@@ -202,9 +202,10 @@ void normalize(RankData& rank, const std::vector<Identity>& identities, int64_t 
 // MPI_Testall that found nothing, an MPI_Wait or MPI_Waitall of
 // MPI_REQUEST_NULL) are left out where no receive from MPI_ANY_SOURCE is
 // active and a call follows, their time added to the next call's gap
-// (docs/merge.md, "Polls that found nothing"). Returns how many episodes were made one and how
-// many calls were left out. intern: the identity index of an Identity (added
-// to the tables if new). load() says how many through Options::progress.
+// (docs/merge.md, "Polls that found nothing"). Returns how many episodes
+// were made one and how many calls were left out. intern: the identity index
+// of an Identity (added to the tables if new). load() says how many through
+// Options::progress.
 CoalesceCounts coalesce_timed_completions(RankData& rank, const std::vector<Identity>& identities,
                                           const std::function<uint32_t(const Identity&)>& intern);
 
