@@ -136,6 +136,92 @@ std::vector<MessageEnd> message_ends(const FoldedProgram& p, uint32_t n, Param p
 // Messages counted per iteration of a loop: sent and received per (sender,
 // receiver, communicator, tag), and per (receiver, communicator, tag) what
 // arrives and what is taken (MPI_ANY_SOURCE receives count for any sender).
+// The persistent requests of a program (MPI_Send_init, MPI_Recv_init ...)
+// that each MPI_Start and each completion names, by the slots they use, and
+// per run of the top level whether it leaves them as it found them: the
+// same requests started, in the same order. A run that restarts what it
+// completed, in the order it completed it (a pool of receives kept
+// started, each restarted as soon as it is found done), may be left out
+// like any other; in another order, the MPI would match the next run's
+// messages to other receives of the pool than the trace's, and a
+// completion waiting for the traced one would wait for ever.
+class PersistentRequests {
+ public:
+  PersistentRequests(const FoldedProgram& p, const RequestSlots& slots) : p_(p), slots_(slots) {
+    creator_.assign(slots.ring_base.size(), kNoNode);
+    for (uint32_t n = 0; n < slots.ring_of_node.size(); ++n) {
+      const int32_t ring = slots.ring_of_node[n];
+      if (ring >= 0 && creates_persistent_request(identity_of(p, n).func)) creator_[static_cast<size_t>(ring)] = n;
+    }
+    holds_.assign(p.nodes.size(), -1);
+  }
+  // The creating calls of the persistent requests node n (a completion or
+  // an MPI_Start) names on rank r, in order.
+  std::vector<uint32_t> made_by(uint32_t n, uint32_t r) const {
+    std::vector<uint32_t> out;
+    for (const RequestRef& ref : persistent_refs(n, r)) out.push_back(creator_[static_cast<size_t>(ref.ring)]);
+    return out;
+  }
+  // Top-level node n: its starts and completions in the order the program
+  // makes them (a loop's iterations one by one, where it holds any).
+  void add(uint32_t n) {
+    if (!holds_any(n)) return;
+    const FoldedNode& node = p_.nodes[n];
+    if (node.is_loop()) {
+      for (uint64_t i = 0; i < node.count; ++i)
+        for (uint32_t c : node.body) add(c);
+      return;
+    }
+    const bool start = call_class(identity_of(p_, n).func) == CallClass::kStart;
+    for (uint32_t r = 0; r < p_.symbols.world_size; ++r)
+      for (const RequestRef& ref : persistent_refs(n, r)) {
+        changed_ = true;
+        std::vector<uint32_t>& order = started_[{r, ref.ring}];
+        order.erase(std::remove(order.begin(), order.end(), ref.back), order.end());
+        if (start) order.push_back(ref.back);
+      }
+  }
+  // Whether the run since the last call to next_run() left the started
+  // requests as they were, in the same order.
+  bool as_found() const { return !changed_ || started_ == at_run_start_; }
+  void next_run() {
+    if (changed_) at_run_start_ = started_;
+    changed_ = false;
+  }
+
+ private:
+  static constexpr uint32_t kNoNode = UINT32_MAX;
+  std::vector<RequestRef> persistent_refs(uint32_t n, uint32_t r) const {
+    std::vector<RequestRef> out;
+    if (n >= slots_.refs.size() || r >= slots_.refs[n].size()) return out;
+    for (const RequestRef& ref : slots_.refs[n][r])
+      if (ref.ring >= 0 && creator_[static_cast<size_t>(ref.ring)] != kNoNode) out.push_back(ref);
+    return out;
+  }
+  // Whether node n's subtree starts or completes a persistent request.
+  bool holds_any(uint32_t n) {
+    if (holds_[n] < 0) {
+      bool any = false;
+      if (p_.nodes[n].is_loop()) {
+        for (uint32_t c : p_.nodes[n].body) any = holds_any(c) || any;
+      } else {
+        const uint32_t f = identity_of(p_, n).func;
+        if (call_class(f) == CallClass::kStart || completion_of(f) != Completion::kNone)
+          for (uint32_t r = 0; r < p_.symbols.world_size && !any; ++r) any = !persistent_refs(n, r).empty();
+      }
+      holds_[n] = any ? 1 : 0;
+    }
+    return holds_[n] == 1;
+  }
+  const FoldedProgram& p_;
+  const RequestSlots& slots_;
+  std::vector<uint32_t> creator_;  // per ring: its persistent creating node, kNoNode for others
+  std::vector<int8_t> holds_;      // per node: holds_any(), -1 not asked yet
+  // per (rank, ring): the requests started and not completed, oldest first (by back)
+  std::map<std::pair<uint32_t, int32_t>, std::vector<uint32_t>> started_, at_run_start_;
+  bool changed_ = false, looped_ = false;
+};
+
 class MessageBalance {
  public:
   using Key = std::tuple<int64_t, int64_t, int64_t, std::vector<int64_t>>;  // sender, receiver, comm, tag
@@ -159,6 +245,34 @@ class MessageBalance {
         return std::vector<MessageEnd>{{value_at(p, id, peer, r, j, k), {value_at(p, id, tag, r, j, k)}, 1.0}};
       });
     }
+  }
+
+  // The messages of persistent requests (MPI_Send_init, MPI_Recv_init ...),
+  // each with its creating call's peer, tag and communicator, counted where
+  // they move: a send at its MPI_Start, a receive at the completion that
+  // finds it done. Counted at MPI_Start, a pool of wildcard receives that a
+  // program keeps started (Graph500's active messages: four MPI_Recv_init,
+  // each restarted as soon as MPI_Testany finds it done) was never
+  // received, and no run of the program after it ended.
+  void add_persistent(const FoldedProgram& p, const PersistentRequests& persistent, uint32_t id, double times) {
+    const uint32_t f = identity_of(p, id).func;
+    const bool start = call_class(f) == CallClass::kStart;
+    if (!start && completion_of(f) == Completion::kNone) return;
+    for (uint32_t r : event_of(p, id).ranks)
+      for (uint32_t made : persistent.made_by(id, r)) {
+        const Identity& c = identity_of(p, made);
+        const int64_t peer = value_at(p, made, Param::peer, r, 0);
+        const std::vector<int64_t> tag{value_at(p, made, Param::tag, r, 0)};
+        if (start && call_class(c.func) == CallClass::kSendInit && peer >= 0) {
+          sent_[{r, peer, c.comm, tag}] += times;
+          into_[{peer, c.comm, tag}] += times;
+        } else if (!start && call_class(c.func) == CallClass::kRecvInit) {
+          any_tag_ |= tag[0] == kAnyTag;
+          if (c.peer_class != PeerClass::kAnySource && peer < 0) continue;  // MPI_PROC_NULL
+          if (c.peer_class != PeerClass::kAnySource) received_[{peer, r, c.comm, tag}] += times;
+          taken_[{r, c.comm, tag}] += times;
+        }
+      }
   }
 
   // Whether every message received was sent, and what arrives is taken.
@@ -540,13 +654,15 @@ void plan_steps(const FoldedProgram& p, const std::vector<uint32_t>& items, Plan
 namespace {
 
 // Calls whose effect outlives the run of top-level nodes they are in (MPI's
-// start and end, persistent requests, communicators, windows, files,
-// datatypes): a run holding one is always kept.
+// start and end, persistent requests made, freed or cancelled,
+// communicators, windows, files, datatypes): a run holding one is always
+// kept. An MPI_Start outlives its run only where the run does not leave
+// the started requests as it found them (PersistentRequests).
 bool outlives_its_run(const FoldedProgram& p, uint32_t n) {
   const uint32_t f = identity_of(p, n).func;
   switch (call_class(f)) {
     case CallClass::kInit: case CallClass::kFinalize: case CallClass::kAbort: case CallClass::kSendInit:
-    case CallClass::kRecvInit: case CallClass::kStart: case CallClass::kRequestFree: case CallClass::kCancel:
+    case CallClass::kRecvInit: case CallClass::kRequestFree: case CallClass::kCancel:
     case CallClass::kCommCreate:
     case CallClass::kCommCreateGroup: case CallClass::kCommFree:
       return true;
@@ -577,6 +693,7 @@ struct TopRun {
 std::vector<TopRun> shortest_closed_runs(const FoldedProgram& p, const NodeTimes& t, const Plan& plan) {
   const uint32_t P = p.symbols.world_size;
   MessageBalance balance;
+  PersistentRequests persistent(p, plan.slots);
   std::vector<TopRun> runs;
   TopRun run;
   CollectiveCount collectives;
@@ -589,6 +706,7 @@ std::vector<TopRun> shortest_closed_runs(const FoldedProgram& p, const NodeTimes
       return;
     }
     balance.add_instances(p, id, static_cast<uint64_t>(times), iterations);
+    balance.add_persistent(p, persistent, id, times);
     for (uint32_t r : event_of(p, id).ranks) rank_calls[r] += times;
     collectives.add(p, id, times);
     run.may_leave = run.may_leave && !outlives_its_run(p, id);
@@ -600,11 +718,13 @@ std::vector<TopRun> shortest_closed_runs(const FoldedProgram& p, const NodeTimes
     auto step = plan.steps.find(id);
     if (step != plan.steps.end()) step_end = std::max(step_end, i + step->second.nodes.size());
     add(id, 1.0, 0);
+    persistent.add(id);
     for (uint32_t r = 0; r < P; ++r) rank_time[r] += t.total[id][r];
     const bool in_farm = plan.farm_at(i) >= 0 && plan.farm_at(i + 1) == plan.farm_at(i);  // a farm runs whole
     // a run ends where its messages are received and every member of each group made its collectives
     if (i + 1 < p.top.size() && (i + 1 < step_end || in_farm || !balance.balanced() || !collectives.whole())) continue;
-    run.may_leave = run.may_leave && collectives.whole();
+    run.may_leave = run.may_leave && collectives.whole() && persistent.as_found();
+    persistent.next_run();
     collectives = CollectiveCount();
     run.end = i + 1;
     run.time = *std::max_element(rank_time.begin(), rank_time.end());
