@@ -98,5 +98,6 @@ bench_fold_twice() {  # SKELGEN WORK APP ARGS...
     "$skelgen" compress "$work/trace$run.skm" -o "$work/trace$run.skf" > "$work/compress$run.txt"
     "$skelgen" dump "$work/trace$run.skf" | sed -n 2p > "$work/program$run.txt"
   done
-  bench_same_program "$work/program1.txt" "$work/program2.txt"
+  # BENCH_SAME_FOLD=0: the traces may fold differently (which request of a pool takes a message is the timing's)
+  [ "${BENCH_SAME_FOLD:-1}" = 0 ] || bench_same_program "$work/program1.txt" "$work/program2.txt"
 }

@@ -91,6 +91,8 @@ struct Actor {
   std::vector<Frame> stack;
   std::vector<int64_t> slot;  // request in each slot, -1: MPI_REQUEST_NULL
   std::vector<int64_t> made;  // per ring: requests made (skel_made)
+  // per pool ring (RequestSlots::pool): its slots started, and done, oldest first
+  std::vector<std::deque<int64_t>> pool_started, pool_done;
   std::unordered_map<uint32_t, double> counter;     // instance counters (n<id>_i)
   std::unordered_map<int64_t, uint32_t> comm;       // communicator symbol -> context
   std::unordered_map<int64_t, uint64_t> generation; // communicator symbol -> times made
@@ -161,6 +163,10 @@ class Checker {
   void make_communicator(uint32_t a, uint32_t node);
   // --- slots
   int64_t slot_of(const Actor& a, const RequestRef& ref) const;
+  void pool_moved(Actor& ac, const RequestRef& ref);
+  bool pool(int32_t g) const {
+    return g >= 0 && static_cast<size_t>(g) < plan_.slots.pool.size() && plan_.slots.pool[static_cast<size_t>(g)];
+  }
   void slot_put(uint32_t a, uint32_t node, uint32_t r);
   void completion(uint32_t a, uint32_t node, CallClass c);
   void finalize(uint32_t a);
@@ -737,6 +743,10 @@ void Checker::collective_done(uint32_t ctx) {
 int64_t Checker::slot_of(const Actor& a, const RequestRef& ref) const {
   if (ref.ring < 0) return -1;
   const size_t g = static_cast<size_t>(ref.ring);
+  if (ref.pool != PoolRef::kNo) {  // skel_pool_slot()
+    const std::deque<int64_t>& q = ref.pool == PoolRef::kTake ? a.pool_started[g] : a.pool_done[g];
+    return q.empty() ? -1 : q.front();
+  }
   const int64_t size = plan_.slots.ring_size[g], base = plan_.slots.ring_base[g];
   if (size == 1) return base;
   return base + (((a.made[g] - static_cast<int64_t>(ref.back)) % size) + size) % size;
@@ -752,6 +762,20 @@ void Checker::slot_put(uint32_t a, uint32_t node, uint32_t id) {
   const int64_t base = plan_.slots.ring_base[static_cast<size_t>(g)];
   const int64_t s = size == 1 ? base : base + ac.made[static_cast<size_t>(g)]++ % size;
   ac.slot[static_cast<size_t>(s)] = id;  // one still pending there is lost to the skeleton (MPI keeps it)
+  if (pool(g)) ac.pool_done[static_cast<size_t>(g)].push_back(s);
+}
+
+// skel_pool_moved(): a pool reference's slot goes from the queue it was
+// taken from to the back of the other (a request taken is done, one
+// started is started).
+void Checker::pool_moved(Actor& ac, const RequestRef& ref) {
+  if (ref.ring < 0 || ref.pool == PoolRef::kNo) return;
+  const size_t g = static_cast<size_t>(ref.ring);
+  std::deque<int64_t>& from = ref.pool == PoolRef::kTake ? ac.pool_started[g] : ac.pool_done[g];
+  std::deque<int64_t>& to = ref.pool == PoolRef::kTake ? ac.pool_done[g] : ac.pool_started[g];
+  if (from.empty()) return;
+  to.push_back(from.front());
+  from.pop_front();
 }
 
 // Wait*, Test* (each finished with a wait), Start*, Request_free, Cancel on
@@ -762,8 +786,9 @@ void Checker::completion(uint32_t a, uint32_t node, CallClass c) {
   if (refs.empty() || ac.rank >= refs.size()) return;
   for (const RequestRef& ref : refs[ac.rank]) {
     const int64_t s = slot_of(ac, ref);
+    pool_moved(ac, ref);
     if (s < 0 || ac.slot[static_cast<size_t>(s)] < 0) {
-      if (c == CallClass::kStart && s >= 0) {
+      if (c == CallClass::kStart && (s >= 0 || ref.pool == PoolRef::kStart)) {
         ac.node = node;
         fail(CheckProblem::kBadRequest, "rank " + std::to_string(ac.rank) + " starts a request slot that is empty", {a});
         return;
@@ -1074,6 +1099,8 @@ CheckResult Checker::run() {
     a.rank = r;
     a.slot.assign(slots, -1);
     a.made.assign(std::max<size_t>(1, plan_.slots.ring_size.size()), 0);
+    a.pool_started.assign(plan_.slots.ring_size.size(), {});
+    a.pool_done.assign(plan_.slots.ring_size.size(), {});
     Frame top;
     top.items = &p_.top;
     a.stack.push_back(top);

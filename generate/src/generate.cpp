@@ -203,6 +203,8 @@ class Emitter {
   std::string op(uint32_t n);
   std::string list(uint32_t n, ListField f);
   std::string slot_list(uint32_t n, std::string& count_expr);
+  std::string write_slot_list(uint32_t n, std::string& count_expr);
+  std::map<uint32_t, std::pair<std::string, std::string>> slot_lists_;  // node -> slot_list() and its count
   std::string single_request(uint32_t n);
   std::string new_comm(uint32_t n);
   std::string guard(uint32_t n) const;
@@ -221,6 +223,7 @@ class Emitter {
   std::string request_out(uint32_t n) const;
   std::vector<std::string> listed_call(uint32_t n);
   std::vector<std::string> completion_call(uint32_t n);
+  std::vector<std::string> completion_lines(uint32_t n);
   std::vector<std::string> sendrecv_call(uint32_t n);
   std::vector<std::string> alltoallw_call(uint32_t n);
   std::vector<std::string> comm_create_call(uint32_t n);
@@ -262,6 +265,19 @@ class Emitter {
   // The code skel_slot() decodes: the back-th latest request of this program's ring `ring`.
   int64_t ring_ref(int64_t back, int64_t ring) const {
     return back * static_cast<int64_t>(at_.total_rings) + ring + static_cast<int64_t>(at_.ring_base);
+  }
+  // A reference as skel_slot() takes it: -1 MPI_REQUEST_NULL, a pool's (skel_pool_slot), or ring_ref().
+  int64_t ref_code(const RequestRef& x) const {
+    if (x.ring < 0) return -1;
+    if (x.pool == PoolRef::kTake) return ring_ref(0, x.ring);
+    if (x.pool == PoolRef::kStart) return -2 - ring_ref(0, x.ring);
+    return ring_ref(x.back, x.ring);
+  }
+  bool has_pool_ref(uint32_t n) const {
+    for (const auto& refs : slots_.refs[n])
+      for (const RequestRef& x : refs)
+        if (x.pool != PoolRef::kNo) return true;
+    return false;
   }
   void thread_points_at(size_t i, bool end);
   static std::string runtime_tables(const std::vector<const Emitter*>& all);
@@ -554,13 +570,24 @@ std::string Emitter::list(uint32_t n, ListField f) {
 // The requests a completion call names, as references coded for skel_slot()
 // ("n12_reqs" or a per-rank slice of it); their number in count_expr.
 std::string Emitter::slot_list(uint32_t n, std::string& count_expr) {
+  auto made = slot_lists_.find(n);  // its tables are written once
+  if (made == slot_lists_.end()) {
+    std::string count = "1";
+    const std::string list = write_slot_list(n, count);
+    made = slot_lists_.emplace(n, std::make_pair(list, count)).first;
+  }
+  count_expr = made->second.second;
+  return made->second.first;
+}
+
+std::string Emitter::write_slot_list(uint32_t n, std::string& count_expr) {
   const MergedEvent& e = event(n);
   const auto& refs = slots_.refs[n];
   std::vector<std::vector<int64_t>> lists;
   for (uint32_t r : e.ranks) {
     std::vector<int64_t> l;
     if (!refs.empty())
-      for (const RequestRef& x : refs[r]) l.push_back(x.ring < 0 ? -1 : ring_ref(x.back, x.ring));
+      for (const RequestRef& x : refs[r]) l.push_back(ref_code(x));
     lists.push_back(l);
   }
   for (const auto& l : lists) max_reqs_ = std::max(max_reqs_, l.size());
@@ -600,8 +627,9 @@ std::string Emitter::single_request(uint32_t n) {
   const RequestRef& x = (*first)[0];
   if (x.ring < 0) return "&skel_null_req";
   size_t g = static_cast<size_t>(x.ring);
-  if (slots_.ring_size[g] == 1) return "&skel_req[" + std::to_string(slots_.ring_base[g] + at_.slot_base) + "]";
-  return "&skel_req[skel_slot(" + std::to_string(ring_ref(x.back, x.ring)) + ")]";
+  if (slots_.ring_size[g] == 1 && x.pool == PoolRef::kNo)
+    return "&skel_req[" + std::to_string(slots_.ring_base[g] + at_.slot_base) + "]";
+  return "&skel_req[skel_slot(" + std::to_string(ref_code(x)) + ")]";
 }
 
 std::string Emitter::new_comm(uint32_t n) {
@@ -852,8 +880,18 @@ std::vector<std::string> Emitter::listed_call(uint32_t n) {
   return out;
 }
 
-// Wait*, Test*, Start*, Request_free, Cancel: the requests from their slots.
+// Wait*, Test*, Start*, Request_free, Cancel: the requests from their
+// slots; after a call with pool references, each one's slot changes queue.
 std::vector<std::string> Emitter::completion_call(uint32_t n) {
+  std::vector<std::string> lines = completion_lines(n);
+  if (!has_pool_ref(n)) return lines;
+  std::string k = "1";
+  const std::string S = slot_list(n, k);
+  lines.push_back("skel_pools_moved(" + S + ", " + k + ");");
+  return lines;
+}
+
+std::vector<std::string> Emitter::completion_lines(uint32_t n) {
   const uint32_t f = identity(n).func;
   const bool simple = f == kFunc_MPI_Start || f == kFunc_MPI_Request_free || f == kFunc_MPI_Cancel || f == kFunc_MPI_Wait ||
                       f == kFunc_MPI_Test;
@@ -1327,7 +1365,7 @@ std::string Emitter::runtime_tables(const std::vector<const Emitter*>& all) {
   factors << "static const double skel_loop_factor[SKEL_NUM_CUT_LOOPS + 1] = {";
   iters << "static const double skel_loop_iters[SKEL_NUM_CUT_LOOPS + 1] = {";
   stream << "SKEL_MAYBE_UNUSED static const int skel_loop_stream[SKEL_NUM_CUT_LOOPS + 1] = {";
-  std::vector<int> ring_base, ring_size;
+  std::vector<int> ring_base, ring_size, ring_pool;
   for (const Emitter* e : all) {
     for (const CutLoop& c : e->plan_.cuts) {
       factors << num(static_cast<double>(c.count) / static_cast<double>(c.iterations)) << ", ";
@@ -1347,12 +1385,13 @@ std::string Emitter::runtime_tables(const std::vector<const Emitter*>& all) {
     for (size_t g = 0; g < e->slots_.ring_size.size(); ++g) {
       ring_base.push_back(static_cast<int>(e->slots_.ring_base[g] + e->at_.slot_base));
       ring_size.push_back(static_cast<int>(e->slots_.ring_size[g]));
+      ring_pool.push_back(g < e->slots_.pool.size() && e->slots_.pool[g] ? 1 : 0);
     }
   }
   factors << "1};\n";
   iters << "1};\n";
   stream << "0};\n";
-  if (ring_base.empty()) ring_base.push_back(0), ring_size.push_back(1);
+  if (ring_base.empty()) ring_base.push_back(0), ring_size.push_back(1), ring_pool.push_back(0);
   std::ostringstream t;
   t << factors.str() << iters.str() << stream.str();
   auto ints = [&](const char* name, const std::vector<int>& v) {
@@ -1360,6 +1399,7 @@ std::string Emitter::runtime_tables(const std::vector<const Emitter*>& all) {
   };
   ints("skel_ring_base", ring_base);
   ints("skel_ring_size", ring_size);
+  ints("skel_ring_pool", ring_pool);
   auto quoted = [](const std::string& s) {
     std::string q = "\"";
     for (char ch : s) q += ch == '"' || ch == '\\' ? std::string("\\") + ch : std::string(1, ch);

@@ -143,8 +143,9 @@ std::vector<MessageEnd> message_ends(const FoldedProgram& p, uint32_t n, Param p
 // completed, in the order it completed it (a pool of receives kept
 // started, each restarted as soon as it is found done), may be left out
 // like any other; in another order, the MPI would match the next run's
-// messages to other receives of the pool than the trace's, and a
-// completion waiting for the traced one would wait for ever.
+// messages to other receives than the trace's, and a completion waiting
+// for the traced one would wait for ever. A pool's (RequestSlots::pool)
+// completions take whichever is oldest: only how many are started counts.
 class PersistentRequests {
  public:
   PersistentRequests(const FoldedProgram& p, const RequestSlots& slots) : p_(p), slots_(slots) {
@@ -177,6 +178,17 @@ class PersistentRequests {
       for (const RequestRef& ref : persistent_refs(n, r)) {
         changed_ = true;
         std::vector<uint32_t>& order = started_[{r, ref.ring}];
+        if (ref.pool != PoolRef::kNo) {  // which request does not matter: how many are started
+          uint64_t& awaiting = awaiting_restart_[{r, ref.ring}];
+          if (start) {
+            order.push_back(0);
+            if (awaiting > 0) --awaiting;
+          } else if (!order.empty()) {
+            order.pop_back();
+            ++awaiting;
+          }
+          continue;
+        }
         order.erase(std::remove(order.begin(), order.end(), ref.back), order.end());
         if (start) order.push_back(ref.back);
       }
@@ -184,6 +196,11 @@ class PersistentRequests {
   // Whether the run since the last call to next_run() left the started
   // requests as they were, in the same order.
   bool as_found() const { return !changed_ || started_ == at_run_start_; }
+  // Whether no pool has a request taken and not started again: a run does
+  // not end between a pool's MPI_Testany and its MPI_Start.
+  bool pools_restarted() const {
+    return std::all_of(awaiting_restart_.begin(), awaiting_restart_.end(), [](const auto& kv) { return kv.second == 0; });
+  }
   void next_run() {
     if (changed_) at_run_start_ = started_;
     changed_ = false;
@@ -219,7 +236,8 @@ class PersistentRequests {
   std::vector<int8_t> holds_;      // per node: holds_any(), -1 not asked yet
   // per (rank, ring): the requests started and not completed, oldest first (by back)
   std::map<std::pair<uint32_t, int32_t>, std::vector<uint32_t>> started_, at_run_start_;
-  bool changed_ = false, looped_ = false;
+  bool changed_ = false;
+  std::map<std::pair<uint32_t, int32_t>, uint64_t> awaiting_restart_;  // per (rank, pool ring): taken, not started
 };
 
 class MessageBalance {
@@ -722,7 +740,9 @@ std::vector<TopRun> shortest_closed_runs(const FoldedProgram& p, const NodeTimes
     for (uint32_t r = 0; r < P; ++r) rank_time[r] += t.total[id][r];
     const bool in_farm = plan.farm_at(i) >= 0 && plan.farm_at(i + 1) == plan.farm_at(i);  // a farm runs whole
     // a run ends where its messages are received and every member of each group made its collectives
-    if (i + 1 < p.top.size() && (i + 1 < step_end || in_farm || !balance.balanced() || !collectives.whole())) continue;
+    if (i + 1 < p.top.size() &&
+        (i + 1 < step_end || in_farm || !balance.balanced() || !collectives.whole() || !persistent.pools_restarted()))
+      continue;
     run.may_leave = run.may_leave && collectives.whole() && persistent.as_found();
     persistent.next_run();
     collectives = CollectiveCount();

@@ -1,5 +1,6 @@
 #include "requests.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <numeric>
@@ -74,10 +75,11 @@ class Creators {
 
 namespace {
 
-uint32_t func_of(const FoldedProgram& p, uint32_t node) {
+const Identity& identity_at(const FoldedProgram& p, uint32_t node) {
   const MergedTrace& m = p.symbols;
-  return m.identities[m.events[p.nodes[node].symbol].identity].func;
+  return m.identities[m.events[p.nodes[node].symbol].identity];
 }
+uint32_t func_of(const FoldedProgram& p, uint32_t node) { return identity_at(p, node).func; }
 
 // Pass 1: which creating nodes a reference reaches. Where one reference of
 // one rank reaches different creating nodes at different positions, those
@@ -185,9 +187,8 @@ class RefResolver {
       if (!seen_[n][r][j]) {
         mine[j] = ref;
         seen_[n][r][j] = 1;
-      } else if (!(mine[j] == ref) && out_.problems.size() < 5) {
-        out_.problems.push_back("node " + std::to_string(n) + ", rank " + std::to_string(r) +
-                                ": a request reference differs between iterations");
+      } else if (!(mine[j] == ref) && differs_.size() < kMaxDiffering) {
+        differs_.emplace_back(n, r);
       }
     }
   }
@@ -196,11 +197,61 @@ class RefResolver {
   const MergedTrace& m_;
   const std::vector<uint32_t>& at_;
   RequestSlots& out_;
+
+ public:
+  // (node, rank) where a reference differs between occurrences: problems,
+  // unless the ring is a pool (mark_pools), whose references name none
+  static constexpr size_t kMaxDiffering = 1000;
+  std::vector<std::pair<uint32_t, uint32_t>> differs_;
+
+ private:
   std::vector<std::vector<uint64_t>> made_;                   // [rank][ring]: requests made
   std::vector<std::unordered_map<size_t, uint64_t>> instance_;  // per rank: position -> instance number, pending only
   std::vector<std::vector<std::vector<uint8_t>>> seen_;        // [node][rank][j]: a reference kept
   Creators creators_;
 };
+
+// The pools among the rings (RequestSlots::pool): two slots or more, made
+// by persistent receives from MPI_ANY_SOURCE of one tag, completed by calls
+// that choose (MPI_Testany ...) one request of it at a time, started one at
+// a time. Those completions and starts become pool references; others
+// (cancelled requests completed by MPI_Waitall at the end) keep naming
+// their slots.
+void mark_pools(const FoldedProgram& p, RequestSlots& out) {
+  const size_t G = out.ring_size.size();
+  std::vector<uint8_t> may(G, 0), taken(G, 0);
+  for (size_t g = 0; g < G; ++g) may[g] = out.ring_size[g] >= 2;
+  for (uint32_t n = 0; n < out.ring_of_node.size(); ++n) {
+    const int32_t g = out.ring_of_node[n];
+    if (g < 0) continue;
+    const Identity& id = identity_at(p, n);
+    const bool wildcard_recv = call_class(id.func) == CallClass::kRecvInit && id.peer_class == PeerClass::kAnySource;
+    if (!wildcard_recv || p.nodes[n].rule(Param::tag)) may[static_cast<size_t>(g)] = 0;
+  }
+  auto each_ref = [&](auto&& visit) {
+    for (uint32_t n = 0; n < out.refs.size(); ++n)
+      for (auto& refs : out.refs[n])
+        for (RequestRef& ref : refs)
+          if (ref.ring >= 0) visit(n, refs.size(), ref);
+  };
+  each_ref([&](uint32_t n, size_t k, const RequestRef& ref) {
+    const uint32_t f = func_of(p, n);
+    const CallClass c = call_class(f);
+    const size_t g = static_cast<size_t>(ref.ring);
+    const bool one = k == 1;
+    if (completion_of(f) == Completion::kChoose && one) taken[g] = 1;
+    else if ((completion_of(f) == Completion::kChoose || c == CallClass::kStart) && !one) may[g] = 0;
+  });
+  out.pool.assign(G, 0);
+  for (size_t g = 0; g < G; ++g) out.pool[g] = may[g] && taken[g];
+  each_ref([&](uint32_t n, size_t, RequestRef& ref) {
+    if (!out.pool[static_cast<size_t>(ref.ring)]) return;
+    const uint32_t f = func_of(p, n);
+    if (call_class(f) != CallClass::kStart && completion_of(f) != Completion::kChoose) return;
+    ref.pool = call_class(f) == CallClass::kStart ? PoolRef::kStart : PoolRef::kTake;
+    ref.back = 0;
+  });
+}
 
 }  // namespace
 
@@ -209,7 +260,16 @@ RequestSlots assign_request_slots(const FoldedProgram& p) {
   RequestSlots out;
   UnionFind uf = join_shared_creators(p, at);
   number_rings(p, uf, out);
-  RefResolver(p, at, out).run();
+  RefResolver resolver(p, at, out);
+  resolver.run();
+  mark_pools(p, out);
+  for (const auto& [n, r] : resolver.differs_) {
+    const auto& refs = out.refs[n][r];
+    if (out.problems.size() >= 5) break;
+    if (std::any_of(refs.begin(), refs.end(), [](const RequestRef& x) { return x.pool != PoolRef::kNo; })) continue;
+    out.problems.push_back("node " + std::to_string(n) + ", rank " + std::to_string(r) +
+                           ": a request reference differs between iterations");
+  }
   for (uint32_t size : out.ring_size) {
     out.ring_base.push_back(out.num_slots);
     out.num_slots += size;

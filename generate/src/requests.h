@@ -22,10 +22,17 @@
 
 namespace skt::gen {
 
+// A reference into a pool (RequestSlots::pool) names no request of its own:
+// kTake, a completion's, is the pool's oldest started request (the one the
+// MPI matches the next message to); kStart, an MPI_Start's, the one that
+// has been done longest.
+enum class PoolRef : uint8_t { kNo, kTake, kStart };
+
 struct RequestRef {
   int32_t ring = -1;  // -1: a request the trace did not see (MPI_REQUEST_NULL)
-  uint32_t back = 1;  // 1 = the ring's latest request, 2 = the one before ...
-  bool operator==(const RequestRef& o) const { return ring == o.ring && back == o.back; }
+  uint32_t back = 1;  // 1 = the ring's latest request, 2 = the one before ... (0 in a pool reference)
+  PoolRef pool = PoolRef::kNo;
+  bool operator==(const RequestRef& o) const { return ring == o.ring && back == o.back && pool == o.pool; }
 };
 
 struct RequestSlots {
@@ -36,6 +43,14 @@ struct RequestSlots {
   // or frees, in order (outer vector empty: not a completion node).
   std::vector<std::vector<std::vector<RequestRef>>> refs;  // [node][rank]
   std::vector<std::string> problems;           // references that differ between occurrences (first kept)
+  // Per ring: a pool. A ring of persistent receives from MPI_ANY_SOURCE of
+  // one tag (Graph500's active messages keep four started and take each
+  // by MPI_Testany as it is done, restarting it at once): the MPI matches
+  // each message to the oldest receive started, so which one a completion
+  // finds depends on how many came, not on the slot the trace names. Its
+  // MPI_Testany/Waitany/Testsome/Waitsome completions and its starts are
+  // pool references; the ring's slots keep two queues (started, done).
+  std::vector<uint8_t> pool;
 };
 
 // creates_request(), uses_requests(): skel/trace.h

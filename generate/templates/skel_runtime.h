@@ -5,7 +5,7 @@
  *
  * The generated part defines, before this text:
  *   SKEL_WORLD_SIZE, SKEL_SCALE, SKEL_NUM_SLOTS, SKEL_NUM_RINGS, skel_ring_base[],
- *   skel_ring_size[], SKEL_NUM_COMMS,
+ *   skel_ring_size[], skel_ring_pool[], SKEL_NUM_COMMS,
  *   SKEL_NUM_CUT_LOOPS, SKEL_MAX_REQS, SKEL_BUF_BYTES, SKEL_BSEND_BYTES,
  *   SKEL_NAME, skel_loop_factor[] (traced iterations / skeleton iterations
  *   of each cut loop), skel_loop_iters[] (skeleton iterations) and
@@ -270,20 +270,61 @@ static inline int skel_part(double i, double n, int parts)
   return k < 0 ? 0 : k >= parts ? parts - 1 : k;
 }
 
+/* Pools: rings of persistent receives from MPI_ANY_SOURCE that the program
+ * takes by MPI_Testany (skel_ring_pool[g]). The MPI matches each message to
+ * the oldest receive started, so the skeleton takes a pool's oldest started
+ * request (reference g, below SKEL_NUM_RINGS) and starts the one done
+ * longest (reference -2 - g), whichever slot the trace named. Each ring's
+ * two queues (0: done, 1: started) hold its slots, oldest first. */
+SKEL_MAYBE_UNUSED static int skel_pool_q[2][SKEL_NUM_SLOTS];
+SKEL_MAYBE_UNUSED static int skel_pool_head[2][SKEL_NUM_RINGS], skel_pool_len[2][SKEL_NUM_RINGS];
+static inline int skel_pool_slot(int g, int started)
+{
+  if (skel_pool_len[started][g] == 0) return -1;
+  return skel_pool_q[started][skel_ring_base[g] + skel_pool_head[started][g]];
+}
+static inline void skel_pool_push(int g, int started, int slot)
+{
+  const int size = skel_ring_size[g];
+  if (skel_pool_len[started][g] == size) return;
+  skel_pool_q[started][skel_ring_base[g] + (skel_pool_head[started][g] + skel_pool_len[started][g]++) % size] = slot;
+}
+/* After a call with pool references: each one's slot leaves the front of
+ * its queue for the back of the other (taken: done; started: started). */
+static inline void skel_pools_moved(const int* refs, int n)
+{
+  int i, g, from, s;
+  for (i = 0; i < n; ++i) {
+    if (refs[i] >= 0 && refs[i] < SKEL_NUM_RINGS) g = refs[i], from = 1;
+    else if (refs[i] <= -2) g = -2 - refs[i], from = 0;
+    else continue;
+    s = skel_pool_slot(g, from);
+    if (s < 0) continue;
+    skel_pool_head[from][g] = (skel_pool_head[from][g] + 1) % skel_ring_size[g];
+    --skel_pool_len[from][g];
+    skel_pool_push(g, !from, s);
+  }
+}
+
 /* The slot for a new request of ring g. */
 static inline MPI_Request* skel_new_req(int g)
 {
-  return &skel_req[skel_ring_base[g] + skel_made[g]++ % skel_ring_size[g]];
+  const int s = skel_ring_base[g] + (int)(skel_made[g]++ % skel_ring_size[g]);
+  if (skel_ring_pool[g]) skel_pool_push(g, 0, s);
+  return &skel_req[s];
 }
 
 /* A completion's reference, back * SKEL_NUM_RINGS + g ("the back-th latest
- * request of ring g"), as a slot; -1 stays -1 (MPI_REQUEST_NULL). */
+ * request of ring g"), or a pool reference (above), as a slot; -1 stays -1
+ * (MPI_REQUEST_NULL). */
 static inline int skel_slot(int ref)
 {
   long g, back, k;
+  if (ref <= -2) return skel_pool_slot(-2 - ref, 0);
   if (ref < 0) return -1;
   g = ref % SKEL_NUM_RINGS;
   back = ref / SKEL_NUM_RINGS;
+  if (back == 0) return skel_pool_slot((int)g, 1);
   k = ((skel_made[g] - back) % skel_ring_size[g] + skel_ring_size[g]) % skel_ring_size[g];
   return skel_ring_base[g] + (int)k;
 }

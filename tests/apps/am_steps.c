@@ -1,15 +1,18 @@
-/* Time steps of active messages over a persistent wildcard receive, as
- * message-driven codes (Graph500's reference BFS) keep one: every rank
- * makes one MPI_Recv_init(MPI_ANY_SOURCE) at the start and restarts it with
- * MPI_Start as soon as a message is in. Each of STEPS steps sends a number
+/* Time steps of active messages over persistent wildcard receives, as
+ * message-driven codes (Graph500's reference BFS) keep them: every rank
+ * makes POOL MPI_Recv_init(MPI_ANY_SOURCE) at the start, takes whichever is
+ * done (MPI_Wait of the one, MPI_Waitany of a pool of several) and restarts
+ * it with MPI_Start at once. Each of STEPS steps sends a number
  * of messages round a ring that changes from step to step (1 to 6, of 1 to
  * 8 times CHUNK doubles: a frontier's data, a hash of the step), each one
  * computed before it is sent and handled (summed) when it arrives; the step
  * ends with an MPI_Allreduce of what each rank handled. No two neighbouring
  * steps are alike, so no loop holds them: the skeleton must leave steps out,
- * and the steps restart the persistent receive.
+ * and the steps restart the persistent receives (a pool of several in
+ * another order each step: which one takes a message depends on how many
+ * came before).
  *
- *   am_steps [STEPS=200] [CHUNK=2000] [WORK=100000]
+ *   am_steps [STEPS=200] [CHUNK=2000] [WORK=100000] [POOL=1]
  *
  * Prints the steps, the messages and a checksum on rank 0. */
 #include <mpi.h>
@@ -37,16 +40,17 @@ int main(int argc, char** argv) {
   const int steps = argc > 1 ? atoi(argv[1]) : 200;
   const int chunk = argc > 2 ? atoi(argv[2]) : 2000;
   const long work = argc > 3 ? atol(argv[3]) : 100000;
-  if (steps < 1 || chunk < 1 || work < 0) {
-    if (rank == 0) fprintf(stderr, "usage: am_steps [STEPS>=1] [CHUNK>=1] [WORK>=0]\n");
+  const int npool = argc > 4 ? atoi(argv[4]) : 1;
+  if (steps < 1 || chunk < 1 || work < 0 || npool < 1 || npool > 16) {
+    if (rank == 0) fprintf(stderr, "usage: am_steps [STEPS>=1] [CHUNK>=1] [WORK>=0] [POOL=1..16]\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   const int right = (rank + 1) % size, most = 8 * chunk;
-  double* in = calloc((size_t)most, sizeof(double));
+  double* in = calloc((size_t)most * npool, sizeof(double));
   double* out = calloc((size_t)most, sizeof(double));
-  MPI_Request pool, sent;
-  MPI_Recv_init(in, most, MPI_DOUBLE, MPI_ANY_SOURCE, 7, MPI_COMM_WORLD, &pool);
-  MPI_Start(&pool);
+  MPI_Request pool[16], sent;
+  for (int i = 0; i < npool; ++i) MPI_Recv_init(in + (size_t)most * i, most, MPI_DOUBLE, MPI_ANY_SOURCE, 7, MPI_COMM_WORLD, &pool[i]);
+  for (int i = 0; i < npool; ++i) MPI_Start(&pool[i]);
   double acc = rank, total = 0;
   long messages = 0;
   for (int step = 0; step < steps; ++step) {
@@ -58,11 +62,12 @@ int main(int argc, char** argv) {
       for (int i = 0; i < len; ++i) out[i] = acc + i;
       MPI_Isend(out, len, MPI_DOUBLE, right, 7, MPI_COMM_WORLD, &sent);
       MPI_Status st;
-      MPI_Wait(&pool, &st);  /* the message from the left: handle it, take the next */
-      int got;
+      int idx = 0, got;
+      if (npool == 1) MPI_Wait(&pool[0], &st);  /* the message from the left: handle it, take the next */
+      else MPI_Waitany(npool, pool, &idx, &st);
       MPI_Get_count(&st, MPI_DOUBLE, &got);
-      for (int i = 0; i < got; i += 97) handled += in[i];
-      MPI_Start(&pool);
+      for (int i = 0; i < got; i += 97) handled += in[(size_t)most * idx + i];
+      MPI_Start(&pool[idx]);
       MPI_Wait(&sent, MPI_STATUS_IGNORE);
       ++messages;
     }
@@ -70,9 +75,10 @@ int main(int argc, char** argv) {
     MPI_Allreduce(&handled, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     total += sum * 1e-9;
   }
-  MPI_Cancel(&pool);
-  MPI_Wait(&pool, MPI_STATUS_IGNORE);
-  MPI_Request_free(&pool);
+  for (int i = 0; i < npool; ++i) MPI_Cancel(&pool[i]);
+  MPI_Status done[16];
+  MPI_Waitall(npool, pool, done);
+  for (int i = 0; i < npool; ++i) MPI_Request_free(&pool[i]);
   if (rank == 0) printf("am_steps: %d steps, %ld messages per rank, checksum %.6f\n", steps, messages, total);
   free(in);
   free(out);
