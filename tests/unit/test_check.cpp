@@ -780,3 +780,57 @@ TEST(Cuts, ACollectiveReachedFromTwoCallSitesIsWholeInTheLoop) {
   EXPECT_FALSE(skt::gen::closed(apart, apart_loop, &why)) << apart.to_string();
   EXPECT_NE(why.find("not made by every member"), std::string::npos) << why;
 }
+
+// A pool (requests.h): rank 1 keeps two persistent receives from
+// MPI_ANY_SOURCE started and takes whichever is done; rank 0 sends it one
+// message. The trace says the second one started took it, which the MPI
+// never does (it matches the oldest posted, the first): waiting for the
+// slot named, rank 1 would wait for ever. Taken by MPI_Waitany, the ring is
+// a pool, its completion takes the oldest started request, and the program
+// completes; taken by MPI_Wait of that slot, it is not a pool, and hangs.
+TEST(Check, APoolOfWildcardReceivesIsTakenOldestFirst) {
+  auto program_taking_by = [](uint32_t func) {
+    return program(2, [func](uint32_t r) {
+      if (r == 0) return std::vector<Syn>{message(skt::kFunc_MPI_Send, 1, 1, 0)};
+      std::vector<Syn> v;
+      for (int64_t q : {1, 2}) {
+        Syn made = message(skt::kFunc_MPI_Recv_init, 2, 0, 0);
+        made.flags = skt::kFlagAnySource;
+        made.reqs = {q};
+        v.push_back(made);
+      }
+      for (int64_t q : {1, 2}) {
+        Syn start = call(skt::kFunc_MPI_Start, 3);
+        start.reqs = {q};
+        v.push_back(start);
+      }
+      Syn take = call(func, 4);
+      take.reqs = {2};
+      take.sources = {0};
+      v.push_back(take);
+      for (int64_t q : {1, 2}) {
+        Syn cancel = call(skt::kFunc_MPI_Cancel, 5);
+        cancel.reqs = {q};
+        v.push_back(cancel);
+      }
+      Syn done = call(skt::kFunc_MPI_Waitall, 6);
+      done.reqs = {1, 2};
+      v.push_back(done);
+      return v;
+    });
+  };
+  const skt::FoldedProgram p = program_taking_by(skt::kFunc_MPI_Waitany);
+  const skt::gen::Plan plan = plan_of(p, 1);
+  ASSERT_EQ(std::count(plan.slots.pool.begin(), plan.slots.pool.end(), 1), 1) << p.to_string();
+  skt::gen::CheckResult taken = check(p, plan);
+  EXPECT_TRUE(taken.ok()) << taken.message;
+  skt::gen::GenerateOptions opt;
+  opt.scale = 1;
+  const std::string code = skt::gen::generate(p, opt).code;
+  EXPECT_NE(code.find("skel_pools_moved("), std::string::npos) << code;
+  const skt::FoldedProgram q = program_taking_by(skt::kFunc_MPI_Wait);
+  const skt::gen::Plan slots = plan_of(q, 1);
+  EXPECT_EQ(std::count(slots.slots.pool.begin(), slots.slots.pool.end(), 1), 0) << q.to_string();
+  skt::gen::CheckResult waits = check(q, slots);
+  EXPECT_EQ(waits.problem, CheckProblem::kDeadlock) << waits.message;
+}
