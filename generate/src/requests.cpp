@@ -212,21 +212,31 @@ class RefResolver {
 };
 
 // The pools among the rings (RequestSlots::pool): two slots or more, made
-// by persistent receives from MPI_ANY_SOURCE of one tag, completed by calls
-// that choose (MPI_Testany ...) one request of it at a time, started one at
-// a time. Those completions and starts become pool references; others
-// (cancelled requests completed by MPI_Waitall at the end) keep naming
-// their slots.
+// by persistent receives from MPI_ANY_SOURCE of one tag and communicator,
+// completed by calls that choose (MPI_Testany ...) one request of it at a
+// time, started one at a time. Those completions and starts become pool
+// references; others (cancelled requests completed by MPI_Waitall at the
+// end) keep naming their slots.
 void mark_pools(const FoldedProgram& p, RequestSlots& out) {
   const size_t G = out.ring_size.size();
   std::vector<uint8_t> may(G, 0), taken(G, 0);
   for (size_t g = 0; g < G; ++g) may[g] = out.ring_size[g] >= 2;
+  std::vector<const MergedEvent*> first(G, nullptr);  // per ring: its first creating call
   for (uint32_t n = 0; n < out.ring_of_node.size(); ++n) {
     const int32_t g = out.ring_of_node[n];
     if (g < 0) continue;
+    const MergedEvent& e = p.symbols.events[static_cast<size_t>(p.nodes[n].symbol)];
     const Identity& id = identity_at(p, n);
     const bool wildcard_recv = call_class(id.func) == CallClass::kRecvInit && id.peer_class == PeerClass::kAnySource;
     if (!wildcard_recv || p.nodes[n].rule(Param::tag)) may[static_cast<size_t>(g)] = 0;
+    // the MPI takes the oldest of the receives a message matches: all must match the same ones
+    const MergedEvent*& f = first[static_cast<size_t>(g)];
+    if (!f) f = &e;
+    if (p.symbols.identities[f->identity].comm != id.comm) may[static_cast<size_t>(g)] = 0;
+    for (uint32_t r : e.ranks)
+      if (std::binary_search(f->ranks.begin(), f->ranks.end(), r) &&
+          p.symbols.value(*f, Param::tag, r) != p.symbols.value(e, Param::tag, r))
+        may[static_cast<size_t>(g)] = 0;
   }
   auto each_ref = [&](auto&& visit) {
     for (uint32_t n = 0; n < out.refs.size(); ++n)

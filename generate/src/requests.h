@@ -44,10 +44,10 @@ struct RequestSlots {
   std::vector<std::vector<std::vector<RequestRef>>> refs;  // [node][rank]
   std::vector<std::string> problems;           // references that differ between occurrences (first kept)
   // Per ring: a pool. A ring of persistent receives from MPI_ANY_SOURCE of
-  // one tag (Graph500's active messages keep four started and take each
-  // by MPI_Testany as it is done, restarting it at once): the MPI matches
-  // each message to the oldest receive started, so which one a completion
-  // finds depends on how many came, not on the slot the trace names. Its
+  // one tag and communicator (Graph500's active messages keep four started
+  // and take each by MPI_Testany as it is done, restarting it at once): the
+  // MPI matches each message to the oldest receive started, so which one a
+  // completion finds depends on how many came, not on the slot named. Its
   // MPI_Testany/Waitany/Testsome/Waitsome completions and its starts are
   // pool references; the ring's slots keep two queues (started, done).
   std::vector<uint8_t> pool;
