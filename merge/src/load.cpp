@@ -517,8 +517,9 @@ Loaded load_one(const std::string& dir, const Options& opt) {
                  "decides, merged as one MPI_Waitall each (--keep-completions: as traced)");
   if (out.coalesced_completions.idle_calls && opt.progress)
     opt.progress("note: " + std::to_string(out.coalesced_completions.idle_calls) +
-                 " MPI_Test* or MPI_Wait* calls that completed nothing left out, their time computation before the "
-                 "next call (--keep-completions: as traced)");
+                 " MPI_Test* or MPI_Wait* calls that completed nothing left out, their time added to the next "
+                 "call's (spinning polls: as time in it, others as computation before it; --keep-completions: as "
+                 "traced)");
   return out;
 }
 

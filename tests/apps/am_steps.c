@@ -10,9 +10,13 @@
  * steps are alike, so no loop holds them: the skeleton must leave steps out,
  * and the steps restart the persistent receives (a pool of several in
  * another order each step: which one takes a message depends on how many
- * came before).
+ * came before). With SPIN=1 a rank spins instead of waiting, as an
+ * active-message layer does while its sends drain: MPI_Testany over the
+ * pool (MPI_Test of the one) until a message is in, MPI_Test of its send
+ * until done, nothing computed between the polls, so how many polls find
+ * nothing is the timing's choice.
  *
- *   am_steps [STEPS=200] [CHUNK=2000] [WORK=100000] [POOL=1]
+ *   am_steps [STEPS=200] [CHUNK=2000] [WORK=100000] [POOL=1] [SPIN=0]
  *
  * Prints the steps, the messages and a checksum on rank 0. */
 #include <mpi.h>
@@ -41,8 +45,9 @@ int main(int argc, char** argv) {
   const int chunk = argc > 2 ? atoi(argv[2]) : 2000;
   const long work = argc > 3 ? atol(argv[3]) : 100000;
   const int npool = argc > 4 ? atoi(argv[4]) : 1;
-  if (steps < 1 || chunk < 1 || work < 0 || npool < 1 || npool > 16) {
-    if (rank == 0) fprintf(stderr, "usage: am_steps [STEPS>=1] [CHUNK>=1] [WORK>=0] [POOL=1..16]\n");
+  const int spin = argc > 5 ? atoi(argv[5]) : 0;
+  if (steps < 1 || chunk < 1 || work < 0 || npool < 1 || npool > 16 || spin < 0 || spin > 1) {
+    if (rank == 0) fprintf(stderr, "usage: am_steps [STEPS>=1] [CHUNK>=1] [WORK>=0] [POOL=1..16] [SPIN=0|1]\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   const int right = (rank + 1) % size, most = 8 * chunk;
@@ -62,13 +67,23 @@ int main(int argc, char** argv) {
       for (int i = 0; i < len; ++i) out[i] = acc + i;
       MPI_Isend(out, len, MPI_DOUBLE, right, 7, MPI_COMM_WORLD, &sent);
       MPI_Status st;
-      int idx = 0, got;
-      if (npool == 1) MPI_Wait(&pool[0], &st);  /* the message from the left: handle it, take the next */
-      else MPI_Waitany(npool, pool, &idx, &st);
+      int idx = 0, got, flag = 0;
+      if (spin && npool == 1) {
+        while (!flag) MPI_Test(&pool[0], &flag, &st);
+      } else if (spin) {
+        while (!flag) MPI_Testany(npool, pool, &idx, &flag, &st);
+      } else if (npool == 1) {
+        MPI_Wait(&pool[0], &st);  /* the message from the left: handle it, take the next */
+      } else {
+        MPI_Waitany(npool, pool, &idx, &st);
+      }
       MPI_Get_count(&st, MPI_DOUBLE, &got);
       for (int i = 0; i < got; i += 97) handled += in[(size_t)most * idx + i];
       MPI_Start(&pool[idx]);
-      MPI_Wait(&sent, MPI_STATUS_IGNORE);
+      if (spin)
+        for (flag = 0; !flag;) MPI_Test(&sent, &flag, MPI_STATUS_IGNORE);
+      else
+        MPI_Wait(&sent, MPI_STATUS_IGNORE);
       ++messages;
     }
     double sum;
