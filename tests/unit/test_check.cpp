@@ -834,3 +834,43 @@ TEST(Check, APoolOfWildcardReceivesIsTakenOldestFirst) {
   skt::gen::CheckResult waits = check(q, slots);
   EXPECT_EQ(waits.problem, CheckProblem::kDeadlock) << waits.message;
 }
+
+// A pool started once more than it has requests (a damaged trace: the MPI
+// refuses to start an active request) has none done to start: the check
+// refuses the program, naming the rank, instead of starting a slot that
+// is still active.
+TEST(Check, StartingAPoolWithNoneDoneIsRefused) {
+  const skt::FoldedProgram p = program(2, [](uint32_t r) {
+    if (r == 0) return std::vector<Syn>{message(skt::kFunc_MPI_Send, 1, 1, 0)};
+    std::vector<Syn> v;
+    for (int64_t q : {1, 2}) {
+      Syn made = message(skt::kFunc_MPI_Recv_init, 2, 0, 0);
+      made.flags = skt::kFlagAnySource;
+      made.reqs = {q};
+      v.push_back(made);
+    }
+    for (int64_t q : {1, 2, 1}) {  // the third start: of a request still active
+      Syn start = call(skt::kFunc_MPI_Start, 3);
+      start.reqs = {q};
+      v.push_back(start);
+    }
+    Syn take = call(skt::kFunc_MPI_Waitany, 4);
+    take.reqs = {1};
+    take.sources = {0};
+    v.push_back(take);
+    for (int64_t q : {1, 2}) {
+      Syn cancel = call(skt::kFunc_MPI_Cancel, 5);
+      cancel.reqs = {q};
+      v.push_back(cancel);
+    }
+    Syn done = call(skt::kFunc_MPI_Waitall, 6);
+    done.reqs = {1, 2};
+    v.push_back(done);
+    return v;
+  });
+  const skt::gen::Plan plan = plan_of(p, 1);
+  ASSERT_EQ(std::count(plan.slots.pool.begin(), plan.slots.pool.end(), 1), 1) << p.to_string();
+  const skt::gen::CheckResult started = check(p, plan);
+  EXPECT_EQ(started.problem, CheckProblem::kBadRequest) << started.message;
+  EXPECT_NE(started.message.find("rank 1 starts a request slot that is empty"), std::string::npos) << started.message;
+}
