@@ -177,18 +177,18 @@ class PersistentRequests {
     for (uint32_t r = 0; r < p_.symbols.world_size; ++r)
       for (const RequestRef& ref : persistent_refs(n, r)) {
         changed_ = true;
-        std::vector<uint32_t>& order = started_[{r, ref.ring}];
         if (ref.pool != PoolRef::kNo) {  // which request does not matter: how many are started
-          uint64_t& awaiting = awaiting_restart_[{r, ref.ring}];
+          Pool& pool = started_.pools[{r, ref.ring}];
           if (start) {
-            order.push_back(0);
-            if (awaiting > 0) --awaiting;
-          } else if (!order.empty()) {
-            order.pop_back();
-            ++awaiting;
+            ++pool.started;
+            if (pool.awaiting_restart > 0) --pool.awaiting_restart;
+          } else if (pool.started > 0) {
+            --pool.started;
+            ++pool.awaiting_restart;
           }
           continue;
         }
+        std::vector<uint32_t>& order = started_.orders[{r, ref.ring}];
         order.erase(std::remove(order.begin(), order.end(), ref.back), order.end());
         if (start) order.push_back(ref.back);
       }
@@ -199,7 +199,8 @@ class PersistentRequests {
   // Whether no pool has a request taken and not started again: a run does
   // not end between a pool's MPI_Testany and its MPI_Start.
   bool pools_restarted() const {
-    return std::all_of(awaiting_restart_.begin(), awaiting_restart_.end(), [](const auto& kv) { return kv.second == 0; });
+    return std::all_of(started_.pools.begin(), started_.pools.end(),
+                       [](const auto& kv) { return kv.second.awaiting_restart == 0; });
   }
   void next_run() {
     if (changed_) at_run_start_ = started_;
@@ -234,10 +235,19 @@ class PersistentRequests {
   const RequestSlots& slots_;
   std::vector<uint32_t> creator_;  // per ring: its persistent creating node, kNoNode for others
   std::vector<int8_t> holds_;      // per node: holds_any(), -1 not asked yet
-  // per (rank, ring): the requests started and not completed, oldest first (by back)
-  std::map<std::pair<uint32_t, int32_t>, std::vector<uint32_t>> started_, at_run_start_;
+  using Key = std::pair<uint32_t, int32_t>;  // rank, ring
+  struct Pool {
+    uint64_t started = 0, awaiting_restart = 0;  // taken and not started again
+    // a run leaves a pool as found where as many are started (awaiting_restart is pools_restarted()'s)
+    bool operator==(const Pool& o) const { return started == o.started; }
+  };
+  struct Started {
+    std::map<Key, std::vector<uint32_t>> orders;  // per (rank, ring): started and not completed, oldest first (by back)
+    std::map<Key, Pool> pools;                    // per (rank, pool ring)
+    bool operator==(const Started& o) const { return orders == o.orders && pools == o.pools; }
+  };
+  Started started_, at_run_start_;
   bool changed_ = false;
-  std::map<std::pair<uint32_t, int32_t>, uint64_t> awaiting_restart_;  // per (rank, pool ring): taken, not started
 };
 
 class MessageBalance {
