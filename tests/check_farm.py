@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A dynamic master-worker farm's skeleton hands out the tasks as the application does.
 
-usage: check_farm.py [--time] SKELGEN FLAVOR NP WORK TASKS APP [APP ARGS...]
+usage: check_farm.py [--time] [--spin] SKELGEN FLAVOR NP WORK TASKS APP [APP ARGS...]
 
 The farm test programs (tests/apps/farm.c, farm2.c, farm3.c) take TASKS as their first
 argument; rank 0 is the master, every other rank a worker. Checked against
@@ -14,7 +14,10 @@ what the program does, not against our own outputs:
      where the program sends one unasked); sends are MPI_Send or MPI_Isend,
      receives MPI_Recv or MPI_Irecv, as the application made them: the
      skeleton makes the application's kind (the program's own log names
-     them), and completes every request it makes;
+     them), and completes every request it makes; with --spin (a master
+     that spins on MPI_Test, computing nothing between its tests) it
+     waits instead of polling (merge leaves spinning polls out,
+     docs/merge.md "Spinning polls"): MPI_Wait, and no MPI_Test;
   3. with one worker (rank 1) stopped 80 % of the time (tests/throttle.py),
      the application gives it fewer tasks than the others (the premise),
      and so must the skeleton (its
@@ -93,11 +96,16 @@ def traced_calls(skelgen, trace):
 NONBLOCKING = ("MPI_Isend", "MPI_Irecv", "MPI_Waitany", "MPI_Iprobe", "MPI_Test")
 
 
-def check_kinds(app, skel, np):
-    """The skeleton's ranks make the non-blocking calls (and polls) the application's did, and complete every request."""
+def check_kinds(app, skel, np, spin=False):
+    """The skeleton's ranks make the non-blocking calls (and polls) the application's did, and complete every request.
+
+    spin: the application's polls were spinning ones, which the skeleton makes as one MPI_Wait each."""
+    kinds = NONBLOCKING + ("MPI_Wait",) if spin else NONBLOCKING
     for r in range(np):
-        want = {f for f in NONBLOCKING if app[r][f]}
-        got = {f for f in NONBLOCKING if skel[r][f]}
+        want = {f for f in kinds if app[r][f]}
+        if spin and "MPI_Test" in want:
+            want = (want - {"MPI_Test"}) | {"MPI_Wait"}
+        got = {f for f in kinds if skel[r][f]}
         if want != got:
             raise SystemExit(f"FAIL: rank {r}: the application calls {sorted(want)}, the skeleton {sorted(got)}")
         if skel[r]["made"] != skel[r]["completed"]:
@@ -140,8 +148,11 @@ def check_times(skelgen, flavor, np, app, skels):
 
 
 def main():
-    timed = len(sys.argv) > 1 and sys.argv[1] == "--time"
-    argv = [sys.argv[0]] + sys.argv[2:] if timed else sys.argv
+    flags = []
+    while len(sys.argv) > 1 + len(flags) and sys.argv[1 + len(flags)] in ("--time", "--spin"):
+        flags.append(sys.argv[1 + len(flags)])
+    timed, spin = "--time" in flags, "--spin" in flags
+    argv = [sys.argv[0]] + sys.argv[1 + len(flags):]
     if len(argv) < 7:
         print(__doc__)
         return 2
@@ -172,7 +183,7 @@ def main():
     strace = os.path.join(work, "skel_trace")
     run([skelgen, "trace", "-q", "--force", "-o", strace, "--"] + launcher(flavor, np) + [skels[1]])
     calls = traced_calls(skelgen, strace)
-    check_kinds(traced_calls(skelgen, trace), calls, np)
+    check_kinds(traced_calls(skelgen, trace), calls, np, spin)
     answers = sum(calls[0][f] for f in SENDS)
     if answers != tasks + workers:
         raise SystemExit(f"FAIL: the skeleton's master answered {answers} times, want {tasks + workers}")

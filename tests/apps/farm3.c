@@ -5,7 +5,7 @@
  * the tasks; SKEW 0 draws it from a skewed random distribution (a fixed
  * seed: the same tasks every run).
  *
- *   farm3 [TASKS=200] [WORK=20000] [SKEW=1] [MODE=wait|waitany|cancel|test]
+ *   farm3 [TASKS=200] [WORK=20000] [SKEW=1] [MODE=wait|waitany|cancel|test|spin]
  *
  * wait: the master posts an MPI_Irecv from MPI_ANY_SOURCE per request and
  *   completes it with MPI_Wait, answering with MPI_Isend + MPI_Wait; a
@@ -19,6 +19,9 @@
  * test: as wait, but the master polls its MPI_Irecv with MPI_Test and
  *   does a slice of its own work (WORK / 20) after each test that finds
  *   nothing.
+ * spin: as test, but the master computes nothing between its tests (it
+ *   spins, as an active-message layer does; the tests that find nothing
+ *   are not logged: thousands a task).
  * cancel: as waitany, but the master answers with MPI_Isend + MPI_Wait and
  *   posts the worker's MPI_Irecv again after every answer, the stop too;
  *   at the end it cancels them (MPI_Cancel, not traced) and completes them
@@ -31,7 +34,7 @@
 #include "applog.h"
 
 enum { kTagAsk = 11, kTagTask = 12, kTagStop = 13, kMaxWorkers = 256 };
-enum Mode { kWait, kWaitany, kCancel, kTest };
+enum Mode { kWait, kWaitany, kCancel, kTest, kSpin };
 
 static double compute(long n, double seed) {
   double x = seed;
@@ -65,8 +68,8 @@ static void answer(int w, int next, int tasks, int nonblocking) {
   LOG("MPI_Wait completed=%s", lab);
 }
 
-/* poll_work > 0: MPI_Test until the request is in, computing poll_work after each test that finds none. */
-static void master_wait(int size, int tasks, long poll_work) {
+/* poll: MPI_Test until the request is in, computing poll_work (none: spinning) after each test that finds none. */
+static void master_wait(int size, int tasks, int poll, long poll_work) {
   int next = 0, stopped = 0;
   double acc = 0;
   while (stopped < size - 1) {
@@ -77,9 +80,10 @@ static void master_wait(int size, int tasks, long poll_work) {
     label(lab);
     MPI_Irecv(&result, 1, MPI_DOUBLE, MPI_ANY_SOURCE, kTagAsk, MPI_COMM_WORLD, &r);
     LOG("MPI_Irecv tag=%d count=1 request=%s any_source=1", kTagAsk, lab);
-    if (poll_work > 0) {
+    if (poll) {
       int flag = 0;
       for (MPI_Test(&r, &flag, &st); !flag; MPI_Test(&r, &flag, &st)) {
+        if (poll_work == 0) continue;
         LOG("MPI_Test");
         acc = compute(poll_work, acc);
       }
@@ -170,10 +174,11 @@ int main(int argc, char** argv) {
   enum Mode mode = strcmp(name, "waitany") == 0 ? kWaitany
                    : strcmp(name, "cancel") == 0 ? kCancel
                    : strcmp(name, "test") == 0   ? kTest
+                   : strcmp(name, "spin") == 0   ? kSpin
                                                  : kWait;
   if (tasks < 1 || work < 0 || (skew < 1 && skew != 0) ||
       (mode == kWait && strcmp(name, "wait") != 0)) {
-    fprintf(stderr, "usage: farm3 [TASKS] [WORK] [SKEW >= 1, or 0: random] [wait|waitany|cancel|test]\n");
+    fprintf(stderr, "usage: farm3 [TASKS] [WORK] [SKEW >= 1, or 0: random] [wait|waitany|cancel|test|spin]\n");
     return 2;
   }
   app_start(&argc, &argv, &rank, &size);
@@ -181,7 +186,8 @@ int main(int argc, char** argv) {
     fprintf(stderr, "farm3: at most %d workers\n", kMaxWorkers);
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
-  if (rank == 0 && (mode == kWait || mode == kTest)) master_wait(size, tasks, mode == kTest ? work / 20 : 0);
+  if (rank == 0 && (mode == kWait || mode == kTest || mode == kSpin))
+    master_wait(size, tasks, mode != kWait, mode == kTest ? work / 20 : 0);
   else if (rank == 0) master_waitany(size, tasks, mode == kCancel);
   else worker(tasks, work, skew, mode);
   MPI_Barrier(MPI_COMM_WORLD);

@@ -1781,9 +1781,9 @@ namespace {
 // (MPI_Test failing, MPI_Wait of MPI_REQUEST_NULL: a random number of
 // pairs, the timing's choice) and an Allreduce; then the test that finds
 // the message and the send's wait. *idle: the polling calls made between
-// the Irecv and the second Allreduce. The rank computes 1 to 4 us before
+// the Irecv and the second Allreduce. The rank computes 10 to 40 us before
 // each poll; where `spin`, nothing (60 to 160 ns between calls, one gap in
-// 16 of 5 us: an interrupt).
+// 16 of 50 us: an interrupt).
 std::vector<Syn> polling_particles(uint32_t r, uint32_t P, bool wildcard, int steps, uint64_t seed, size_t* idle,
                                    bool spin = false) {
   std::mt19937 rng(static_cast<uint32_t>(seed * 100 + r));
@@ -1791,8 +1791,8 @@ std::vector<Syn> polling_particles(uint32_t r, uint32_t P, bool wildcard, int st
   std::vector<Syn> v{simple(kFunc_MPI_Init, 0)};
   int64_t id = 0;
   const auto gap = [&]() -> int64_t {
-    if (!spin) return 1000 + rng() % 3000;
-    return rng() % 16 == 0 ? 5000 : 60 + rng() % 100;
+    if (!spin) return 10000 + rng() % 30000;
+    return rng() % 16 == 0 ? 50000 : 60 + rng() % 100;
   };
   const auto misses = [&](uint32_t site, std::vector<Syn>& out) {
     const int n = static_cast<int>(rng() % 4);
