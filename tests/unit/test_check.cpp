@@ -781,6 +781,41 @@ TEST(Cuts, ACollectiveReachedFromTwoCallSitesIsWholeInTheLoop) {
   EXPECT_NE(why.find("not made by every member"), std::string::npos) << why;
 }
 
+// Rank 0 sends rank 1 one message; rank 1 makes two persistent receives
+// from MPI_ANY_SOURCE (requests 1 and 2), starts them in the order
+// `starts`, takes request `taken` by `func`, then cancels both and
+// completes them by MPI_Waitall.
+static skt::FoldedProgram pool_of_two(std::vector<int64_t> starts, uint32_t func, int64_t taken) {
+  return program(2, [=](uint32_t r) {
+    if (r == 0) return std::vector<Syn>{message(skt::kFunc_MPI_Send, 1, 1, 0)};
+    std::vector<Syn> v;
+    for (int64_t q : {1, 2}) {
+      Syn made = message(skt::kFunc_MPI_Recv_init, 2, 0, 0);
+      made.flags = skt::kFlagAnySource;
+      made.reqs = {q};
+      v.push_back(made);
+    }
+    for (int64_t q : starts) {
+      Syn start = call(skt::kFunc_MPI_Start, 3);
+      start.reqs = {q};
+      v.push_back(start);
+    }
+    Syn take = call(func, 4);
+    take.reqs = {taken};
+    take.sources = {0};
+    v.push_back(take);
+    for (int64_t q : {1, 2}) {
+      Syn cancel = call(skt::kFunc_MPI_Cancel, 5);
+      cancel.reqs = {q};
+      v.push_back(cancel);
+    }
+    Syn done = call(skt::kFunc_MPI_Waitall, 6);
+    done.reqs = {1, 2};
+    v.push_back(done);
+    return v;
+  });
+}
+
 // A pool (requests.h): rank 1 keeps two persistent receives from
 // MPI_ANY_SOURCE started and takes whichever is done; rank 0 sends it one
 // message. The trace says the second one started took it, which the MPI
@@ -789,36 +824,7 @@ TEST(Cuts, ACollectiveReachedFromTwoCallSitesIsWholeInTheLoop) {
 // a pool, its completion takes the oldest started request, and the program
 // completes; taken by MPI_Wait of that slot, it is not a pool, and hangs.
 TEST(Check, APoolOfWildcardReceivesIsTakenOldestFirst) {
-  auto program_taking_by = [](uint32_t func) {
-    return program(2, [func](uint32_t r) {
-      if (r == 0) return std::vector<Syn>{message(skt::kFunc_MPI_Send, 1, 1, 0)};
-      std::vector<Syn> v;
-      for (int64_t q : {1, 2}) {
-        Syn made = message(skt::kFunc_MPI_Recv_init, 2, 0, 0);
-        made.flags = skt::kFlagAnySource;
-        made.reqs = {q};
-        v.push_back(made);
-      }
-      for (int64_t q : {1, 2}) {
-        Syn start = call(skt::kFunc_MPI_Start, 3);
-        start.reqs = {q};
-        v.push_back(start);
-      }
-      Syn take = call(func, 4);
-      take.reqs = {2};
-      take.sources = {0};
-      v.push_back(take);
-      for (int64_t q : {1, 2}) {
-        Syn cancel = call(skt::kFunc_MPI_Cancel, 5);
-        cancel.reqs = {q};
-        v.push_back(cancel);
-      }
-      Syn done = call(skt::kFunc_MPI_Waitall, 6);
-      done.reqs = {1, 2};
-      v.push_back(done);
-      return v;
-    });
-  };
+  auto program_taking_by = [](uint32_t func) { return pool_of_two({1, 2}, func, 2); };
   const skt::FoldedProgram p = program_taking_by(skt::kFunc_MPI_Waitany);
   const skt::gen::Plan plan = plan_of(p, 1);
   ASSERT_EQ(std::count(plan.slots.pool.begin(), plan.slots.pool.end(), 1), 1) << p.to_string();
@@ -840,34 +846,7 @@ TEST(Check, APoolOfWildcardReceivesIsTakenOldestFirst) {
 // refuses the program, naming the rank, instead of starting a slot that
 // is still active.
 TEST(Check, StartingAPoolWithNoneDoneIsRefused) {
-  const skt::FoldedProgram p = program(2, [](uint32_t r) {
-    if (r == 0) return std::vector<Syn>{message(skt::kFunc_MPI_Send, 1, 1, 0)};
-    std::vector<Syn> v;
-    for (int64_t q : {1, 2}) {
-      Syn made = message(skt::kFunc_MPI_Recv_init, 2, 0, 0);
-      made.flags = skt::kFlagAnySource;
-      made.reqs = {q};
-      v.push_back(made);
-    }
-    for (int64_t q : {1, 2, 1}) {  // the third start: of a request still active
-      Syn start = call(skt::kFunc_MPI_Start, 3);
-      start.reqs = {q};
-      v.push_back(start);
-    }
-    Syn take = call(skt::kFunc_MPI_Waitany, 4);
-    take.reqs = {1};
-    take.sources = {0};
-    v.push_back(take);
-    for (int64_t q : {1, 2}) {
-      Syn cancel = call(skt::kFunc_MPI_Cancel, 5);
-      cancel.reqs = {q};
-      v.push_back(cancel);
-    }
-    Syn done = call(skt::kFunc_MPI_Waitall, 6);
-    done.reqs = {1, 2};
-    v.push_back(done);
-    return v;
-  });
+  const skt::FoldedProgram p = pool_of_two({1, 2, 1}, skt::kFunc_MPI_Waitany, 1);  // the third start: of one active
   const skt::gen::Plan plan = plan_of(p, 1);
   ASSERT_EQ(std::count(plan.slots.pool.begin(), plan.slots.pool.end(), 1), 1) << p.to_string();
   const skt::gen::CheckResult started = check(p, plan);

@@ -1836,6 +1836,19 @@ std::vector<Syn> polling_particles(uint32_t r, uint32_t P, bool wildcard, int st
   return v;
 }
 
+// The polls that found nothing were left out (idle of them), the merged
+// trace verifies against the loaded one, and its steps fold (at most 8
+// symbols); returns the folded length.
+uint64_t polls_left_out_and_folded(const merge::Loaded& loaded, size_t idle) {
+  EXPECT_EQ(loaded.coalesced_completions.idle_calls, idle);
+  EXPECT_GT(idle, 0u);
+  MergedTrace merged = merge::merge(loaded, merge::Options{});
+  for (const auto& p : merge::verify(merged, loaded)) ADD_FAILURE() << p;
+  const uint64_t length = folded_length(merged);
+  EXPECT_LE(length, 8u);
+  return length;
+}
+
 int64_t work_of(const std::vector<Syn>& calls) {
   int64_t t = 0;
   for (const Syn& s : calls) t += s.work;
@@ -1874,12 +1887,7 @@ TEST(Merge, CallsThatCompleteNothingAreLeftOutAndTheStepsFold) {
       // the CPU time of the gaps, not the polls' durations (on shared cores mostly other ranks' time)
       EXPECT_EQ(work, work_of(program)) << "rank " << r;
     }
-    EXPECT_EQ(loaded.coalesced_completions.idle_calls, idle);
-    EXPECT_GT(idle, 0u);
-    MergedTrace merged = merge::merge(loaded, merge::Options{});
-    for (const auto& p : merge::verify(merged, loaded)) ADD_FAILURE() << p;
-    lengths.push_back(folded_length(merged));
-    EXPECT_LE(lengths.back(), 8u);
+    lengths.push_back(polls_left_out_and_folded(loaded, idle));
   }
   EXPECT_EQ(lengths[0], lengths[1]);  // the timing's choice of polls leaves no trace in the structure
 
@@ -1927,12 +1935,7 @@ TEST(Merge, SpinningPollsAreLeftOutWhereAWildcardReceiveIsActive) {
       EXPECT_EQ(gaps + durations, time_of(program)) << "rank " << r;
       EXPECT_EQ(work, work_of(program)) << "rank " << r;
     }
-    EXPECT_EQ(loaded.coalesced_completions.idle_calls, idle);
-    EXPECT_GT(idle, 0u);
-    MergedTrace merged = merge::merge(loaded, merge::Options{});
-    for (const auto& p : merge::verify(merged, loaded)) ADD_FAILURE() << p;
-    lengths.push_back(folded_length(merged));
-    EXPECT_LE(lengths.back(), 8u);
+    lengths.push_back(polls_left_out_and_folded(loaded, idle));
   }
   EXPECT_EQ(lengths[0], lengths[1]);
 }
