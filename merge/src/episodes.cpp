@@ -56,7 +56,6 @@ class Coalescer {
       }
       std::optional<bool> farm;  // polls_for_farm(), asked once the episode has a call to leave out
       const auto leave_out = [&](size_t k) {
-        if (spins(k)) return true;
         if (!idle(k)) return false;
         if (!farm) farm = polls_for_farm();
         return !*farm;
