@@ -237,7 +237,8 @@ class PersistentRequests {
   std::vector<int8_t> holds_;      // per node: holds_any(), -1 not asked yet
   using Key = std::pair<uint32_t, int32_t>;  // rank, ring
   struct Pool {
-    uint64_t started = 0, awaiting_restart = 0;  // taken and not started again
+    uint64_t started = 0;           // started and not taken
+    uint64_t awaiting_restart = 0;  // taken and not started again
     // a run leaves a pool as found where as many are started (awaiting_restart is pools_restarted()'s)
     bool operator==(const Pool& o) const { return started == o.started; }
   };
