@@ -14,6 +14,8 @@
 #include "skel/fold.h"
 #include "skel/trace.h"
 
+#include "request_backs.h"
+
 namespace skt::fold {
 namespace {
 
@@ -216,63 +218,6 @@ class SymbolTable {
   std::vector<Sized> values_;
   std::unordered_map<std::string, int64_t> ids_;
 };
-
-// Per merged event: the reqback list (skel/merged.h) of a call that completes,
-// starts or frees requests; others get an empty ListDesc. A request's distance
-// in merged events (reqrefs) grows from one iteration to the next when it was
-// made before the loop (persistent requests started in a loop); counted in the
-// rank's own request-creating calls it stays the same, so such loops fold.
-// How many of rank r's own request-creating calls back (reqback, skel/merged.h) the request created at
-// merged index `at` is; -1 where it is none of them. created: the rank's, by [persistent].
-int64_t request_back(const std::array<std::vector<int64_t>, 2>& created, int64_t at) {
-  for (int persistent = 0; persistent < 2; ++persistent) {
-    const std::vector<int64_t>& mine = created[persistent];
-    auto it = std::lower_bound(mine.begin(), mine.end(), at);
-    if (it != mine.end() && *it == at) return 2 * (mine.end() - it) + persistent;
-  }
-  return -1;
-}
-
-std::vector<ListDesc> request_backs(const MergedTrace& m) {
-  std::vector<ListDesc> out(m.events.size());
-  // per rank, [persistent]: merged indices of its request-creating calls
-  std::vector<std::array<std::vector<int64_t>, 2>> created(m.world_size);
-  std::vector<int64_t> backs;   // every participating rank's list, side by side
-  std::vector<size_t> starts;   // where each rank's begins in backs, and the end
-  for (size_t idx = 0; idx < m.events.size(); ++idx) {
-    const MergedEvent& e = m.events[idx];
-    uint32_t f = m.identities.at(e.identity).func;
-    if (creates_request(f)) {
-      for (uint32_t r : e.ranks) created[r][creates_persistent_request(f)].push_back(static_cast<int64_t>(idx));
-      continue;
-    }
-    if (!uses_requests(f) || !e.find_list(ListField::reqrefs)) continue;
-    if (e.ranks.empty()) throw TraceError("compress: merged event " + std::to_string(idx) + " has no ranks");
-    backs.clear();
-    starts.clear();
-    for (size_t k = 0; k < e.ranks.size(); ++k) {
-      starts.push_back(backs.size());
-      for (int64_t d : m.list_at(e, ListField::reqrefs, k))
-        backs.push_back(d < 0 ? -1 : request_back(created[e.ranks[k]], static_cast<int64_t>(idx) - d));
-    }
-    starts.push_back(backs.size());
-    auto list_of = [&](size_t k) {
-      return std::vector<int64_t>(backs.begin() + static_cast<std::ptrdiff_t>(starts[k]),
-                                  backs.begin() + static_cast<std::ptrdiff_t>(starts[k + 1]));
-    };
-    auto same_as_first = [&](size_t k) {
-      return starts[k + 1] - starts[k] == starts[1] - starts[0] &&
-             std::equal(backs.begin() + static_cast<std::ptrdiff_t>(starts[k]),
-                        backs.begin() + static_cast<std::ptrdiff_t>(starts[k + 1]), backs.begin());
-    };
-    ListDesc& l = out[idx];
-    l.field = ListField::reqback;
-    l.same = true;
-    for (size_t k = 1; k < e.ranks.size() && l.same; ++k) l.same = same_as_first(k);
-    for (size_t k = 0; k < (l.same ? 1 : e.ranks.size()); ++k) l.lists.push_back(list_of(k));
-  }
-  return out;
-}
 
 struct Acc {  // running statistics of one rank at one node
   uint64_t n = 0;

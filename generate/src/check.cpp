@@ -164,8 +164,9 @@ class Checker {
   // --- slots
   int64_t slot_of(const Actor& a, const RequestRef& ref) const;
   void pool_moved(Actor& ac, const RequestRef& ref);
-  bool pool(int32_t g) const {
-    return g >= 0 && static_cast<size_t>(g) < plan_.slots.pool.size() && plan_.slots.pool[static_cast<size_t>(g)];
+  PoolKind pool(int32_t g) const {
+    return g >= 0 && static_cast<size_t>(g) < plan_.slots.pool.size() ? plan_.slots.pool[static_cast<size_t>(g)]
+                                                                       : PoolKind::kNone;
   }
   void slot_put(uint32_t a, uint32_t node, uint32_t r);
   void completion(uint32_t a, uint32_t node, CallClass c);
@@ -762,7 +763,7 @@ void Checker::slot_put(uint32_t a, uint32_t node, uint32_t id) {
   const int64_t base = plan_.slots.ring_base[static_cast<size_t>(g)];
   const int64_t s = size == 1 ? base : base + ac.made[static_cast<size_t>(g)]++ % size;
   ac.slot[static_cast<size_t>(s)] = id;  // one still pending there is lost to the skeleton (MPI keeps it)
-  if (pool(g)) ac.pool_done[static_cast<size_t>(g)].push_back(s);
+  if (pool(g) == PoolKind::kReceives) ac.pool_done[static_cast<size_t>(g)].push_back(s);  // made, not started
 }
 
 // skel_pool_moved(): a pool reference's slot goes from the queue it was

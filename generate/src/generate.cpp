@@ -1388,7 +1388,7 @@ std::string Emitter::runtime_tables(const std::vector<const Emitter*>& all) {
     for (size_t g = 0; g < e->slots_.ring_size.size(); ++g) {
       ring_base.push_back(static_cast<int>(e->slots_.ring_base[g] + e->at_.slot_base));
       ring_size.push_back(static_cast<int>(e->slots_.ring_size[g]));
-      ring_pool.push_back(g < e->slots_.pool.size() && e->slots_.pool[g] ? 1 : 0);
+      ring_pool.push_back(g < e->slots_.pool.size() ? static_cast<int>(e->slots_.pool[g]) : 0);
     }
   }
   factors << "1};\n";

@@ -51,26 +51,48 @@ class Creators {
  public:
   explicit Creators(const MergedTrace& m) : m_(m), made_(m.world_size) {}
   static constexpr size_t kUnknown = SIZE_MAX;
+  // A request a completion names: the position of the call that made it
+  // (kUnknown: not in the trace); for a pool's reference (pool_reqback),
+  // the pool's latest request made.
+  struct Named {
+    size_t at = kUnknown;
+    bool pool = false;
+  };
   // Position q holds event e: a creating call adds to its ranks' requests.
   void made(size_t q, const MergedEvent& e, uint32_t func) {
     for (uint32_t r : e.ranks) made_[r][creates_persistent_request(func)].push_back(q);
+    const int64_t pool = pool_of(e);
+    if (pool >= 0)
+      for (uint32_t r : e.ranks) latest_[key(static_cast<uint64_t>(pool), r)] = q;
   }
-  // The positions of the calls that made the requests e names for rank r
-  // (kUnknown: not in the trace), from the folded program's reqback.
-  std::vector<size_t> where(const MergedEvent& e, uint32_t r) const {
-    std::vector<size_t> out;
+  // The requests e names for rank r, from the folded program's reqback.
+  std::vector<Named> where(const MergedEvent& e, uint32_t r) const {
+    std::vector<Named> out;
     if (!e.find_list(ListField::reqback)) return out;
     for (int64_t b : m_.list(e, ListField::reqback, r)) {
+      if (is_pool_reqback(b)) {
+        auto it = latest_.find(key(pool_of_reqback(b), r));
+        out.push_back({it == latest_.end() ? kUnknown : it->second, true});
+        continue;
+      }
       const std::vector<size_t>& mine = made_[r][b & 1];
       size_t k = b > 0 ? static_cast<size_t>(b / 2) : 0;
-      out.push_back(k > 0 && k <= mine.size() ? mine[mine.size() - k] : kUnknown);
+      out.push_back({k > 0 && k <= mine.size() ? mine[mine.size() - k] : kUnknown, false});
     }
     return out;
   }
+  // The pool whose requests e makes (list field pool), or -1.
+  static int64_t pool_of(const MergedEvent& e) {
+    const ListDesc* l = e.find_list(ListField::pool);
+    return l && l->same && l->lists.size() == 1 && l->lists[0].size() == 1 && l->lists[0][0] >= 0 ? l->lists[0][0] : -1;
+  }
 
  private:
+  static uint64_t key(uint64_t pool, uint32_t rank) { return (pool << 32) | rank; }
+
   const MergedTrace& m_;
   std::vector<std::array<std::vector<size_t>, 2>> made_;  // per rank: [persistent] positions of its creating calls
+  std::unordered_map<uint64_t, size_t> latest_;         // (pool, rank) -> position of its latest request made
 };
 
 namespace {
@@ -83,12 +105,21 @@ uint32_t func_of(const FoldedProgram& p, uint32_t node) { return identity_at(p, 
 
 // Pass 1: which creating nodes a reference reaches. Where one reference of
 // one rank reaches different creating nodes at different positions, those
-// nodes are joined (they share a ring). at: expand_nodes(p).
+// nodes are joined (they share a ring), and so are the makers of one pool
+// (list field pool). at: expand_nodes(p).
 UnionFind join_shared_creators(const FoldedProgram& p, const std::vector<uint32_t>& at) {
   const MergedTrace& m = p.symbols;
   const size_t N = p.nodes.size();
   std::vector<std::vector<std::vector<int64_t>>> first(N);  // [node][rank][j]: creator first seen
   UnionFind uf(N);
+  std::unordered_map<int64_t, uint32_t> maker_of_pool;  // a pool's makers share its ring
+  for (uint32_t n = 0; n < N; ++n) {
+    if (p.nodes[n].is_loop() || !creates_request(func_of(p, n))) continue;
+    const int64_t pool = Creators::pool_of(m.events[static_cast<size_t>(p.nodes[n].symbol)]);
+    if (pool < 0) continue;
+    auto [it, fresh] = maker_of_pool.emplace(pool, n);
+    if (!fresh) uf.join(n, it->second);
+  }
   Creators creators(m);
   for (size_t q = 0; q < at.size(); ++q) {
     uint32_t w = at[q];
@@ -97,12 +128,12 @@ UnionFind join_shared_creators(const FoldedProgram& p, const std::vector<uint32_
     if (!uses_requests(func_of(p, w))) continue;
     if (first[w].empty()) first[w].resize(m.world_size);
     for (uint32_t r : e.ranks) {
-      std::vector<size_t> refs = creators.where(e, r);
+      std::vector<Creators::Named> refs = creators.where(e, r);
       auto& mine = first[w][r];
       if (mine.size() < refs.size()) mine.resize(refs.size(), -1);
       for (size_t j = 0; j < refs.size(); ++j) {
-        if (refs[j] == Creators::kUnknown) continue;
-        uint32_t c = at[refs[j]];
+        if (refs[j].at == Creators::kUnknown) continue;
+        uint32_t c = at[refs[j].at];
         if (!creates_request(func_of(p, c))) continue;
         if (mine[j] < 0) mine[j] = c;
         else if (mine[j] != c) uf.join(c, static_cast<uint32_t>(mine[j]));
@@ -130,24 +161,31 @@ void number_rings(const FoldedProgram& p, UnionFind& uf, RequestSlots& out) {
 // Pass 2: per rank, count the requests each ring made; a reference is
 // "the k-th latest" of its ring, and must be the same k every time. Fills
 // out.refs, grows out.ring_size to the deepest reference, and notes the
-// references that differ (out.problems, five at most). Needs the rings
-// numbered (number_rings).
+// references that differ (out.problems, five at most). A pool's reference
+// (Creators::Named::pool) names none: its ring becomes a pool
+// (out.pool), as large as the most requests of it a rank held at once.
+// Needs the rings numbered (number_rings).
 class RefResolver {
  public:
   RefResolver(const FoldedProgram& p, const std::vector<uint32_t>& at, RequestSlots& out)
       : p_(p), m_(p.symbols), at_(at), out_(out), made_(m_.world_size, std::vector<uint64_t>(out.ring_size.size(), 0)),
-        instance_(m_.world_size), seen_(p.nodes.size()), creators_(m_) {}
+        held_(made_), most_held_(out.ring_size.size(), 0), instance_(m_.world_size), seen_(p.nodes.size()),
+        creators_(m_) {}
 
   void run() {
     out_.refs.assign(p_.nodes.size(), {});
+    out_.pool.assign(out_.ring_size.size(), PoolKind::kNone);
     for (size_t q = 0; q < at_.size(); ++q) {
       uint32_t n = at_[q];
       uint32_t f = func_of(p_, n);
       const MergedEvent& e = m_.events[static_cast<size_t>(p_.nodes[n].symbol)];
       if (creates_request(f)) {
         creators_.made(q, e, f);
-        int32_t g = out_.ring_of_node[n];
-        for (uint32_t r : e.ranks) instance_[r][q] = made_[r][static_cast<size_t>(g)]++;
+        const size_t g = static_cast<size_t>(out_.ring_of_node[n]);
+        for (uint32_t r : e.ranks) {
+          instance_[r][q] = made_[r][g]++;
+          most_held_[g] = std::max(most_held_[g], ++held_[r][g]);
+        }
         continue;
       }
       if (!uses_requests(f)) continue;
@@ -155,35 +193,23 @@ class RefResolver {
         out_.refs[n].resize(m_.world_size);
         seen_[n].resize(m_.world_size);
       }
-      const CallClass cls = call_class(f);  // Start* and Cancel leave their requests pending
-      bool completes = cls == CallClass::kComplete || cls == CallClass::kRequestFree;
-      for (uint32_t r : e.ranks) resolve(n, e, r, completes);
+      for (uint32_t r : e.ranks) resolve(n, e, r, call_class(f));
     }
+    for (size_t g = 0; g < out_.pool.size(); ++g)
+      if (out_.pool[g] != PoolKind::kNone) out_.ring_size[g] = std::max(out_.ring_size[g], static_cast<uint32_t>(most_held_[g]));
   }
 
  private:
-  // The references of node n (event e) for rank r.
-  void resolve(uint32_t n, const MergedEvent& e, uint32_t r, bool completes) {
-    std::vector<size_t> refs = creators_.where(e, r);
+  // The references of node n (event e, a call of class cls) for rank r.
+  void resolve(uint32_t n, const MergedEvent& e, uint32_t r, CallClass cls) {
+    std::vector<Creators::Named> refs = creators_.where(e, r);
     auto& mine = out_.refs[n][r];
     if (mine.size() < refs.size()) {
       mine.resize(refs.size());
       seen_[n][r].resize(refs.size(), 0);
     }
     for (size_t j = 0; j < refs.size(); ++j) {
-      RequestRef ref;
-      if (refs[j] != Creators::kUnknown) {
-        size_t pos = refs[j];
-        uint32_t c = at_[pos];
-        auto it = instance_[r].find(pos);
-        if (creates_request(func_of(p_, c)) && it != instance_[r].end()) {
-          ref.ring = out_.ring_of_node[c];
-          ref.back = static_cast<uint32_t>(made_[r][static_cast<size_t>(ref.ring)] - it->second);
-          uint32_t& size = out_.ring_size[static_cast<size_t>(ref.ring)];
-          size = std::max(size, ref.back);
-          if (completes && !creates_persistent_request(func_of(p_, c))) instance_[r].erase(it);
-        }
-      }
+      RequestRef ref = refs[j].pool ? pool_ref(refs[j], cls) : named_ref(refs[j], r, cls);
       if (!seen_[n][r][j]) {
         mine[j] = ref;
         seen_[n][r][j] = 1;
@@ -193,75 +219,59 @@ class RefResolver {
     }
   }
 
+  // "The back-th latest request of ring g"; a completion's (Start* and
+  // Cancel leave their requests pending) ends an ordinary request.
+  RequestRef named_ref(const Creators::Named& named, uint32_t r, CallClass cls) {
+    RequestRef ref;
+    if (named.at == Creators::kUnknown) return ref;
+    const uint32_t c = at_[named.at];
+    auto it = instance_[r].find(named.at);
+    if (!creates_request(func_of(p_, c)) || it == instance_[r].end()) return ref;
+    ref.ring = out_.ring_of_node[c];
+    const size_t g = static_cast<size_t>(ref.ring);
+    ref.back = static_cast<uint32_t>(made_[r][g] - it->second);
+    out_.ring_size[g] = std::max(out_.ring_size[g], ref.back);
+    const bool persistent = creates_persistent_request(func_of(p_, c));
+    const bool ends = persistent ? cls == CallClass::kRequestFree
+                                 : cls == CallClass::kComplete || cls == CallClass::kRequestFree;
+    if (ends) {
+      if (held_[r][g] > 0) --held_[r][g];
+      if (!persistent) instance_[r].erase(it);
+    }
+    return ref;
+  }
+
+  // A pool's take (a completion: its oldest started request) or start (an
+  // MPI_Start: its request done longest).
+  RequestRef pool_ref(const Creators::Named& named, CallClass cls) {
+    RequestRef ref;
+    if (named.at == Creators::kUnknown) return ref;
+    const uint32_t c = at_[named.at];
+    ref.ring = out_.ring_of_node[c];
+    ref.back = 0;
+    ref.pool = cls == CallClass::kStart ? PoolRef::kStart : PoolRef::kTake;
+    out_.pool[static_cast<size_t>(ref.ring)] = PoolKind::kReceives;
+    return ref;
+  }
+
   const FoldedProgram& p_;
   const MergedTrace& m_;
   const std::vector<uint32_t>& at_;
   RequestSlots& out_;
 
  public:
-  // (node, rank) where a reference differs between occurrences: problems,
-  // unless the ring is a pool (mark_pools), whose references name none
+  // (node, rank) where a reference differs between occurrences: problems
   static constexpr size_t kMaxDiffering = 1000;
   std::vector<std::pair<uint32_t, uint32_t>> differs_;
 
  private:
   std::vector<std::vector<uint64_t>> made_;                   // [rank][ring]: requests made
+  std::vector<std::vector<uint64_t>> held_;                   // [rank][ring]: requests made and not ended
+  std::vector<uint64_t> most_held_;                           // [ring]: the most held_ on any rank
   std::vector<std::unordered_map<size_t, uint64_t>> instance_;  // per rank: position -> instance number, pending only
   std::vector<std::vector<std::vector<uint8_t>>> seen_;        // [node][rank][j]: a reference kept
   Creators creators_;
 };
-
-// The pools among the rings (RequestSlots::pool): two slots or more, made
-// by persistent receives from MPI_ANY_SOURCE of one tag and communicator,
-// completed by calls that choose (MPI_Testany ...) one request of it at a
-// time, started one at a time. Those completions and starts become pool
-// references; others (cancelled requests completed by MPI_Waitall at the
-// end) keep naming their slots.
-void mark_pools(const FoldedProgram& p, RequestSlots& out) {
-  const size_t G = out.ring_size.size();
-  std::vector<uint8_t> may(G, 0), taken(G, 0);
-  for (size_t g = 0; g < G; ++g) may[g] = out.ring_size[g] >= 2;
-  std::vector<const MergedEvent*> first(G, nullptr);  // per ring: its first creating call
-  for (uint32_t n = 0; n < out.ring_of_node.size(); ++n) {
-    const int32_t g = out.ring_of_node[n];
-    if (g < 0) continue;
-    const MergedEvent& e = p.symbols.events[static_cast<size_t>(p.nodes[n].symbol)];
-    const Identity& id = identity_at(p, n);
-    const bool wildcard_recv = call_class(id.func) == CallClass::kRecvInit && id.peer_class == PeerClass::kAnySource;
-    if (!wildcard_recv || p.nodes[n].rule(Param::tag)) may[static_cast<size_t>(g)] = 0;
-    // the MPI takes the oldest of the receives a message matches: all must match the same ones
-    const MergedEvent*& f = first[static_cast<size_t>(g)];
-    if (!f) f = &e;
-    if (p.symbols.identities[f->identity].comm != id.comm) may[static_cast<size_t>(g)] = 0;
-    for (uint32_t r : e.ranks)
-      if (std::binary_search(f->ranks.begin(), f->ranks.end(), r) &&
-          p.symbols.value(*f, Param::tag, r) != p.symbols.value(e, Param::tag, r))
-        may[static_cast<size_t>(g)] = 0;
-  }
-  auto each_ref = [&](auto&& visit) {
-    for (uint32_t n = 0; n < out.refs.size(); ++n)
-      for (auto& refs : out.refs[n])
-        for (RequestRef& ref : refs)
-          if (ref.ring >= 0) visit(n, refs.size(), ref);
-  };
-  each_ref([&](uint32_t n, size_t k, const RequestRef& ref) {
-    const uint32_t f = func_of(p, n);
-    const CallClass c = call_class(f);
-    const size_t g = static_cast<size_t>(ref.ring);
-    const bool one = k == 1;
-    if (completion_of(f) == Completion::kChoose && one) taken[g] = 1;
-    else if ((completion_of(f) == Completion::kChoose || c == CallClass::kStart) && !one) may[g] = 0;
-  });
-  out.pool.assign(G, 0);
-  for (size_t g = 0; g < G; ++g) out.pool[g] = may[g] && taken[g];
-  each_ref([&](uint32_t n, size_t, RequestRef& ref) {
-    if (!out.pool[static_cast<size_t>(ref.ring)]) return;
-    const uint32_t f = func_of(p, n);
-    if (call_class(f) != CallClass::kStart && completion_of(f) != Completion::kChoose) return;
-    ref.pool = call_class(f) == CallClass::kStart ? PoolRef::kStart : PoolRef::kTake;
-    ref.back = 0;
-  });
-}
 
 }  // namespace
 
@@ -272,11 +282,8 @@ RequestSlots assign_request_slots(const FoldedProgram& p) {
   number_rings(p, uf, out);
   RefResolver resolver(p, at, out);
   resolver.run();
-  mark_pools(p, out);
   for (const auto& [n, r] : resolver.differs_) {
-    const auto& refs = out.refs[n][r];
     if (out.problems.size() >= 5) break;
-    if (std::any_of(refs.begin(), refs.end(), [](const RequestRef& x) { return x.pool != PoolRef::kNo; })) continue;
     out.problems.push_back("node " + std::to_string(n) + ", rank " + std::to_string(r) +
                            ": a request reference differs between iterations");
   }

@@ -27,6 +27,8 @@ namespace skt::gen {
 // MPI matches the next message to); kStart, an MPI_Start's, the one that
 // has been done longest.
 enum class PoolRef : uint8_t { kNo, kTake, kStart };
+// What a ring is (RequestSlots::pool); its value is the skeleton's skel_ring_pool[].
+enum class PoolKind : uint8_t { kNone = 0, kReceives = 1 };
 
 struct RequestRef {
   int32_t ring = -1;  // -1: a request the trace did not see (MPI_REQUEST_NULL)
@@ -43,14 +45,15 @@ struct RequestSlots {
   // or frees, in order (outer vector empty: not a completion node).
   std::vector<std::vector<std::vector<RequestRef>>> refs;  // [node][rank]
   std::vector<std::string> problems;           // references that differ between occurrences (first kept)
-  // Per ring: a pool. A ring of persistent receives from MPI_ANY_SOURCE of
-  // one tag and communicator (Graph500's active messages keep four started
-  // and take each by MPI_Testany as it is done, restarting it at once): the
-  // MPI matches each message to the oldest receive started, so which one a
-  // completion finds depends on how many came, not on the slot named. Its
-  // MPI_Testany/Waitany/Testsome/Waitsome completions and its starts are
-  // pool references; the ring's slots keep two queues (started, done).
-  std::vector<uint8_t> pool;
+  // Per ring: a pool (compress names it: skel/merged.h, pool_reqback) of
+  // persistent receives from MPI_ANY_SOURCE of one tag and communicator
+  // (Graph500's active messages keep four started and take each by
+  // MPI_Testany as it is done, restarting it at once): the MPI matches each
+  // message to the oldest receive started, so which one a completion finds
+  // depends on how many came, not on the slot named. Its takes
+  // (MPI_Testany/Waitany/Testsome/Waitsome of one) and starts are pool
+  // references; the ring's slots keep two queues (started, done).
+  std::vector<PoolKind> pool;
 };
 
 // creates_request(), uses_requests(): skel/trace.h

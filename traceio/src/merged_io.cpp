@@ -28,7 +28,7 @@ const char* param_name(Param p) {
 }
 
 const char* list_field_name(ListField f) {
-  static const char* names[] = {"counts", "counts2", "dims", "periods", "reqrefs", "req_sources", "reqback"};
+  static const char* names[] = {"counts", "counts2", "dims", "periods", "reqrefs", "req_sources", "reqback", "pool"};
   return static_cast<size_t>(f) < kNumListFields ? names[static_cast<size_t>(f)] : "?";
 }
 

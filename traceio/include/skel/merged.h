@@ -39,10 +39,17 @@ const char* param_name(Param p);
 // 2k for the k-th latest ordinary request, 2k + 1 for the k-th latest
 // persistent one (-1: not in the trace). It stays the same from one
 // iteration of a loop to the next where a persistent request's distance in
-// events grows, even with other requests made in the loop.
-enum class ListField : uint8_t { counts, counts2, dims, periods, reqrefs, req_sources, reqback, kCount };
+// events grows, even with other requests made in the loop. pool (folded
+// programs 2.1; docs/compress.md, "Request pools"): on a request-creating
+// call whose requests form a pool, the pool's number, one value. A take
+// from a pool, or a start into one, names no request of its own: its
+// reqback is pool_reqback(number).
+enum class ListField : uint8_t { counts, counts2, dims, periods, reqrefs, req_sources, reqback, pool, kCount };
 inline constexpr size_t kNumListFields = static_cast<size_t>(ListField::kCount);
 const char* list_field_name(ListField f);
+inline int64_t pool_reqback(uint32_t pool) { return -2 - static_cast<int64_t>(pool); }
+inline bool is_pool_reqback(int64_t back) { return back <= -2; }
+inline uint32_t pool_of_reqback(int64_t back) { return static_cast<uint32_t>(-2 - back); }
 
 // kTable: a is the offset of the table (one value per participating rank,
 // in rank order) in the event's `tables`.

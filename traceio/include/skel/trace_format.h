@@ -271,7 +271,8 @@ inline constexpr char kFoldedMagic[8] = {'S', 'K', 'E', 'L', 'F', 'L', 'D', '\0'
 inline constexpr uint16_t kFoldedVersionMajor = 2;
 // 2.0: the symbols as a merged body 2.0; completions name their requests by reqback only (1.x before
 // 1.2 by reqrefs). 1.x files are refused (fold again). The 1.x history is in git.
-inline constexpr uint16_t kFoldedVersionMinor = 0;
+// 2.1: request pools (skel/merged.h: list field pool, pool_reqback); 2.0 files have none.
+inline constexpr uint16_t kFoldedVersionMinor = 1;
 enum class FoldedSection : uint32_t {
   kInfo = 1,     // source, merged events folded, flags
   kSymbols = 2,  // an embedded merged body (no times): events = symbols
