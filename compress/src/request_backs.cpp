@@ -13,26 +13,22 @@
 namespace skt::fold {
 namespace {
 
-// The requests a call makes may form a pool of this kind: persistent
-// receives from MPI_ANY_SOURCE (taken as messages come, restarted).
-// (A ring of send buffers each taken by MPI_Testany as it is free is no
-// pool: taking the oldest send first, a skeleton can wait for a receiver
-// that waits for it, where the application took another.)
-enum class PoolKind : uint8_t { kNone, kReceives };
-
-PoolKind pool_kind(const Identity& id) {
-  if (call_class(id.func) == CallClass::kRecvInit && id.peer_class == PeerClass::kAnySource) return PoolKind::kReceives;
-  return PoolKind::kNone;
+// Whether the requests a call makes may form a pool: persistent receives
+// from MPI_ANY_SOURCE (taken as messages come, restarted). A ring of send
+// buffers each taken by MPI_Testany as it is free is no pool: taking the
+// oldest send first, a skeleton can wait for a receiver that waits for it,
+// where the application took another.
+bool makes_pool(const Identity& id) {
+  return call_class(id.func) == CallClass::kRecvInit && id.peer_class == PeerClass::kAnySource;
 }
 
 // The pools of a merged trace (docs/compress.md, "Request pools"). A take
 // is a call site of MPI_Waitany/Testany/Waitsome/Testsome; it takes from a
-// pool when every call of it, on every rank, completes one request at most
-// and each such request was made by a call of one pool kind; its makers
-// are the call sites that made them. Receive pools also need every maker
-// on one communicator and, per rank, one tag (the MPI takes the oldest
-// receive started that a message matches: all must match the same
-// messages), and an MPI_Start of one request at a time. A maker whose
+// pool when every call of it, on every rank, completes one request at most,
+// made by calls that may make a pool (its makers) but for a few strays;
+// its makers are on one communicator and, per rank, of one tag (the MPI
+// takes the oldest receive started that a message matches: all must match
+// the same messages), and their requests are started one at a time. A maker whose
 // requests are also taken by a choosing call that is no pool take (a
 // Waitsome of several) makes no pool, and the takes of its requests none.
 class Pools {
@@ -53,8 +49,7 @@ class Pools {
     const uint32_t f = m_.identities[e.identity].func;
     const uint32_t maker = m_.events[static_cast<size_t>(made)].identity;
     if (completion_of(f) == Completion::kChoose) return pool_of_take_[e.identity];
-    const bool restart = call_class(f) == CallClass::kStart && pool_kind(m_.identities[maker]) == PoolKind::kReceives;
-    return restart ? pool_[maker] : -1;
+    return call_class(f) == CallClass::kStart ? pool_[maker] : -1;
   }
   // The pool whose requests a call of this identity makes, or -1.
   int64_t pool_of_maker(uint32_t identity) const { return pool_[identity]; }
@@ -64,7 +59,7 @@ class Pools {
     const MergedEvent& e = m_.events[idx];
     const Identity& id = m_.identities.at(e.identity);
     if (creates_request(id.func)) {
-      if (pool_kind(id) == PoolKind::kReceives) note_tags(e);
+      if (makes_pool(id)) note_tags(e);
       return;
     }
     const bool choose = completion_of(id.func) == Completion::kChoose;
@@ -79,8 +74,8 @@ class Pools {
         if (!choose) continue;
         if (refs.size() > 1) bad_take_[e.identity] = 1;
         ++takes_named_[e.identity];
-        if (pool_kind(m_.identities[maker]) == PoolKind::kNone) ++strays_[e.identity];
-        else link(e.identity, maker);
+        if (makes_pool(m_.identities[maker])) link(e.identity, maker);
+        else ++strays_[e.identity];
       }
     }
   }
@@ -101,16 +96,13 @@ class Pools {
     takes_[maker].push_back(take);
   }
 
-  // A take's makers: all of one kind, none bad, receives alike; strays few.
+  // A take's makers: none bad, all alike; strays few.
   bool sound(uint32_t take) const {
     const std::vector<uint32_t>& mk = makers_[take];
     if (mk.empty() || bad_take_[take] || strays_[take] > kMostStrays * takes_named_[take]) return false;
     const Identity& first = m_.identities[mk[0]];
-    for (uint32_t maker : mk) {
-      const Identity& id = m_.identities[maker];
-      if (bad_maker_[maker] || pool_kind(id) != pool_kind(first)) return false;
-      if (pool_kind(id) == PoolKind::kReceives && (id.comm != first.comm || !same_tags(mk[0], maker))) return false;
-    }
+    for (uint32_t maker : mk)
+      if (bad_maker_[maker] || m_.identities[maker].comm != first.comm || !same_tags(mk[0], maker)) return false;
     return true;
   }
 
@@ -122,7 +114,7 @@ class Pools {
     return true;
   }
 
-  // take_ok_ and in_pool_: a maker one of whose takes is unsound spoils the others.
+  // take_ok_, then the pools: a maker one of whose takes is unsound spoils the others.
   void settle() {
     for (uint32_t t = 0; t < take_ok_.size(); ++t) take_ok_[t] = sound(t);
     for (bool changed = true; changed;) {
@@ -168,9 +160,9 @@ class Pools {
   std::vector<std::vector<uint32_t>> makers_, takes_;  // per take: its makers; per maker: its takes
   std::vector<uint8_t> take_ok_;                      // per identity: a pool's take
   std::vector<int64_t> pool_, pool_of_take_;          // per identity: the pool it makes, takes from; or -1
-  // per take: the requests it named, and of those the strays (made by no
-  // pool's kind of call: a tracer that can not tell requests apart behind one
-  // shared handle, as Open MPI's empty ones, names another)
+  // per take: the requests it named, and of those the strays (made by calls
+  // that make no pool: the tracer can not tell requests apart behind one
+  // shared handle, Open MPI's empty ones, and may name another)
   std::vector<uint64_t> takes_named_, strays_;
   static constexpr double kMostStrays = 0.25;
   std::unordered_map<uint64_t, int64_t> tags_;        // (maker, rank) -> its receives' tag

@@ -790,7 +790,9 @@ static long pools_in(const skt::gen::Plan& plan) {
   return std::count(plan.slots.pool.begin(), plan.slots.pool.end(), skt::gen::PoolKind::kReceives);
 }
 
-static skt::FoldedProgram pool_of_two(std::vector<int64_t> starts, uint32_t func, int64_t taken) {
+// start_func: MPI_Start of each in turn, or one MPI_Startall of them all.
+static skt::FoldedProgram pool_of_two(std::vector<int64_t> starts, uint32_t func, int64_t taken,
+                                      uint32_t start_func = skt::kFunc_MPI_Start) {
   return program(2, [=](uint32_t r) {
     if (r == 0) return std::vector<Syn>{message(skt::kFunc_MPI_Send, 1, 1, 0)};
     std::vector<Syn> v;
@@ -800,9 +802,10 @@ static skt::FoldedProgram pool_of_two(std::vector<int64_t> starts, uint32_t func
       made.reqs = {q};
       v.push_back(made);
     }
-    for (int64_t q : starts) {
-      Syn start = call(skt::kFunc_MPI_Start, 3);
-      start.reqs = {q};
+    for (size_t k = 0; k < starts.size(); ++k) {
+      Syn start = call(start_func, 3);
+      start.reqs = {starts[k]};
+      if (start_func == skt::kFunc_MPI_Startall) start.reqs = starts, k = starts.size();
       v.push_back(start);
     }
     Syn take = call(func, 4);
@@ -889,4 +892,10 @@ TEST(Check, APoolsTakeNamesThePoolNotTheRequest) {
   ASSERT_EQ(one.size(), 1u);
   EXPECT_FALSE(skt::is_pool_reqback(one[0])) << one[0];
   EXPECT_NE(one, two);
+  // started all at once (MPI_Startall), the receives are no pool one takes from as the MPI matches
+  const skt::FoldedProgram all = pool_of_two({1, 2}, skt::kFunc_MPI_Waitany, 2, skt::kFunc_MPI_Startall);
+  const std::vector<int64_t> named = list_of_first(all, skt::kFunc_MPI_Waitany, ListField::reqback, 1);
+  ASSERT_EQ(named.size(), 1u);
+  EXPECT_FALSE(skt::is_pool_reqback(named[0])) << named[0];
+  EXPECT_TRUE(list_of_first(all, skt::kFunc_MPI_Recv_init, ListField::pool, 1).empty());
 }
