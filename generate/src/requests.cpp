@@ -169,8 +169,8 @@ class RefResolver {
  public:
   RefResolver(const FoldedProgram& p, const std::vector<uint32_t>& at, RequestSlots& out)
       : p_(p), m_(p.symbols), at_(at), out_(out), made_(m_.world_size, std::vector<uint64_t>(out.ring_size.size(), 0)),
-        held_(made_), most_held_(out.ring_size.size(), 0), instance_(m_.world_size), seen_(p.nodes.size()),
-        creators_(m_) {}
+        held_(m_.world_size, std::vector<uint64_t>(out.ring_size.size(), 0)), most_held_(out.ring_size.size(), 0),
+        instance_(m_.world_size), seen_(p.nodes.size()), creators_(m_) {}
 
   void run() {
     out_.refs.assign(p_.nodes.size(), {});
