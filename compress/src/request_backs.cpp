@@ -13,24 +13,30 @@
 namespace skt::fold {
 namespace {
 
-// Whether the requests a call makes may form a pool: persistent receives
-// from MPI_ANY_SOURCE (taken as messages come, restarted). A ring of send
-// buffers each taken by MPI_Testany as it is free is no pool: taking the
-// oldest send first, a skeleton can wait for a receiver that waits for it,
-// where the application took another.
-bool makes_pool(const Identity& id) {
-  return call_class(id.func) == CallClass::kRecvInit && id.peer_class == PeerClass::kAnySource;
+// What pool the requests a call makes may form (docs/compress.md, "Request
+// pools"): persistent receives from MPI_ANY_SOURCE (taken as messages come,
+// restarted: the oldest started takes the next message), or sends (a ring
+// of send buffers, each taken by MPI_Testany as it is free: whichever is
+// done, which the skeleton's MPI_Waitany over the pool finds again).
+enum class PoolKind : uint8_t { kNone, kReceives, kSends };
+PoolKind pool_kind(const Identity& id) {
+  const CallClass c = call_class(id.func);
+  if (c == CallClass::kRecvInit && id.peer_class == PeerClass::kAnySource) return PoolKind::kReceives;
+  return c == CallClass::kIsend ? PoolKind::kSends : PoolKind::kNone;
 }
 
 // The pools of a merged trace (docs/compress.md, "Request pools"). A take
 // is a call site of MPI_Waitany/Testany/Waitsome/Testsome; it takes from a
 // pool when every call of it, on every rank, completes one request at most,
-// made by calls that may make a pool (its makers) but for a few strays;
-// its makers are on one communicator and, per rank, of one tag (the MPI
-// takes the oldest receive started that a message matches: all must match
-// the same messages), and their requests are started one at a time. A maker whose
-// requests are also taken by a choosing call that is no pool take (a
-// Waitsome of several) makes no pool, and the takes of its requests none.
+// made by calls that may make a pool of one kind (its makers) but for a few
+// strays. A receive pool's makers are on one communicator and, per rank, of
+// one tag (the MPI takes the oldest receive started that a message matches:
+// all must match the same messages), and their requests are started one at a
+// time. A send pool's requests are never freed nor cancelled; the other
+// calls that complete one (MPI_Wait*, MPI_Test*) name the pool too (any of
+// its pending sends). A maker whose requests are also taken by a choosing
+// call that is no pool take (a Waitsome of several) makes no pool, and the
+// takes of its requests none.
 class Pools {
  public:
   explicit Pools(const MergedTrace& m)
@@ -45,11 +51,14 @@ class Pools {
   // The pool event e's reference to the request made at merged index
   // `made`, one of n it names for a rank, names instead, or -1.
   int64_t names_pool(const MergedEvent& e, size_t n, int64_t made) const {
-    if (n != 1 || made < 0) return -1;
+    if (made < 0) return -1;
     const uint32_t f = m_.identities[e.identity].func;
     const uint32_t maker = m_.events[static_cast<size_t>(made)].identity;
-    if (completion_of(f) == Completion::kChoose) return pool_of_take_[e.identity];
-    return call_class(f) == CallClass::kStart ? pool_[maker] : -1;
+    if (completion_of(f) == Completion::kChoose && n == 1 && pool_of_take_[e.identity] >= 0)
+      return pool_of_take_[e.identity];
+    if (pool_[maker] < 0) return -1;
+    if (pool_kind(m_.identities[maker]) == PoolKind::kSends) return pool_[maker];
+    return call_class(f) == CallClass::kStart && n == 1 ? pool_[maker] : -1;
   }
   // The pool whose requests a call of this identity makes, or -1.
   int64_t pool_of_maker(uint32_t identity) const { return pool_[identity]; }
@@ -59,25 +68,34 @@ class Pools {
     const MergedEvent& e = m_.events[idx];
     const Identity& id = m_.identities.at(e.identity);
     if (creates_request(id.func)) {
-      if (makes_pool(id)) note_tags(e);
+      if (pool_kind(id) == PoolKind::kReceives) note_tags(e);
       return;
     }
+    if (!uses_requests(id.func) || !e.find_list(ListField::reqrefs)) return;
     const bool choose = completion_of(id.func) == Completion::kChoose;
-    if ((!choose && call_class(id.func) != CallClass::kStart) || !e.find_list(ListField::reqrefs)) return;
     for (size_t k = 0; k < e.ranks.size(); ++k) {
       const std::vector<int64_t>& refs = m_.list_at(e, ListField::reqrefs, k);
       for (int64_t d : refs) {
         if (d < 0 || static_cast<size_t>(d) > idx) continue;
         const uint32_t maker = m_.events[idx - static_cast<size_t>(d)].identity;
         if (!creates_request(m_.identities[maker].func)) continue;
-        if (refs.size() > 1) bad_maker_[maker] = 1;  // several at once: no pool's one at a time
+        const PoolKind kind = pool_kind(m_.identities[maker]);
+        note_use(maker, kind, call_class(id.func), choose, refs.size());
         if (!choose) continue;
         if (refs.size() > 1) bad_take_[e.identity] = 1;
         ++takes_named_[e.identity];
-        if (makes_pool(m_.identities[maker])) link(e.identity, maker);
+        if (kind != PoolKind::kNone) link(e.identity, maker);
         else ++strays_[e.identity];
       }
     }
+  }
+
+  // A call naming n requests, one of them made by `maker`: receives are
+  // started and taken one at a time (a Startall, a Waitsome of several,
+  // spoils their pool); sends freed or cancelled are no pool's.
+  void note_use(uint32_t maker, PoolKind kind, CallClass cls, bool choose, size_t n) {
+    if (kind == PoolKind::kReceives && (choose || cls == CallClass::kStart) && n > 1) bad_maker_[maker] = 1;
+    if (kind == PoolKind::kSends && (cls == CallClass::kRequestFree || cls == CallClass::kCancel)) bad_maker_[maker] = 1;
   }
 
   // Per rank, the tag of a maker's receives, which must stay the same.
@@ -96,13 +114,17 @@ class Pools {
     takes_[maker].push_back(take);
   }
 
-  // A take's makers: none bad, all alike; strays few.
+  // A take's makers: none bad, all of one kind (receives: alike); strays few.
   bool sound(uint32_t take) const {
     const std::vector<uint32_t>& mk = makers_[take];
     if (mk.empty() || bad_take_[take] || strays_[take] > kMostStrays * takes_named_[take]) return false;
     const Identity& first = m_.identities[mk[0]];
-    for (uint32_t maker : mk)
-      if (bad_maker_[maker] || m_.identities[maker].comm != first.comm || !same_tags(mk[0], maker)) return false;
+    const PoolKind kind = pool_kind(first);
+    for (uint32_t maker : mk) {
+      if (bad_maker_[maker] || pool_kind(m_.identities[maker]) != kind) return false;
+      if (kind == PoolKind::kReceives && (m_.identities[maker].comm != first.comm || !same_tags(mk[0], maker)))
+        return false;
+    }
     return true;
   }
 

@@ -106,6 +106,9 @@ struct Actor {
   int64_t node = -1;  // the call it is in
   int32_t farm = -1;  // the farm (Plan::farms) it is about to run
   std::vector<uint32_t> finished;  // requests it has waited for: released once it runs again
+  // A send pool's takes (Checker::take_any) waiting: the pending sends, any_need of which it waits for
+  std::vector<uint32_t> any_of;
+  uint32_t any_need = 0;
 };
 
 class Checker {
@@ -147,6 +150,8 @@ class Checker {
   void start(uint32_t r);
   void complete(uint32_t r);
   void wait_for(uint32_t a, uint32_t r);
+  void take_any(uint32_t a, int32_t g);
+  bool took_any(Actor& ac, uint32_t id);
   void release_finished(Actor& a);
   void match_send(uint32_t s);
   void match_recv(uint32_t r);
@@ -500,6 +505,7 @@ void Checker::complete(uint32_t id) {
   if (q.waiter >= 0) {
     const uint32_t w = static_cast<uint32_t>(q.waiter);
     q.waiter = -1;
+    if (actors_[w].any_need > 0 && !took_any(actors_[w], id)) return;
     if (actors_[w].waiting > 0 && --actors_[w].waiting == 0 && !queued_[w]) {
       queued_[w] = 1;
       runnable_.push_back(w);
@@ -516,6 +522,47 @@ void Checker::wait_for(uint32_t a, uint32_t id) {
   if (q.state != ReqState::kActive) return;
   q.waiter = static_cast<int32_t>(a);
   ++actors_[a].waiting;
+}
+
+// skel_pool_any(): a take from send pool g completes whichever of the
+// actor's pending sends there is done (MPI_Waitany: a done one at once, the
+// lowest slot; else the first to complete, once the actor runs again). The
+// takes of one call that find none done wait together (Actor::any_of).
+void Checker::take_any(uint32_t a, int32_t g) {
+  Actor& ac = actors_[a];
+  const size_t base = plan_.slots.ring_base[static_cast<size_t>(g)];
+  const size_t end = base + plan_.slots.ring_size[static_cast<size_t>(g)];
+  std::vector<uint32_t> pending;
+  for (size_t s = base; s < end; ++s) {
+    if (ac.slot[s] < 0) continue;
+    const uint32_t id = static_cast<uint32_t>(ac.slot[s]);
+    if (reqs_[id].state == ReqState::kActive) {
+      pending.push_back(id);
+      continue;
+    }
+    ac.slot[s] = -1;
+    ac.finished.push_back(id);
+    return;
+  }
+  if (pending.empty() || ac.any_need >= pending.size()) return;
+  if (ac.any_need++ > 0) return;
+  ac.any_of = pending;
+  for (uint32_t id : pending) reqs_[id].waiter = static_cast<int32_t>(a);
+  ++ac.waiting;
+}
+
+// A send the actor's takes (take_any) wait for completed: its slot is free.
+// True once they have all they wait for (the others' waits withdrawn).
+bool Checker::took_any(Actor& ac, uint32_t id) {
+  auto it = std::find(ac.any_of.begin(), ac.any_of.end(), id);
+  if (it == ac.any_of.end()) return true;
+  ac.any_of.erase(it);
+  std::replace(ac.slot.begin(), ac.slot.end(), static_cast<int64_t>(id), int64_t{-1});
+  ac.finished.push_back(id);
+  if (--ac.any_need > 0) return false;
+  for (uint32_t other : ac.any_of) reqs_[other].waiter = -1;
+  ac.any_of.clear();
+  return true;
 }
 
 void Checker::release_finished(Actor& a) {
@@ -761,7 +808,12 @@ void Checker::slot_put(uint32_t a, uint32_t node, uint32_t id) {
   if (g < 0) return;
   const int64_t size = plan_.slots.ring_size[static_cast<size_t>(g)];
   const int64_t base = plan_.slots.ring_base[static_cast<size_t>(g)];
-  const int64_t s = size == 1 ? base : base + ac.made[static_cast<size_t>(g)]++ % size;
+  int64_t s = -1;
+  if (pool(g) == PoolKind::kSends)  // its first free slot
+    for (int64_t k = base; k < base + size && s < 0; ++k)
+      if (ac.slot[static_cast<size_t>(k)] < 0) s = k;
+  if (s >= 0) ++ac.made[static_cast<size_t>(g)];
+  else s = size == 1 ? base : base + ac.made[static_cast<size_t>(g)]++ % size;
   ac.slot[static_cast<size_t>(s)] = id;  // one still pending there is lost to the skeleton (MPI keeps it)
   if (pool(g) == PoolKind::kReceives) ac.pool_done[static_cast<size_t>(g)].push_back(s);  // made, not started
 }
@@ -786,6 +838,10 @@ void Checker::completion(uint32_t a, uint32_t node, CallClass c) {
   const auto& refs = plan_.slots.refs[node];
   if (refs.empty() || ac.rank >= refs.size()) return;
   for (const RequestRef& ref : refs[ac.rank]) {
+    if (ref.pool == PoolRef::kTake && pool(ref.ring) == PoolKind::kSends) {
+      take_any(a, ref.ring);
+      continue;
+    }
     const int64_t s = slot_of(ac, ref);
     pool_moved(ac, ref);
     if (s < 0 || ac.slot[static_cast<size_t>(s)] < 0) {

@@ -273,10 +273,11 @@ class Emitter {
     if (x.pool == PoolRef::kStart) return -2 - ring_ref(0, x.ring);
     return ring_ref(x.back, x.ring);
   }
+  // Whether node n names a receive pool's request (its slots change queue after the call).
   bool has_pool_ref(uint32_t n) const {
     for (const auto& refs : slots_.refs[n])
       for (const RequestRef& x : refs)
-        if (x.pool != PoolRef::kNo) return true;
+        if (x.pool != PoolRef::kNo && slots_.pool[static_cast<size_t>(x.ring)] == PoolKind::kReceives) return true;
     return false;
   }
   void thread_points_at(size_t i, bool end);
@@ -627,6 +628,7 @@ std::string Emitter::single_request(uint32_t n) {
   const RequestRef& x = (*first)[0];
   if (x.ring < 0) return "&skel_null_req";
   size_t g = static_cast<size_t>(x.ring);
+  if (slots_.pool[g] == PoolKind::kSends) return "";  // skel_slot() waits for one: gathered once
   if (slots_.ring_size[g] == 1 && x.pool == PoolRef::kNo)
     return "&skel_req[" + std::to_string(slots_.ring_base[g] + at_.slot_base) + "]";
   return "&skel_req[skel_slot(" + std::to_string(ref_code(x)) + ")]";

@@ -209,7 +209,7 @@ class RefResolver {
       seen_[n][r].resize(refs.size(), 0);
     }
     for (size_t j = 0; j < refs.size(); ++j) {
-      RequestRef ref = refs[j].pool ? pool_ref(refs[j], cls) : named_ref(refs[j], r, cls);
+      RequestRef ref = refs[j].pool ? pool_ref(refs[j], r, cls) : named_ref(refs[j], r, cls);
       if (!seen_[n][r][j]) {
         mine[j] = ref;
         seen_[n][r][j] = 1;
@@ -241,16 +241,19 @@ class RefResolver {
     return ref;
   }
 
-  // A pool's take (a completion: its oldest started request) or start (an
-  // MPI_Start: its request done longest).
-  RequestRef pool_ref(const Creators::Named& named, CallClass cls) {
+  // A pool's take (a completion: its oldest started receive, or any of its
+  // sends) or start (an MPI_Start: its receive done longest).
+  RequestRef pool_ref(const Creators::Named& named, uint32_t r, CallClass cls) {
     RequestRef ref;
     if (named.at == Creators::kUnknown) return ref;
     const uint32_t c = at_[named.at];
     ref.ring = out_.ring_of_node[c];
     ref.back = 0;
     ref.pool = cls == CallClass::kStart ? PoolRef::kStart : PoolRef::kTake;
-    out_.pool[static_cast<size_t>(ref.ring)] = PoolKind::kReceives;
+    const size_t g = static_cast<size_t>(ref.ring);
+    const bool sends = call_class(func_of(p_, c)) == CallClass::kIsend;
+    out_.pool[g] = sends ? PoolKind::kSends : PoolKind::kReceives;
+    if (sends && held_[r][g] > 0) --held_[r][g];  // a send taken is done
     return ref;
   }
 

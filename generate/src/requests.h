@@ -23,12 +23,13 @@
 namespace skt::gen {
 
 // A reference into a pool (RequestSlots::pool) names no request of its own:
-// kTake, a completion's, is the pool's oldest started request (the one the
-// MPI matches the next message to); kStart, an MPI_Start's, the one that
+// kTake, a completion's, is a receive pool's oldest started request (the one
+// the MPI matches the next message to), or whichever of a send pool's
+// pending sends completes first; kStart, an MPI_Start's, the receive that
 // has been done longest.
 enum class PoolRef : uint8_t { kNo, kTake, kStart };
 // What a ring is (RequestSlots::pool); its value is the skeleton's skel_ring_pool[].
-enum class PoolKind : uint8_t { kNone = 0, kReceives = 1 };
+enum class PoolKind : uint8_t { kNone = 0, kReceives = 1, kSends = 2 };
 
 struct RequestRef {
   int32_t ring = -1;  // -1: a request the trace did not see (MPI_REQUEST_NULL)
@@ -52,7 +53,10 @@ struct RequestSlots {
   // message to the oldest receive started, so which one a completion finds
   // depends on how many came, not on the slot named. Its takes
   // (MPI_Testany/Waitany/Testsome/Waitsome of one) and starts are pool
-  // references; the ring's slots keep two queues (started, done).
+  // references; the ring's slots keep two queues (started, done). Or a
+  // pool of sends (Graph500's send buffers, each found free by MPI_Testany
+  // and sent from again): a take completes whichever of its pending sends
+  // is done first (MPI_Waitany over the ring), and a new send takes a free slot.
   std::vector<PoolKind> pool;
 };
 

@@ -56,6 +56,7 @@ SKEL_MAYBE_UNUSED static SKEL_TLS char* skel_into; /* the receive buffer of the 
 SKEL_MAYBE_UNUSED static MPI_Request skel_req[SKEL_NUM_SLOTS];
 SKEL_MAYBE_UNUSED static long skel_made[SKEL_NUM_RINGS];
 SKEL_MAYBE_UNUSED static SKEL_TLS MPI_Request skel_tmp_req[SKEL_MAX_REQS];  /* a completion call's requests, gathered */
+SKEL_MAYBE_UNUSED static SKEL_TLS int skel_tmp_slot[SKEL_MAX_REQS];  /* and their slots (-1: none) */
 SKEL_MAYBE_UNUSED static SKEL_TLS int skel_tmp_index[SKEL_MAX_REQS];
 SKEL_MAYBE_UNUSED static SKEL_TLS MPI_Status skel_statuses[SKEL_MAX_REQS];  /* not MPI_STATUSES_IGNORE: GCC 12 warns on it */
 SKEL_MAYBE_UNUSED static MPI_Request skel_null_req;                /* what a traced Test* that found nothing tests */
@@ -270,12 +271,17 @@ static inline int skel_part(double i, double n, int parts)
   return k < 0 ? 0 : k >= parts ? parts - 1 : k;
 }
 
-/* Pools: rings of persistent receives from MPI_ANY_SOURCE that the program
- * takes by MPI_Testany (skel_ring_pool[g]). The MPI matches each message to
- * the oldest receive started, so the skeleton takes a pool's oldest started
- * request (reference g, below SKEL_NUM_RINGS) and starts the one done
- * longest (reference -2 - g), whichever slot the trace named. Each ring's
- * two queues (0: done, 1: started) hold its slots, oldest first. */
+/* Pools (skel_ring_pool[g]): SKEL_POOL_RECEIVES, rings of persistent
+ * receives from MPI_ANY_SOURCE that the program takes by MPI_Testany. The MPI
+ * matches each message to the oldest receive started, so the skeleton takes
+ * a pool's oldest started request (reference g, below SKEL_NUM_RINGS) and
+ * starts the one done longest (reference -2 - g), whichever slot the trace
+ * named. Each ring's two queues (0: done, 1: started) hold its slots, oldest
+ * first. SKEL_POOL_SENDS, rings of send buffers each found free by
+ * MPI_Testany: a take (reference g) is whichever pending send completes
+ * first (skel_pool_any), and a new send goes to a free slot. */
+#define SKEL_POOL_RECEIVES 1
+#define SKEL_POOL_SENDS 2
 SKEL_MAYBE_UNUSED static int skel_pool_q[2][SKEL_NUM_SLOTS];
 SKEL_MAYBE_UNUSED static int skel_pool_head[2][SKEL_NUM_RINGS], skel_pool_len[2][SKEL_NUM_RINGS];
 static inline int skel_pool_slot(int g, int started)
@@ -298,6 +304,7 @@ static inline void skel_pools_moved(const int* refs, int n)
     if (refs[i] >= 0 && refs[i] < SKEL_NUM_RINGS) g = refs[i], from = 1;
     else if (refs[i] <= -2) g = -2 - refs[i], from = 0;
     else continue;
+    if (skel_ring_pool[g] != SKEL_POOL_RECEIVES) continue;
     s = skel_pool_slot(g, from);
     if (s < 0) continue;
     skel_pool_head[from][g] = (skel_pool_head[from][g] + 1) % skel_ring_size[g];
@@ -306,11 +313,29 @@ static inline void skel_pools_moved(const int* refs, int n)
   }
 }
 
-/* The slot for a new request of ring g. */
+/* A send pool's take: the slot of whichever of its pending sends completes
+ * first (now MPI_REQUEST_NULL, free for the next send), or -1 where none is
+ * pending. */
+static inline int skel_pool_any(int g)
+{
+  int index = MPI_UNDEFINED;
+  PMPI_Waitany(skel_ring_size[g], &skel_req[skel_ring_base[g]], &index, MPI_STATUS_IGNORE);
+  return index == MPI_UNDEFINED ? -1 : skel_ring_base[g] + index;
+}
+
+/* The slot for a new request of ring g: a send pool's first free one (none
+ * free: as any ring's, the next in turn). */
 static inline MPI_Request* skel_new_req(int g)
 {
-  const int s = skel_ring_base[g] + (int)(skel_made[g]++ % skel_ring_size[g]);
-  if (skel_ring_pool[g]) skel_pool_push(g, 0, s);
+  int s, i;
+  if (skel_ring_pool[g] == SKEL_POOL_SENDS)
+    for (i = 0; i < skel_ring_size[g]; ++i)
+      if (skel_req[skel_ring_base[g] + i] == MPI_REQUEST_NULL) {
+        ++skel_made[g];
+        return &skel_req[skel_ring_base[g] + i];
+      }
+  s = skel_ring_base[g] + (int)(skel_made[g]++ % skel_ring_size[g]);
+  if (skel_ring_pool[g] == SKEL_POOL_RECEIVES) skel_pool_push(g, 0, s);
   return &skel_req[s];
 }
 
@@ -324,6 +349,7 @@ static inline int skel_slot(int ref)
   if (ref < 0) return -1;
   g = ref % SKEL_NUM_RINGS;
   back = ref / SKEL_NUM_RINGS;
+  if (back == 0 && skel_ring_pool[g] == SKEL_POOL_SENDS) return skel_pool_any((int)g);
   if (back == 0) return skel_pool_slot((int)g, 1);
   k = ((skel_made[g] - back) % skel_ring_size[g] + skel_ring_size[g]) % skel_ring_size[g];
   return skel_ring_base[g] + (int)k;
@@ -339,17 +365,17 @@ static inline void skel_gather(const int* refs, int n)
    * crashed) */
   skel_tmp_req[0] = MPI_REQUEST_NULL;
   for (i = 0; i < n; ++i) {
-    s = skel_slot(refs[i]);
+    s = skel_tmp_slot[i] = skel_slot(refs[i]);
     skel_tmp_req[i] = s >= 0 ? skel_req[s] : MPI_REQUEST_NULL;
   }
 }
+/* after skel_gather(refs, n): the requests back to the slots they came from */
 static inline void skel_scatter(const int* refs, int n)
 {
-  int i, s;
-  for (i = 0; i < n; ++i) {
-    s = skel_slot(refs[i]);
-    if (s >= 0) skel_req[s] = skel_tmp_req[i];
-  }
+  int i;
+  (void)refs;
+  for (i = 0; i < n; ++i)
+    if (skel_tmp_slot[i] >= 0) skel_req[skel_tmp_slot[i]] = skel_tmp_req[i];
 }
 /* A traced MPI_Test, Waitany or Waitsome completed these requests; the skeleton's
  * may not have completed them yet: finish them untraced. */

@@ -899,3 +899,70 @@ TEST(Check, APoolsTakeNamesThePoolNotTheRequest) {
   EXPECT_FALSE(skt::is_pool_reqback(named[0])) << named[0];
   EXPECT_TRUE(list_of_first(all, skt::kFunc_MPI_Recv_init, ListField::pool, 1).empty());
 }
+
+// Rank 0 sends rank 1 two messages by one MPI_Isend call site (requests 1
+// and 2, tag 1), takes request `taken` by `func`, sends a third message
+// (tag 3) and completes the other send by MPI_Waitall; rank 1 receives
+// tags 1, 3, 1 in that order. taken 0: the take completes both.
+static skt::FoldedProgram ring_of_two_sends(uint32_t func, int64_t taken) {
+  return program(2, [=](uint32_t r) {
+    std::vector<Syn> v;
+    if (r == 1) {
+      for (int64_t tag : {1, 3, 1}) v.push_back(message(skt::kFunc_MPI_Recv, 10 + static_cast<uint32_t>(tag), 0, tag));
+      return v;
+    }
+    for (int64_t q : {1, 2}) {
+      Syn sent = message(skt::kFunc_MPI_Isend, 2, 1, 1);
+      sent.reqs = {q};
+      v.push_back(sent);
+    }
+    Syn take = call(func, 4);
+    take.reqs = taken ? std::vector<int64_t>{taken} : std::vector<int64_t>{1, 2};
+    take.sources.assign(take.reqs.size(), -1);
+    v.push_back(take);
+    v.push_back(message(skt::kFunc_MPI_Send, 5, 1, 3));
+    if (!taken) return v;
+    Syn rest = call(skt::kFunc_MPI_Waitall, 6);
+    rest.reqs = {3 - taken};
+    v.push_back(rest);
+    return v;
+  });
+}
+
+static long send_pools_in(const skt::gen::Plan& plan) {
+  return std::count(plan.slots.pool.begin(), plan.slots.pool.end(), skt::gen::PoolKind::kSends);
+}
+
+// A ring of send buffers taken by MPI_Testany as each is free (Graph500's):
+// the trace named the second send done (the MPI had buffered it), but
+// where no message is buffered the first one completes first, and waiting
+// for the second the skeleton would hang (rank 1 receives it last). Compress
+// names the pool (any pending send, whichever take the trace named: one
+// symbol), the skeleton's take waits for whichever completes first, and
+// the program completes; taken by MPI_Wait of that one it is no pool, and
+// hangs; taken two at once (MPI_Waitsome), they are no pool.
+TEST(Check, ASendPoolsTakeIsWhicheverSendCompletes) {
+  using skt::ListField;
+  const skt::FoldedProgram p = ring_of_two_sends(skt::kFunc_MPI_Testany, 2);
+  const skt::gen::Plan plan = plan_of(p, 1);
+  ASSERT_EQ(send_pools_in(plan), 1) << p.to_string();
+  const skt::gen::CheckResult taken = check(p, plan);
+  EXPECT_TRUE(taken.ok()) << taken.message;
+  const std::vector<int64_t> second = list_of_first(p, skt::kFunc_MPI_Testany, ListField::reqback, 0);
+  const std::vector<int64_t> first =
+      list_of_first(ring_of_two_sends(skt::kFunc_MPI_Testany, 1), skt::kFunc_MPI_Testany, ListField::reqback, 0);
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_TRUE(skt::is_pool_reqback(second[0])) << second[0];
+  EXPECT_EQ(first, second);
+  EXPECT_EQ(list_of_first(p, skt::kFunc_MPI_Waitall, ListField::reqback, 0), second) << "the rest names the pool";
+  skt::gen::GenerateOptions opt;
+  opt.scale = 1;
+  EXPECT_NE(skt::gen::generate(p, opt).code.find("skel_gather("), std::string::npos);
+
+  const skt::FoldedProgram q = ring_of_two_sends(skt::kFunc_MPI_Wait, 2);
+  const skt::gen::Plan named = plan_of(q, 1);
+  EXPECT_EQ(send_pools_in(named), 0) << q.to_string();
+  EXPECT_EQ(check(q, named).problem, CheckProblem::kDeadlock);
+  const skt::FoldedProgram both = ring_of_two_sends(skt::kFunc_MPI_Waitsome, 0);
+  EXPECT_EQ(send_pools_in(plan_of(both, 1)), 0) << both.to_string();
+}
