@@ -91,7 +91,8 @@ def body(f, fortran):
         post.append(f"if ({R['sendbuf'].name} == MPI_IN_PLACE) r.flags |= kFlagInPlace;")
     if "req_out" in R:
         p = R["req_out"]
-        post.append(f"r.has_new_request = true; r.new_request = {val(p)};")
+        post.append(f"r.has_new_request = true; r.new_request = {val(p)}; "
+                    f"r.new_request_at = reinterpret_cast<uintptr_t>({p.name});")
         if p.persistent:
             post.append("r.flags |= kFlagPersistent;")
     # a neighbourhood collective: its topology's degrees, asked once

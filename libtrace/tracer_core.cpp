@@ -75,6 +75,13 @@ struct State {
   // Live requests sharing a handle with an older live one, oldest first. MPI
   // libraries return one shared handle for every MPI_PROC_NULL request.
   std::unordered_map<uint64_t, std::deque<uint64_t>> request_dups;
+  // Behind a handle that was ever shared: each live request's packed info
+  // by where the program keeps it (its MPI_Request variable), which tells
+  // them apart (Open MPI's one empty request is also an MPI_Ibarrier's on a
+  // communicator of one rank: testing that barrier is not testing the oldest
+  // MPI_PROC_NULL send).
+  std::unordered_map<uint64_t, std::vector<std::pair<uintptr_t, uint64_t>>> shared_at;
+  HandleMap request_at{256};  // MPI_Request bits -> where the program keeps the one live request behind it
   uint32_t next_request = 0;
   uintptr_t main_base = 0;
   std::string exe;
@@ -784,7 +791,18 @@ static uint64_t request_key(MPI_Request h) {
   return st().multiple ? bits ^ (static_cast<uint64_t>(thread_number()) << 48) : bits;
 }
 
-RequestInfo request_info(MPI_Request h, int nth) {
+// The live request behind a shared handle that the program keeps at `at`
+// (the latest made there), or nullptr.
+const uint64_t* shared_request_at(State& s, uint64_t key, uintptr_t at) {
+  if (!at || s.shared_at.empty()) return nullptr;
+  auto it = s.shared_at.find(key);
+  if (it == s.shared_at.end()) return nullptr;
+  for (auto k = it->second.rbegin(); k != it->second.rend(); ++k)
+    if (k->first == at) return &k->second;
+  return nullptr;
+}
+
+RequestInfo request_info(MPI_Request h, int nth, uintptr_t at) {
   RequestInfo ri;
   if (h == MPI_REQUEST_NULL) return ri;
   State& s = st();
@@ -792,7 +810,11 @@ RequestInfo request_info(MPI_Request h, int nth) {
   if (s.multiple) lock.lock();
   uint64_t key = request_key(h);
   const uint64_t* v = s.requests.find(key);
-  if (v && nth > 0) {
+  const uint64_t* kept_at = v ? shared_request_at(s, key, at) : nullptr;
+  if (kept_at) {
+    v = kept_at;
+    ri.by_address = true;
+  } else if (v && nth > 0) {
     auto it = s.request_dups.find(key);
     v = it != s.request_dups.end() && static_cast<size_t>(nth) <= it->second.size() ? &it->second[nth - 1] : nullptr;
   }
@@ -823,6 +845,7 @@ void forget_request(MPI_Request h, int64_t id) {
       dup->second.pop_front();
     } else {
       s.requests.erase(key);
+      s.request_at.erase(key);
     }
   } else if (has_dups) {
     auto& q = dup->second;
@@ -833,6 +856,14 @@ void forget_request(MPI_Request h, int64_t id) {
       }
   }
   if (dup != s.request_dups.end() && dup->second.empty()) s.request_dups.erase(dup);
+  auto kept = s.shared_at.find(key);
+  if (kept == s.shared_at.end()) return;
+  auto& live = kept->second;
+  for (auto it = live.begin(); it != live.end(); ++it)
+    if (static_cast<int64_t>(it->second >> 32) == id) {
+      live.erase(it);
+      break;
+    }
 }
 }  // namespace
 
@@ -932,8 +963,19 @@ void record(Rec& r) {
     ri.any_source_recv = (r.flags & kFlagAnySource) != 0;
     ri.persistent = (r.flags & kFlagPersistent) != 0;
     uint64_t key = request_key(r.new_request);
-    if (s.requests.find(key)) s.request_dups[key].push_back(pack(ri));
-    else s.requests.put(key, pack(ri));
+    const uint64_t* live = s.requests.find(key);
+    if (live && !s.shared_at.count(key)) {  // shared from now on: the one live so far first
+      const uint64_t* at = s.request_at.find(key);
+      s.shared_at[key].emplace_back(at ? static_cast<uintptr_t>(*at) : 0, *live);
+    }
+    if (live) {
+      s.request_dups[key].push_back(pack(ri));
+    } else {
+      s.requests.put(key, pack(ri));
+      s.request_at.put(key, r.new_request_at);
+    }
+    if (live || (!s.shared_at.empty() && s.shared_at.count(key)))
+      s.shared_at[key].emplace_back(r.new_request_at, pack(ri));
     req_id = ri.id;
   }
 

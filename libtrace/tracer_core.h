@@ -99,6 +99,7 @@ struct Rec {
   // (start / completion / free), with the matched sources of completions.
   bool has_new_request = false;
   MPI_Request new_request = MPI_REQUEST_NULL;
+  uintptr_t new_request_at = 0;  // the address the program keeps it at (request_info)
   const int64_t* req_ids = nullptr;
   const int64_t* req_sources = nullptr;
   int nreqs = 0;
@@ -186,11 +187,15 @@ struct RequestInfo {
   bool any_source_recv = false;
   bool persistent = false;
   bool shared = false;  // other live requests share this handle (MPI_PROC_NULL ones)
+  bool by_address = false;  // told apart from them by where the program keeps it
   uint32_t comm_id = 0;
 };
-// nth: how many earlier positions of the same call hold the same handle
-// (one handle can stand for several live requests, e.g. MPI_PROC_NULL ones).
-RequestInfo request_info(MPI_Request h, int nth);
+// One handle can stand for several live requests (e.g. MPI_PROC_NULL ones):
+// the one made at `at`, the address of the program's MPI_Request (or
+// MPI_Fint) it was made into; where none was made there (0: unknown), nth,
+// how many earlier positions of the same call hold the same handle, picks
+// the nth oldest.
+RequestInfo request_info(MPI_Request h, int nth, uintptr_t at);
 // After completion: forget non-persistent requests; after Request_free: forget.
 void request_done(MPI_Request h_before, const RequestInfo& info);
 void request_freed(MPI_Request h_before, const RequestInfo& info);

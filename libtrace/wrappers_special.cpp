@@ -29,28 +29,35 @@ namespace {
 // The requests a completion call was given, captured before the call.
 struct Pending {
   std::vector<MPI_Request> handles;
+  std::vector<uintptr_t> kept_at;  // where the program keeps each
   std::vector<RequestInfo> infos;
   std::vector<int64_t> ids, sources;
   bool any_source = false;
 
   void capture_c(const MPI_Request* reqs, int n) {
     handles.assign(reqs, reqs + (n > 0 ? n : 0));
+    kept_at.resize(handles.size());
+    for (size_t i = 0; i < handles.size(); ++i) kept_at[i] = reinterpret_cast<uintptr_t>(reqs + i);
     fill();
   }
   void capture_f(const MPI_Fint* reqs, int n) {
     handles.resize(n > 0 ? static_cast<size_t>(n) : 0);
-    for (size_t i = 0; i < handles.size(); ++i) handles[i] = MPI_Request_f2c(reqs[i]);
+    kept_at.resize(handles.size());
+    for (size_t i = 0; i < handles.size(); ++i) {
+      handles[i] = MPI_Request_f2c(reqs[i]);
+      kept_at[i] = reinterpret_cast<uintptr_t>(reqs + i);
+    }
     fill();
   }
   void fill() {
     infos.resize(handles.size());
     any_source = false;
     for (size_t i = 0; i < handles.size(); ++i) {
-      infos[i] = request_info(handles[i], 0);
-      if (infos[i].shared) {  // the n-th occurrence of a shared handle is its n-th live request
+      infos[i] = request_info(handles[i], 0, kept_at[i]);
+      if (infos[i].shared && !infos[i].by_address) {  // else the n-th occurrence is its n-th live request
         int nth = 0;
         for (size_t j = 0; j < i; ++j) nth += handles[j] == handles[i];
-        if (nth) infos[i] = request_info(handles[i], nth);
+        if (nth) infos[i] = request_info(handles[i], nth, 0);
       }
       any_source |= infos[i].any_source_recv;
     }

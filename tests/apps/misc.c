@@ -6,7 +6,7 @@
  * Fetch_and_op, Compare_and_swap, Get_accumulate, the flushes, Win_sync;
  * Win_create_dynamic, Win_allocate_shared), MPI-IO (File_open/
  * write_at/read_at/sync/close), Testall/Testany/Testsome, Waitsome, matched
- * probes (Mprobe/Mrecv, Improbe/Imrecv).
+ * probes (Mprobe/Mrecv, Improbe/Imrecv), requests behind one shared handle.
  * argv[1]: how many one-sided epochs run, each after some computation
  * (default 1). */
 #include <string.h>
@@ -107,6 +107,32 @@ int main(int argc, char** argv) {
     LOG("MPI_Wait completed=m9");
     MPI_Waitall(2, sent, MPI_STATUSES_IGNORE);
     LOG("MPI_Waitall completed=p8,p9");
+  }
+
+  /* one handle behind several live requests: MPI_PROC_NULL sends (and in
+   * Open MPI a barrier of one rank) return the library's one empty request,
+   * as Graph500's ring of send buffers starts; each completion must name
+   * the request the program completed, told apart by where the program
+   * keeps it (a test of the barrier is not a test of the oldest send) */
+  {
+    MPI_Request ring[3], bar;
+    static const char* const rl[3] = {"e0", "e1", "e2"};
+    for (int j = 0; j < 3; ++j) {
+      MPI_Isend(NULL, 0, MPI_CHAR, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &ring[j]);
+      LOG("MPI_Isend peer=null tag=0 count=0 bytes=0 comm=world request=%s", rl[j]);
+    }
+    MPI_Ibarrier(MPI_COMM_SELF, &bar);
+    LOG("MPI_Ibarrier comm=self request=eb");
+    for (int flag = 0; !flag;) {
+      MPI_Test(&bar, &flag, MPI_STATUS_IGNORE);
+      if (flag) LOG("MPI_Test completed=eb");
+      else LOG("MPI_Test completed=");
+    }
+    for (int k = 0; k < 3; ++k) {
+      int idx = 0;
+      MPI_Waitany(3, ring, &idx, MPI_STATUS_IGNORE);
+      LOG("MPI_Waitany completed=%s", rl[idx]);
+    }
   }
 
   /* communicators: shared-memory split, group-based creation, graphs */
