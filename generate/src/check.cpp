@@ -150,7 +150,7 @@ class Checker {
   void start(uint32_t r);
   void complete(uint32_t r);
   void wait_for(uint32_t a, uint32_t r);
-  void take_any(uint32_t a, int32_t g);
+  void take_any(uint32_t a, int32_t g, bool wait);
   bool took_any(Actor& ac, uint32_t id);
   void release_finished(Actor& a);
   void match_send(uint32_t s);
@@ -525,10 +525,11 @@ void Checker::wait_for(uint32_t a, uint32_t id) {
 }
 
 // skel_pool_any(): a take from send pool g completes whichever of the
-// actor's pending sends there is done (MPI_Waitany: a done one at once, the
-// lowest slot; else the first to complete, once the actor runs again). The
-// takes of one call that find none done wait together (Actor::any_of).
-void Checker::take_any(uint32_t a, int32_t g) {
+// actor's pending sends there is done (a done one at once, the lowest slot;
+// else, where it waits (MPI_Wait*), the first to complete, once the actor
+// runs again). The takes of one call that find none done wait together
+// (Actor::any_of).
+void Checker::take_any(uint32_t a, int32_t g, bool wait) {
   Actor& ac = actors_[a];
   const size_t base = plan_.slots.ring_base[static_cast<size_t>(g)];
   const size_t end = base + plan_.slots.ring_size[static_cast<size_t>(g)];
@@ -544,7 +545,7 @@ void Checker::take_any(uint32_t a, int32_t g) {
     ac.finished.push_back(id);
     return;
   }
-  if (pending.empty() || ac.any_need >= pending.size()) return;
+  if (!wait || pending.empty() || ac.any_need >= pending.size()) return;
   if (ac.any_need++ > 0) return;
   ac.any_of = pending;
   for (uint32_t id : pending) reqs_[id].waiter = static_cast<int32_t>(a);
@@ -838,8 +839,8 @@ void Checker::completion(uint32_t a, uint32_t node, CallClass c) {
   const auto& refs = plan_.slots.refs[node];
   if (refs.empty() || ac.rank >= refs.size()) return;
   for (const RequestRef& ref : refs[ac.rank]) {
-    if (ref.pool == PoolRef::kTake && pool(ref.ring) == PoolKind::kSends) {
-      take_any(a, ref.ring);
+    if (ref.pool != PoolRef::kNo && pool(ref.ring) == PoolKind::kSends) {
+      take_any(a, ref.ring, ref.pool == PoolRef::kTake);
       continue;
     }
     const int64_t s = slot_of(ac, ref);

@@ -270,6 +270,7 @@ class Emitter {
   int64_t ref_code(const RequestRef& x) const {
     if (x.ring < 0) return -1;
     if (x.pool == PoolRef::kTake) return ring_ref(0, x.ring);
+    if (x.pool == PoolRef::kPoll) return ring_ref(1, x.ring);  // a send pool's: skel_pool_any() without waiting
     if (x.pool == PoolRef::kStart) return -2 - ring_ref(0, x.ring);
     return ring_ref(x.back, x.ring);
   }

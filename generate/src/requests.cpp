@@ -193,15 +193,20 @@ class RefResolver {
         out_.refs[n].resize(m_.world_size);
         seen_[n].resize(m_.world_size);
       }
-      for (uint32_t r : e.ranks) resolve(n, e, r, call_class(f));
+      for (uint32_t r : e.ranks) resolve(n, e, r, f);
     }
-    for (size_t g = 0; g < out_.pool.size(); ++g)
-      if (out_.pool[g] != PoolKind::kNone) out_.ring_size[g] = std::max(out_.ring_size[g], static_cast<uint32_t>(most_held_[g]));
+    for (size_t g = 0; g < out_.pool.size(); ++g) {
+      uint64_t most = most_held_[g];
+      if (out_.pool[g] == PoolKind::kSends)  // its takes may find none done: room for every send
+        for (uint32_t r = 0; r < m_.world_size; ++r) most = std::max(most, std::min(made_[r][g], kMostSendPoolSlots));
+      if (out_.pool[g] != PoolKind::kNone) out_.ring_size[g] = std::max(out_.ring_size[g], static_cast<uint32_t>(most));
+    }
   }
 
  private:
-  // The references of node n (event e, a call of class cls) for rank r.
-  void resolve(uint32_t n, const MergedEvent& e, uint32_t r, CallClass cls) {
+  // The references of node n (event e, a call of function f) for rank r.
+  void resolve(uint32_t n, const MergedEvent& e, uint32_t r, uint32_t f) {
+    const CallClass cls = call_class(f);
     std::vector<Creators::Named> refs = creators_.where(e, r);
     auto& mine = out_.refs[n][r];
     if (mine.size() < refs.size()) {
@@ -209,7 +214,7 @@ class RefResolver {
       seen_[n][r].resize(refs.size(), 0);
     }
     for (size_t j = 0; j < refs.size(); ++j) {
-      RequestRef ref = refs[j].pool ? pool_ref(refs[j], r, cls) : named_ref(refs[j], r, cls);
+      RequestRef ref = refs[j].pool ? pool_ref(refs[j], f) : named_ref(refs[j], r, cls);
       if (!seen_[n][r][j]) {
         mine[j] = ref;
         seen_[n][r][j] = 1;
@@ -243,7 +248,8 @@ class RefResolver {
 
   // A pool's take (a completion: its oldest started receive, or any of its
   // sends) or start (an MPI_Start: its receive done longest).
-  RequestRef pool_ref(const Creators::Named& named, uint32_t r, CallClass cls) {
+  RequestRef pool_ref(const Creators::Named& named, uint32_t f) {
+    const CallClass cls = call_class(f);
     RequestRef ref;
     if (named.at == Creators::kUnknown) return ref;
     const uint32_t c = at_[named.at];
@@ -253,7 +259,7 @@ class RefResolver {
     const size_t g = static_cast<size_t>(ref.ring);
     const bool sends = call_class(func_of(p_, c)) == CallClass::kIsend;
     out_.pool[g] = sends ? PoolKind::kSends : PoolKind::kReceives;
-    if (sends && held_[r][g] > 0) --held_[r][g];  // a send taken is done
+    if (sends && completion_of(f) != Completion::kWait) ref.pool = PoolRef::kPoll;
     return ref;
   }
 
@@ -263,6 +269,9 @@ class RefResolver {
   RequestSlots& out_;
 
  public:
+  // A send pool's slots at most (beyond, a send takes the slot of the one
+  // made that many before, as in any ring; the MPI completes it unseen).
+  static constexpr uint64_t kMostSendPoolSlots = 4096;
   // (node, rank) where a reference differs between occurrences: problems
   static constexpr size_t kMaxDiffering = 1000;
   std::vector<std::pair<uint32_t, uint32_t>> differs_;

@@ -278,8 +278,9 @@ static inline int skel_part(double i, double n, int parts)
  * starts the one done longest (reference -2 - g), whichever slot the trace
  * named. Each ring's two queues (0: done, 1: started) hold its slots, oldest
  * first. SKEL_POOL_SENDS, rings of send buffers each found free by
- * MPI_Testany: a take (reference g) is whichever pending send completes
- * first (skel_pool_any), and a new send goes to a free slot. */
+ * MPI_Testany: a take is whichever pending send is done (skel_pool_any;
+ * reference g waits for one, reference SKEL_NUM_RINGS + g does not), and a
+ * new send goes to a free slot. */
 #define SKEL_POOL_RECEIVES 1
 #define SKEL_POOL_SENDS 2
 SKEL_MAYBE_UNUSED static int skel_pool_q[2][SKEL_NUM_SLOTS];
@@ -313,13 +314,17 @@ static inline void skel_pools_moved(const int* refs, int n)
   }
 }
 
-/* A send pool's take: the slot of whichever of its pending sends completes
- * first (now MPI_REQUEST_NULL, free for the next send), or -1 where none is
- * pending. */
-static inline int skel_pool_any(int g)
+/* A send pool's take: the slot of whichever of its pending sends is done
+ * (now MPI_REQUEST_NULL, free for the next send), waiting for the first to
+ * complete if `wait`; -1 where none is (pending, or done without waiting).
+ * The application's take without a wait spun, taking its messages in
+ * meanwhile; the skeleton takes them where the trace did, and leaves its
+ * send pending. */
+static inline int skel_pool_any(int g, int wait)
 {
-  int index = MPI_UNDEFINED;
-  PMPI_Waitany(skel_ring_size[g], &skel_req[skel_ring_base[g]], &index, MPI_STATUS_IGNORE);
+  int index = MPI_UNDEFINED, flag = 0;
+  if (wait) PMPI_Waitany(skel_ring_size[g], &skel_req[skel_ring_base[g]], &index, MPI_STATUS_IGNORE);
+  else PMPI_Testany(skel_ring_size[g], &skel_req[skel_ring_base[g]], &index, &flag, MPI_STATUS_IGNORE);
   return index == MPI_UNDEFINED ? -1 : skel_ring_base[g] + index;
 }
 
@@ -349,7 +354,7 @@ static inline int skel_slot(int ref)
   if (ref < 0) return -1;
   g = ref % SKEL_NUM_RINGS;
   back = ref / SKEL_NUM_RINGS;
-  if (back == 0 && skel_ring_pool[g] == SKEL_POOL_SENDS) return skel_pool_any((int)g);
+  if (back <= 1 && skel_ring_pool[g] == SKEL_POOL_SENDS) return skel_pool_any((int)g, back == 0);
   if (back == 0) return skel_pool_slot((int)g, 1);
   k = ((skel_made[g] - back) % skel_ring_size[g] + skel_ring_size[g]) % skel_ring_size[g];
   return skel_ring_base[g] + (int)k;
