@@ -526,7 +526,7 @@ void Checker::wait_for(uint32_t a, uint32_t id) {
 
 // skel_pool_any(): a take from send pool g completes whichever of the
 // actor's pending sends there is done (a done one at once, the lowest slot;
-// else, where it waits (MPI_Wait*), the first to complete, once the actor
+// else, where it waits (MPI_Wait*, not MPI_Test*), the first to complete, once the actor
 // runs again). The takes of one call that find none done wait together
 // (Actor::any_of).
 void Checker::take_any(uint32_t a, int32_t g, bool wait) {

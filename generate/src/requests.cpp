@@ -259,7 +259,8 @@ class RefResolver {
     const size_t g = static_cast<size_t>(ref.ring);
     const bool sends = call_class(func_of(p_, c)) == CallClass::kIsend;
     out_.pool[g] = sends ? PoolKind::kSends : PoolKind::kReceives;
-    if (sends && completion_of(f) != Completion::kWait) ref.pool = PoolRef::kPoll;
+    const bool waits = completion_of(f) == Completion::kWait || f == kFunc_MPI_Waitany || f == kFunc_MPI_Waitsome;
+    if (sends && !waits) ref.pool = PoolRef::kPoll;
     return ref;
   }
 

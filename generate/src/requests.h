@@ -25,11 +25,11 @@ namespace skt::gen {
 // A reference into a pool (RequestSlots::pool) names no request of its own:
 // kTake, a completion's, is a receive pool's oldest started request (the one
 // the MPI matches the next message to), or whichever of a send pool's
-// pending sends completes first (MPI_Wait*); kPoll, a send pool's take by a
-// call that chooses or tests, whichever is done if any, without waiting (the
-// application spun there, taking its messages in: the skeleton takes them
-// where the trace did, and a wait could hold a sender whose receiver waits
-// for it); kStart, an MPI_Start's, the receive that has been done longest.
+// pending sends completes first (MPI_Wait*); kPoll, a send pool's take by
+// MPI_Test*, whichever is done if any, without waiting (the application
+// spun there, taking its messages in: the skeleton takes them where the
+// trace did, and a wait could hold a sender whose receiver waits for it);
+// kStart, an MPI_Start's, the receive that has been done longest.
 enum class PoolRef : uint8_t { kNo, kTake, kStart, kPoll };
 // What a ring is (RequestSlots::pool); its value is the skeleton's skel_ring_pool[].
 enum class PoolKind : uint8_t { kNone = 0, kReceives = 1, kSends = 2 };
