@@ -17,7 +17,7 @@ namespace {
 // pools"): persistent receives from MPI_ANY_SOURCE (taken as messages come,
 // restarted: the oldest started takes the next message), or sends (a ring
 // of send buffers, each taken by MPI_Testany as it is free: whichever is
-// done, which the skeleton's MPI_Waitany over the pool finds again).
+// done, and the skeleton's take finds whichever is done in its run).
 enum class PoolKind : uint8_t { kNone, kReceives, kSends };
 PoolKind pool_kind(const Identity& id) {
   const CallClass c = call_class(id.func);

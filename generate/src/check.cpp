@@ -106,9 +106,13 @@ struct Actor {
   int64_t node = -1;  // the call it is in
   int32_t farm = -1;  // the farm (Plan::farms) it is about to run
   std::vector<uint32_t> finished;  // requests it has waited for: released once it runs again
-  // A send pool's takes (Checker::take_any) waiting: the pending sends, any_need of which it waits for
+  // per send pool ring: its pending sends, first in its slots (skel_pool_len[0])
+  std::vector<uint32_t> pool_len;
+  uint32_t pool_taken = 0;  // the send-pool takes of the completion call it makes (skel_pool_taken)
+  // Its send-pool takes waiting (Checker::take_any): the pending sends of ring any_ring, any_need of which
   std::vector<uint32_t> any_of;
   uint32_t any_need = 0;
+  int32_t any_ring = -1;
 };
 
 class Checker {
@@ -150,7 +154,8 @@ class Checker {
   void start(uint32_t r);
   void complete(uint32_t r);
   void wait_for(uint32_t a, uint32_t r);
-  void take_any(uint32_t a, int32_t g, bool wait);
+  void take_any(uint32_t a, int32_t g, bool wait, uint32_t j);
+  void compact_pool(Actor& ac, int32_t g);
   bool took_any(Actor& ac, uint32_t id);
   void release_finished(Actor& a);
   void match_send(uint32_t s);
@@ -524,18 +529,18 @@ void Checker::wait_for(uint32_t a, uint32_t id) {
   ++actors_[a].waiting;
 }
 
-// skel_pool_any(): a take from send pool g completes whichever of the
-// actor's pending sends there is done (a done one at once, the lowest slot;
-// else, where it waits (MPI_Wait*, not MPI_Test*), the first to complete, once the actor
-// runs again). The takes of one call that find none done wait together
+// skel_pool_any(): the j-th send-pool take of a completion call, from pool
+// g: where the call has not completed more than j sends yet, it completes
+// every pending send there that is done and, if `wait` (MPI_Wait*, not
+// MPI_Test*) and still short, waits for the first to complete, once the
+// actor runs again. The waiting takes of one call wait together
 // (Actor::any_of).
-void Checker::take_any(uint32_t a, int32_t g, bool wait) {
+void Checker::take_any(uint32_t a, int32_t g, bool wait, uint32_t j) {
   Actor& ac = actors_[a];
+  if (ac.pool_taken > j) return;
   const size_t base = plan_.slots.ring_base[static_cast<size_t>(g)];
-  const size_t end = base + plan_.slots.ring_size[static_cast<size_t>(g)];
   std::vector<uint32_t> pending;
-  for (size_t s = base; s < end; ++s) {
-    if (ac.slot[s] < 0) continue;
+  for (size_t s = base; s < base + ac.pool_len[static_cast<size_t>(g)]; ++s) {
     const uint32_t id = static_cast<uint32_t>(ac.slot[s]);
     if (reqs_[id].state == ReqState::kActive) {
       pending.push_back(id);
@@ -543,13 +548,25 @@ void Checker::take_any(uint32_t a, int32_t g, bool wait) {
     }
     ac.slot[s] = -1;
     ac.finished.push_back(id);
-    return;
+    ++ac.pool_taken;
   }
-  if (!wait || pending.empty() || ac.any_need >= pending.size()) return;
+  compact_pool(ac, g);
+  if (!wait || ac.pool_taken > j || pending.size() <= ac.any_need) return;
+  ++ac.pool_taken;
   if (ac.any_need++ > 0) return;
   ac.any_of = pending;
+  ac.any_ring = g;
   for (uint32_t id : pending) reqs_[id].waiter = static_cast<int32_t>(a);
   ++ac.waiting;
+}
+
+// skel_pool_compact(): a send pool's pending sends first in its slots.
+void Checker::compact_pool(Actor& ac, int32_t g) {
+  const size_t base = plan_.slots.ring_base[static_cast<size_t>(g)];
+  uint32_t& len = ac.pool_len[static_cast<size_t>(g)];
+  const auto first = ac.slot.begin() + static_cast<std::ptrdiff_t>(base);
+  const auto kept = std::stable_partition(first, first + len, [](int64_t id) { return id >= 0; });
+  len = static_cast<uint32_t>(kept - first);
 }
 
 // A send the actor's takes (take_any) wait for completed: its slot is free.
@@ -558,7 +575,9 @@ bool Checker::took_any(Actor& ac, uint32_t id) {
   auto it = std::find(ac.any_of.begin(), ac.any_of.end(), id);
   if (it == ac.any_of.end()) return true;
   ac.any_of.erase(it);
-  std::replace(ac.slot.begin(), ac.slot.end(), static_cast<int64_t>(id), int64_t{-1});
+  const auto first = ac.slot.begin() + static_cast<std::ptrdiff_t>(plan_.slots.ring_base[static_cast<size_t>(ac.any_ring)]);
+  std::replace(first, first + ac.pool_len[static_cast<size_t>(ac.any_ring)], static_cast<int64_t>(id), int64_t{-1});
+  compact_pool(ac, ac.any_ring);
   ac.finished.push_back(id);
   if (--ac.any_need > 0) return false;
   for (uint32_t other : ac.any_of) reqs_[other].waiter = -1;
@@ -810,11 +829,15 @@ void Checker::slot_put(uint32_t a, uint32_t node, uint32_t id) {
   const int64_t size = plan_.slots.ring_size[static_cast<size_t>(g)];
   const int64_t base = plan_.slots.ring_base[static_cast<size_t>(g)];
   int64_t s = -1;
-  if (pool(g) == PoolKind::kSends)  // its first free slot
-    for (int64_t k = base; k < base + size && s < 0; ++k)
-      if (ac.slot[static_cast<size_t>(k)] < 0) s = k;
-  if (s >= 0) ++ac.made[static_cast<size_t>(g)];
-  else s = size == 1 ? base : base + ac.made[static_cast<size_t>(g)]++ % size;
+  uint32_t& pending = ac.pool_len[static_cast<size_t>(g)];
+  // a send pool's: after its pending sends (all slots pending, beyond the most sends a rank made, the
+  // skeleton waits for one where this takes the slot in turn)
+  if (pool(g) == PoolKind::kSends && pending < size) {
+    s = base + pending++;
+    ++ac.made[static_cast<size_t>(g)];
+  } else {
+    s = size == 1 ? base : base + ac.made[static_cast<size_t>(g)]++ % size;
+  }
   ac.slot[static_cast<size_t>(s)] = id;  // one still pending there is lost to the skeleton (MPI keeps it)
   if (pool(g) == PoolKind::kReceives) ac.pool_done[static_cast<size_t>(g)].push_back(s);  // made, not started
 }
@@ -838,9 +861,11 @@ void Checker::completion(uint32_t a, uint32_t node, CallClass c) {
   Actor& ac = actors_[a];
   const auto& refs = plan_.slots.refs[node];
   if (refs.empty() || ac.rank >= refs.size()) return;
+  ac.pool_taken = 0;
+  uint32_t takes = 0;  // send-pool references so far
   for (const RequestRef& ref : refs[ac.rank]) {
     if (ref.pool != PoolRef::kNo && pool(ref.ring) == PoolKind::kSends) {
-      take_any(a, ref.ring, ref.pool == PoolRef::kTake);
+      take_any(a, ref.ring, ref.pool == PoolRef::kTake, takes++);
       continue;
     }
     const int64_t s = slot_of(ac, ref);
@@ -1158,6 +1183,7 @@ CheckResult Checker::run() {
     a.slot.assign(slots, -1);
     a.made.assign(std::max<size_t>(1, plan_.slots.ring_size.size()), 0);
     a.pool_started.assign(plan_.slots.ring_size.size(), {});
+    a.pool_len.assign(plan_.slots.ring_size.size(), 0);
     a.pool_done.assign(plan_.slots.ring_size.size(), {});
     Frame top;
     top.items = &p_.top;

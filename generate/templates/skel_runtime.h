@@ -278,9 +278,9 @@ static inline int skel_part(double i, double n, int parts)
  * starts the one done longest (reference -2 - g), whichever slot the trace
  * named. Each ring's two queues (0: done, 1: started) hold its slots, oldest
  * first. SKEL_POOL_SENDS, rings of send buffers each found free by
- * MPI_Testany: a take is whichever pending send is done (skel_pool_any;
- * reference g waits for one, reference SKEL_NUM_RINGS + g does not), and a
- * new send goes to a free slot. */
+ * MPI_Testany: a take completes whichever pending sends are done
+ * (skel_pool_any; reference g waits for one where none is, reference
+ * SKEL_NUM_RINGS + g does not), and a new send goes after the pending. */
 #define SKEL_POOL_RECEIVES 1
 #define SKEL_POOL_SENDS 2
 SKEL_MAYBE_UNUSED static int skel_pool_q[2][SKEL_NUM_SLOTS];
@@ -314,31 +314,60 @@ static inline void skel_pools_moved(const int* refs, int n)
   }
 }
 
-/* A send pool's take: the slot of whichever of its pending sends is done
- * (now MPI_REQUEST_NULL, free for the next send), waiting for the first to
- * complete if `wait`; -1 where none is (pending, or done without waiting).
- * The application's take without a wait spun, taking its messages in
- * meanwhile; the skeleton takes them where the trace did, and leaves its
- * send pending. */
-static inline int skel_pool_any(int g, int wait)
+/* A send pool's pending sends are the first skel_pool_len[0][g] slots of
+ * its ring: drop those completed (MPI_REQUEST_NULL), keeping the rest
+ * first. */
+static inline void skel_pool_compact(int g)
 {
-  int index = MPI_UNDEFINED, flag = 0;
-  if (wait) PMPI_Waitany(skel_ring_size[g], &skel_req[skel_ring_base[g]], &index, MPI_STATUS_IGNORE);
-  else PMPI_Testany(skel_ring_size[g], &skel_req[skel_ring_base[g]], &index, &flag, MPI_STATUS_IGNORE);
-  return index == MPI_UNDEFINED ? -1 : skel_ring_base[g] + index;
+  MPI_Request* q = &skel_req[skel_ring_base[g]];
+  int i, n = 0;
+  for (i = 0; i < skel_pool_len[0][g]; ++i)
+    if (q[i] != MPI_REQUEST_NULL) q[n++] = q[i];
+  for (i = n; i < skel_pool_len[0][g]; ++i) q[i] = MPI_REQUEST_NULL;
+  skel_pool_len[0][g] = n;
 }
 
-/* The slot for a new request of ring g: a send pool's first free one (none
- * free: as any ring's, the next in turn). */
+/* Send-pool takes of the completion call being gathered (skel_gather). */
+SKEL_MAYBE_UNUSED static SKEL_TLS int skel_pool_taken;
+
+/* The j-th send-pool take (from 0) of a completion call, from pool g:
+ * where the call has not completed more than j sends yet, it completes
+ * every pending send that is done and, if `wait` and still short, waits for
+ * the first to complete. The application's take without a wait (MPI_Test*)
+ * spun, taking its messages in meanwhile; the skeleton takes them where the
+ * trace did, and leaves its sends pending. The call gathers none (-1). */
+static inline int skel_pool_any(int g, int wait, int j)
+{
+  MPI_Request* q = &skel_req[skel_ring_base[g]];
+  int i, flag, index = MPI_UNDEFINED;
+  const int n = skel_pool_len[0][g];
+  if (skel_pool_taken > j || n == 0) return -1;
+  for (i = 0; i < n; ++i) {
+    PMPI_Test(&q[i], &flag, MPI_STATUS_IGNORE);
+    if (flag) ++skel_pool_taken;
+  }
+  if (wait && skel_pool_taken <= j) {
+    PMPI_Waitany(n, q, &index, MPI_STATUS_IGNORE);
+    if (index != MPI_UNDEFINED) ++skel_pool_taken;
+  }
+  skel_pool_compact(g);
+  return -1;
+}
+
+/* The slot for a new request of ring g: a send pool's next after its
+ * pending sends (all slots pending: it waits for one), any other ring's
+ * next in turn. */
 static inline MPI_Request* skel_new_req(int g)
 {
-  int s, i;
-  if (skel_ring_pool[g] == SKEL_POOL_SENDS)
-    for (i = 0; i < skel_ring_size[g]; ++i)
-      if (skel_req[skel_ring_base[g] + i] == MPI_REQUEST_NULL) {
-        ++skel_made[g];
-        return &skel_req[skel_ring_base[g] + i];
-      }
+  int s, index;
+  if (skel_ring_pool[g] == SKEL_POOL_SENDS) {
+    if (skel_pool_len[0][g] == skel_ring_size[g]) {
+      PMPI_Waitany(skel_ring_size[g], &skel_req[skel_ring_base[g]], &index, MPI_STATUS_IGNORE);
+      skel_pool_compact(g);
+    }
+    ++skel_made[g];
+    return &skel_req[skel_ring_base[g] + skel_pool_len[0][g]++];
+  }
   s = skel_ring_base[g] + (int)(skel_made[g]++ % skel_ring_size[g]);
   if (skel_ring_pool[g] == SKEL_POOL_RECEIVES) skel_pool_push(g, 0, s);
   return &skel_req[s];
@@ -354,7 +383,6 @@ static inline int skel_slot(int ref)
   if (ref < 0) return -1;
   g = ref % SKEL_NUM_RINGS;
   back = ref / SKEL_NUM_RINGS;
-  if (back <= 1 && skel_ring_pool[g] == SKEL_POOL_SENDS) return skel_pool_any((int)g, back == 0);
   if (back == 0) return skel_pool_slot((int)g, 1);
   k = ((skel_made[g] - back) % skel_ring_size[g] + skel_ring_size[g]) % skel_ring_size[g];
   return skel_ring_base[g] + (int)k;
@@ -363,14 +391,18 @@ static inline int skel_slot(int ref)
 /* Gather / scatter a completion call's requests (references as above). */
 static inline void skel_gather(const int* refs, int n)
 {
-  int i, s;
+  int i, s, g, j = 0;
   /* a rank whose call completed none (its MPI_Test found nothing where
    * another rank's completed) tests no request: MPI_Test(&skel_tmp_req[0])
    * read a handle left from before (0 at first: MPICH refused it, Open MPI
    * crashed) */
   skel_tmp_req[0] = MPI_REQUEST_NULL;
+  skel_pool_taken = 0;
   for (i = 0; i < n; ++i) {
-    s = skel_tmp_slot[i] = skel_slot(refs[i]);
+    g = refs[i] >= 0 ? refs[i] % SKEL_NUM_RINGS : -1;
+    if (g >= 0 && skel_ring_pool[g] == SKEL_POOL_SENDS) s = skel_pool_any(g, refs[i] < SKEL_NUM_RINGS, j++);
+    else s = skel_slot(refs[i]);
+    skel_tmp_slot[i] = s;
     skel_tmp_req[i] = s >= 0 ? skel_req[s] : MPI_REQUEST_NULL;
   }
 }
