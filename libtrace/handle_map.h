@@ -1,5 +1,5 @@
 // A small open-addressing hash map from MPI handle bits (or return
-// addresses) to 64-bit values, for the tracer's hot path: no allocation per
+// addresses) to small values (64-bit by default), for the tracer's hot path: no allocation per
 // lookup or insert (only when it grows), linear probing, backward-shift
 // deletion. Key 0 is reserved as "empty"; callers never store it
 // (MPI_REQUEST_NULL etc. are never inserted, see tracer_core.cpp).
@@ -10,11 +10,12 @@
 
 namespace skt::tracer {
 
-class HandleMap {
+template <typename Value>
+class BasicHandleMap {
  public:
-  explicit HandleMap(size_t initial_capacity = 256) { slots_.resize(pow2(initial_capacity)); }
+  explicit BasicHandleMap(size_t initial_capacity = 256) { slots_.resize(pow2(initial_capacity)); }
 
-  const uint64_t* find(uint64_t key) const {
+  const Value* find(uint64_t key) const {
     if (key == 0) return nullptr;
     size_t mask = slots_.size() - 1;
     for (size_t i = hash(key) & mask;; i = (i + 1) & mask) {
@@ -23,7 +24,7 @@ class HandleMap {
     }
   }
 
-  void put(uint64_t key, uint64_t value) {
+  void put(uint64_t key, const Value& value) {
     if (key == 0) return;
     if ((size_ + 1) * 2 > slots_.size()) grow();
     size_t mask = slots_.size() - 1;
@@ -66,7 +67,7 @@ class HandleMap {
  private:
   struct Slot {
     uint64_t key = 0;
-    uint64_t value = 0;
+    Value value{};
   };
   static size_t pow2(size_t n) {
     size_t p = 16;
@@ -91,5 +92,6 @@ class HandleMap {
   std::vector<Slot> slots_;
   size_t size_ = 0;
 };
+using HandleMap = BasicHandleMap<uint64_t>;
 
 }  // namespace skt::tracer

@@ -47,6 +47,11 @@ struct CommEntry {
   std::vector<int64_t> members;  // world ranks
 };
 
+struct LiveRequest {
+  uint64_t packed = 0;  // pack(RequestInfo)
+  uintptr_t at = 0;     // the address of the MPI_Request it was made into
+};
+
 struct State {
   bool started = false;
   pid_t pid = 0;              // the traced process; a fork()ed child is not it
@@ -71,7 +76,9 @@ struct State {
   uint32_t next_callsite = 0;
   HandleMap modules{64};      // module base -> module id
   uint32_t next_module = 0;
-  HandleMap requests{256};    // MPI_Request bits -> packed RequestInfo (oldest live one)
+  // MPI_Request bits -> the oldest live request behind it: its packed
+  // RequestInfo and where the program keeps it (its MPI_Request variable).
+  BasicHandleMap<LiveRequest> requests{256};
   // Live requests sharing a handle with an older live one, oldest first. MPI
   // libraries return one shared handle for every MPI_PROC_NULL request.
   std::unordered_map<uint64_t, std::deque<uint64_t>> request_dups;
@@ -80,8 +87,11 @@ struct State {
   // them apart (Open MPI's one empty request is also an MPI_Ibarrier's on a
   // communicator of one rank: testing that barrier is not testing the oldest
   // MPI_PROC_NULL send).
+  // shared_keys holds every such handle (never erased; a lookup there is
+  // cheap where none is shared, the common case, on every request made and
+  // ended).
   std::unordered_map<uint64_t, std::vector<std::pair<uintptr_t, uint64_t>>> shared_at;
-  HandleMap request_at{256};  // MPI_Request bits -> where the program keeps the one live request behind it
+  HandleMap shared_keys{64};
   uint32_t next_request = 0;
   uintptr_t main_base = 0;
   std::string exe;
@@ -791,10 +801,13 @@ static uint64_t request_key(MPI_Request h) {
   return st().multiple ? bits ^ (static_cast<uint64_t>(thread_number()) << 48) : bits;
 }
 
+// Whether handle `key` was ever shared by live requests.
+bool ever_shared(const State& s, uint64_t key) { return s.shared_keys.size() && s.shared_keys.find(key); }
+
 // The live request behind a shared handle that the program keeps at `at`
 // (the latest made there), or nullptr.
 const uint64_t* shared_request_at(State& s, uint64_t key, uintptr_t at) {
-  if (!at || s.shared_at.empty()) return nullptr;
+  if (!at || !ever_shared(s, key)) return nullptr;
   auto it = s.shared_at.find(key);
   if (it == s.shared_at.end()) return nullptr;
   for (auto k = it->second.rbegin(); k != it->second.rend(); ++k)
@@ -809,7 +822,8 @@ RequestInfo request_info(MPI_Request h, int nth, uintptr_t at) {
   std::unique_lock<std::mutex> lock(s.mu, std::defer_lock);
   if (s.multiple) lock.lock();
   uint64_t key = request_key(h);
-  const uint64_t* v = s.requests.find(key);
+  const LiveRequest* oldest = s.requests.find(key);
+  const uint64_t* v = oldest ? &oldest->packed : nullptr;
   const uint64_t* kept_at = v ? shared_request_at(s, key, at) : nullptr;
   if (kept_at) {
     v = kept_at;
@@ -835,17 +849,16 @@ void forget_request(MPI_Request h, int64_t id) {
   std::unique_lock<std::mutex> lock(s.mu, std::defer_lock);
   if (s.multiple) lock.lock();
   uint64_t key = request_key(h);
-  const uint64_t* v = s.requests.find(key);
-  if (!v) return;
-  auto dup = s.request_dups.find(key);
+  const LiveRequest* oldest = s.requests.find(key);
+  if (!oldest) return;
+  auto dup = s.request_dups.empty() ? s.request_dups.end() : s.request_dups.find(key);
   bool has_dups = dup != s.request_dups.end() && !dup->second.empty();
-  if (static_cast<int64_t>(*v >> 32) == id) {
+  if (static_cast<int64_t>(oldest->packed >> 32) == id) {
     if (has_dups) {
-      s.requests.put(key, dup->second.front());
+      s.requests.put(key, LiveRequest{dup->second.front(), 0});  // its address is in shared_at
       dup->second.pop_front();
     } else {
       s.requests.erase(key);
-      s.request_at.erase(key);
     }
   } else if (has_dups) {
     auto& q = dup->second;
@@ -856,6 +869,7 @@ void forget_request(MPI_Request h, int64_t id) {
       }
   }
   if (dup != s.request_dups.end() && dup->second.empty()) s.request_dups.erase(dup);
+  if (!ever_shared(s, key)) return;
   auto kept = s.shared_at.find(key);
   if (kept == s.shared_at.end()) return;
   auto& live = kept->second;
@@ -963,19 +977,16 @@ void record(Rec& r) {
     ri.any_source_recv = (r.flags & kFlagAnySource) != 0;
     ri.persistent = (r.flags & kFlagPersistent) != 0;
     uint64_t key = request_key(r.new_request);
-    const uint64_t* live = s.requests.find(key);
-    if (live && !s.shared_at.count(key)) {  // shared from now on: the one live so far first
-      const uint64_t* at = s.request_at.find(key);
-      s.shared_at[key].emplace_back(at ? static_cast<uintptr_t>(*at) : 0, *live);
+    const LiveRequest* live = s.requests.find(key);
+    if (live && !ever_shared(s, key)) {  // shared from now on: the one live so far first
+      s.shared_keys.put(key, 1);
+      s.shared_at[key].emplace_back(live->at, live->packed);
     }
-    if (live) {
+    if (live)
       s.request_dups[key].push_back(pack(ri));
-    } else {
-      s.requests.put(key, pack(ri));
-      s.request_at.put(key, r.new_request_at);
-    }
-    if (live || (!s.shared_at.empty() && s.shared_at.count(key)))
-      s.shared_at[key].emplace_back(r.new_request_at, pack(ri));
+    else
+      s.requests.put(key, LiveRequest{pack(ri), r.new_request_at});
+    if (ever_shared(s, key)) s.shared_at[key].emplace_back(r.new_request_at, pack(ri));
     req_id = ri.id;
   }
 
