@@ -594,13 +594,22 @@ std::string Emitter::write_slot_list(uint32_t n, std::string& count_expr) {
   }
   for (const auto& l : lists) max_reqs_ = std::max(max_reqs_, l.size());
   bool same = std::all_of(lists.begin(), lists.end(), [&](const auto& l) { return l == lists[0]; });
-  std::string name = "n" + std::to_string(n) + "_reqs";
-  auto write = [&](const std::vector<int64_t>& v) { write_table(tables_, "static const int " + name + "[]", texts(v)); };
+  // A list equal to one written before is read there (a long skeleton's
+  // kept steps name the same slots in hundreds of nodes).
+  auto write = [&](const std::vector<int64_t>& v) {
+    const std::string name = "n" + std::to_string(n) + "_reqs";
+    std::vector<std::string> cells = texts(v);
+    std::string key = "int[]";
+    for (const std::string& c : cells) key += " " + c;
+    const std::string before = written_as(key, name);
+    if (!before.empty()) return before;
+    write_table(tables_, "static const int " + name + "[]", cells);
+    return name;
+  };
   if (same) {
     count_expr = std::to_string(lists.empty() ? 0 : lists[0].size());
     if (lists.empty() || lists[0].empty()) return "skel_no_slots";
-    write(lists[0]);
-    return name;
+    return write(lists[0]);
   }
   std::vector<int64_t> all;
   std::vector<std::string> start(e.ranks.size()), len(e.ranks.size());
@@ -610,9 +619,9 @@ std::string Emitter::write_slot_list(uint32_t n, std::string& count_expr) {
     all.insert(all.end(), lists[i].begin(), lists[i].end());
   }
   if (all.empty()) all.push_back(-1);
-  write(all);
+  const std::string table = write(all);
   count_expr = per_rank(n, "nreqs", e.ranks, len);
-  return name + " + " + per_rank(n, "reqs_at", e.ranks, start);
+  return table + " + " + per_rank(n, "reqs_at", e.ranks, start);
 }
 
 // A single request every rank names alike, as a slot expression ("" if not so).

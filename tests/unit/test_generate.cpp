@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -354,6 +355,60 @@ TEST(Generate, PersistentRequestsStartedInALoopFoldAndKeepTheirSlots) {
     }
     EXPECT_EQ(next, want.size());
   }
+}
+
+// A completion's list of requests equal to one written before is read
+// there, not written again (a long skeleton's kept steps name the same
+// slots in hundreds of nodes). Startall and Waitall name the same pair of
+// persistent requests: one table; every list a call reads is declared.
+TEST(Generate, ListsOfRequestsEqualToOneWrittenBeforeAreNotWrittenAgain) {
+  auto program = [](uint32_t r) {
+    auto with = [&](uint32_t func, uint32_t site, std::vector<int64_t> reqs) {
+      skt::testing::Syn s = call(func, site);
+      s.reqs = std::move(reqs);
+      if (func == skt::kFunc_MPI_Recv_init || func == skt::kFunc_MPI_Send_init) {
+        s.peer = 1 - r;
+        s.tag = 5;
+        s.count = 16;
+      }
+      return s;
+    };
+    std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0), with(skt::kFunc_MPI_Recv_init, 1, {1}),
+                                     with(skt::kFunc_MPI_Send_init, 2, {2})};
+    for (int i = 0; i < 10; ++i) {
+      v.push_back(with(skt::kFunc_MPI_Startall, 3, {1, 2}));
+      v.push_back(with(skt::kFunc_MPI_Waitall, 4, {1, 2}));
+    }
+    v.push_back(with(skt::kFunc_MPI_Request_free, 5, {2}));
+    v.push_back(with(skt::kFunc_MPI_Request_free, 6, {1}));
+    v.push_back(call(skt::kFunc_MPI_Finalize, 7));
+    return v;
+  };
+  skt::gen::GenerateOptions opt;
+  opt.scale = 1;
+  const std::string code = skt::gen::generate(folded_from(2, program), opt).code;
+  std::map<std::string, std::string> lists;  // name -> values
+  std::set<std::string> values;
+  for (size_t at = code.find("static const int n"); at != std::string::npos;
+       at = code.find("static const int n", at + 1)) {
+    const size_t bracket = code.find("[] = {", at), end = code.find("};", at);
+    if (bracket == std::string::npos || bracket > code.find('\n', at)) continue;  // not a list
+    const std::string name = code.substr(at + 17, bracket - at - 17);
+    const std::string vals = code.substr(bracket + 6, end - bracket - 6);
+    EXPECT_TRUE(values.insert(vals).second) << name << " = {" << vals << "} was written before";
+    lists[name] = vals;
+  }
+  const size_t body = code.find("static void skel_program(");
+  ASSERT_NE(body, std::string::npos);
+  for (const char* call : {"skel_gather(", "skel_scatter(", "skel_finish("})
+    for (size_t at = code.find(call, body); at != std::string::npos; at = code.find(call, at + 1)) {
+      const size_t from = at + std::strlen(call);
+      const std::string name = code.substr(from, code.find_first_of(",+ ", from) - from);
+      EXPECT_TRUE(name == "skel_no_slots" || lists.count(name)) << call << name << " is not declared";
+    }
+  EXPECT_NE(code.find("MPI_Startall(2, skel_tmp_req)"), std::string::npos);
+  EXPECT_NE(code.find("MPI_Waitall(2, skel_tmp_req"), std::string::npos);
+  EXPECT_EQ(lists.size(), 1u);
 }
 
 TEST(Generate, ACycleRuleOutsideALoopIsRejected) {
