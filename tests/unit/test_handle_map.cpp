@@ -38,6 +38,34 @@ TEST(HandleMap, AgreesWithUnorderedMapUnderRandomOperations) {
   }
 }
 
+// The tracer keeps a live request's packed id and its MPI_Request address
+// together: a value of two words, moved whole by the deletions' shifts.
+TEST(HandleMap, KeepsValuesOfTwoWordsWhole) {
+  struct Two {
+    uint64_t a = 0, b = 0;
+  };
+  skt::tracer::BasicHandleMap<Two> m(16);
+  std::unordered_map<uint64_t, std::pair<uint64_t, uint64_t>> oracle;
+  std::mt19937_64 rng(7);
+  for (int op = 0; op < 100000; ++op) {
+    const uint64_t key = (rng() % 500 + 1) * 4096;
+    if (rng() % 2) {
+      m.put(key, Two{static_cast<uint64_t>(op), ~static_cast<uint64_t>(op)});
+      oracle[key] = {static_cast<uint64_t>(op), ~static_cast<uint64_t>(op)};
+    } else {
+      m.erase(key);
+      oracle.erase(key);
+    }
+  }
+  ASSERT_EQ(m.size(), oracle.size());
+  for (const auto& [k, v] : oracle) {
+    const Two* t = m.find(k);
+    ASSERT_NE(t, nullptr);
+    EXPECT_EQ(t->a, v.first);
+    EXPECT_EQ(t->b, v.second);
+  }
+}
+
 TEST(HandleMap, KeyZeroIsNeverStored) {
   skt::tracer::HandleMap m;
   m.put(0, 5);
