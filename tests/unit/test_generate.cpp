@@ -82,6 +82,20 @@ void sends_first(skt::FoldedProgram& p, skt::FoldedNode& loop) {
   });
 }
 
+// A call of rank r naming requests `reqs` (synthetic ids); a persistent
+// request's making call sends or receives 16 elements with tag 5 to the
+// other rank.
+skt::testing::Syn with_requests(uint32_t r, uint32_t func, uint32_t site, std::vector<int64_t> reqs) {
+  skt::testing::Syn s = call(func, site);
+  s.reqs = std::move(reqs);
+  if (func == skt::kFunc_MPI_Recv_init || func == skt::kFunc_MPI_Send_init || func == skt::kFunc_MPI_Irecv) {
+    s.peer = 1 - r;
+    s.tag = 5;
+    s.count = 16;
+  }
+  return s;
+}
+
 }  // namespace
 
 TEST(Generate, ARankThatFinalizesBeforeTheOthersStopsThere) {
@@ -298,15 +312,8 @@ TEST(Generate, PersistentRequestsStartedInALoopFoldAndKeepTheirSlots) {
   // iteration must name the requests the program itself named (synthetic ids).
   const uint32_t P = 2;
   auto program = [&](uint32_t r) {
-    auto with = [&](uint32_t func, uint32_t site, std::vector<int64_t> reqs) {
-      skt::testing::Syn s = call(func, site);
-      s.reqs = std::move(reqs);
-      if (func == skt::kFunc_MPI_Recv_init || func == skt::kFunc_MPI_Send_init || func == skt::kFunc_MPI_Irecv) {
-        s.peer = 1 - r;
-        s.tag = 5;
-        s.count = 16;
-      }
-      return s;
+    auto with = [r](uint32_t func, uint32_t site, std::vector<int64_t> reqs) {
+      return with_requests(r, func, site, std::move(reqs));
     };
     std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0), with(skt::kFunc_MPI_Recv_init, 1, {1}),
                                      with(skt::kFunc_MPI_Send_init, 2, {2})};
@@ -363,15 +370,8 @@ TEST(Generate, PersistentRequestsStartedInALoopFoldAndKeepTheirSlots) {
 // persistent requests: one table; every list a call reads is declared.
 TEST(Generate, ListsOfRequestsEqualToOneWrittenBeforeAreNotWrittenAgain) {
   auto program = [](uint32_t r) {
-    auto with = [&](uint32_t func, uint32_t site, std::vector<int64_t> reqs) {
-      skt::testing::Syn s = call(func, site);
-      s.reqs = std::move(reqs);
-      if (func == skt::kFunc_MPI_Recv_init || func == skt::kFunc_MPI_Send_init) {
-        s.peer = 1 - r;
-        s.tag = 5;
-        s.count = 16;
-      }
-      return s;
+    auto with = [r](uint32_t func, uint32_t site, std::vector<int64_t> reqs) {
+      return with_requests(r, func, site, std::move(reqs));
     };
     std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0), with(skt::kFunc_MPI_Recv_init, 1, {1}),
                                      with(skt::kFunc_MPI_Send_init, 2, {2})};
