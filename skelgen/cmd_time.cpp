@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "skel/predict.h"
 #include "skel/process.h"
 #include "launch.h"
 
@@ -26,12 +27,6 @@ bool read_time_file(const std::string& path, double& seconds, int& ranks, double
   if (!std::getline(in, line)) return false;
   return std::sscanf(line.c_str(), "measured_s=%lf ranks=%d cpu_s=%lf", &seconds, &ranks, &cpu) == 3 &&
          seconds >= 0 && cpu >= 0;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 }  // namespace
@@ -55,6 +50,21 @@ void setup_time(CLI::App& app, TimeOptions& opt) {
       ->expected(-1);
 }
 
+UntracedRun time_untraced_once(const std::vector<std::string>& command, const TracerLaunch& tracer,
+                               const std::string& file, int nth, bool app_stdout_to_stderr) {
+  std::remove(file.c_str());
+  const int rc = run_with_tracer(command, tracer, {{"SKELTRACE_TIME_FILE", file}}, app_stdout_to_stderr);
+  UntracedRun run;
+  const bool got = read_time_file(file, run.seconds, run.ranks, run.cpu_seconds);
+  std::remove(file.c_str());
+  if (rc != 0)
+    throw std::runtime_error("run " + std::to_string(nth) + ": the application exited with status " + std::to_string(rc));
+  if (!got)
+    throw std::runtime_error("run " + std::to_string(nth) +
+                             ": no time was reported (did every rank call MPI_Init and MPI_Finalize?)");
+  return run;
+}
+
 int run_time(const TimeOptions& opt) {
   TracerLaunch tracer = resolve_tracer(opt.command, opt.mpi);
   skt::proc::TempDir tmp("time");  // private (0700): rank 0 creates the file in it
@@ -62,28 +72,16 @@ int run_time(const TimeOptions& opt) {
   std::vector<double> times, cpus;
   int ranks = 0;
   for (int i = 1; i <= opt.repeat; ++i) {
-    std::remove(file.c_str());
-    int rc = run_with_tracer(opt.command, tracer, {{"SKELTRACE_TIME_FILE", file}}, true);
-    double s = 0, cpu = 0;
-    int n = 0;
-    bool got = read_time_file(file, s, n, cpu);
-    if (rc != 0 || !got) {
-      std::remove(file.c_str());
-      if (rc != 0) throw std::runtime_error("run " + std::to_string(i) + ": the application exited with status " +
-                                            std::to_string(rc));
-      throw std::runtime_error("run " + std::to_string(i) +
-                               ": no time was reported (did every rank call MPI_Init and MPI_Finalize?)");
-    }
-    times.push_back(s);
-    cpus.push_back(cpu);
-    ranks = n;
-    std::printf("run %d/%d: %.6f s (ranks' CPU time %.6f s)\n", i, opt.repeat, s, cpu);
+    const UntracedRun run = time_untraced_once(opt.command, tracer, file, i, true);
+    times.push_back(run.seconds);
+    cpus.push_back(run.cpu_seconds);
+    ranks = run.ranks;
+    std::printf("run %d/%d: %.6f s (ranks' CPU time %.6f s)\n", i, opt.repeat, run.seconds, run.cpu_seconds);
     std::fflush(stdout);
   }
-  std::remove(file.c_str());
-  double lo = *std::min_element(times.begin(), times.end()), med = median(times);
+  double lo = *std::min_element(times.begin(), times.end()), med = skt::predict::median(times);
   std::printf("SKELGEN_APP runs=%d min_s=%.6f median_s=%.6f ranks=%d cpu_median_s=%.6f\n", opt.repeat, lo, med, ranks,
-              median(cpus));
+              skt::predict::median(cpus));
   return 0;
 }
 

@@ -8,12 +8,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 #include <system_error>
 
 #include "commands.h"
 #include "launch.h"
+#include "skel/predict.h"
 #include "skel/process.h"
 #include "skel/trace.h"
 
@@ -114,6 +117,10 @@ void setup_trace(CLI::App& app, TraceOptions& opt) {
   app.add_flag("--keep-rank-files", opt.keep_rank_files,
                "With --merge-in-job: also leave every rank's file in DIR (to compare with skelgen merge DIR)")
       ->needs(in_job);
+  app.add_flag("--compare-untraced", opt.compare_untraced,
+               "After each traced run, run the application once untraced (timed, nothing recorded) and say how\n"
+               "much longer it ran traced: a skeleton follows its trace, so a trace the tracer slowed down (ranks\n"
+               "sharing cores, calls every few microseconds) makes predictions as much too long (docs/tracer.md)");
   app.add_flag("--force", opt.force, "Replace a trace already in the output directory");
   app.add_flag("-q,--quiet", opt.quiet, "Do not print the summary");
   app.add_option("command", opt.command, "Launcher and application: -- LAUNCHER [ARGS] APP [ARGS]")
@@ -216,7 +223,8 @@ namespace {
 
 // One traced run of the command into dir (made, empty): the application's
 // exit status, or kExitTraceIncomplete / 1 where its trace is incomplete or missing.
-int trace_once(const TraceOptions& opt, const TracerLaunch& tracer, std::string dir) {
+// traced_s: the run's time on the trace's clock (check_trace).
+int trace_once(const TraceOptions& opt, const TracerLaunch& tracer, std::string dir, double* traced_s) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw std::runtime_error("cannot create " + dir + ": " + ec.message());
@@ -256,12 +264,43 @@ int trace_once(const TraceOptions& opt, const TracerLaunch& tracer, std::string 
   // The summary goes to stderr: the application's stdout stays its own.
   int saved = dup(1);
   dup2(2, 1);
-  bool complete = check_trace(dir, opt.quiet);
+  bool complete = check_trace(dir, opt.quiet, traced_s);
   std::fflush(stdout);
   dup2(saved, 1);
   close(saved);
   if (rc == 0 && !complete) return kExitTraceIncomplete;
   return rc;
+}
+
+// "0.917 s" for one run, "0.898-0.957 s (median 0.917)" for several.
+std::string seconds_of(const std::vector<double>& v) {
+  char b[96];
+  if (v.size() == 1) {
+    std::snprintf(b, sizeof b, "%.3f s", v[0]);
+  } else {
+    std::snprintf(b, sizeof b, "%.3f-%.3f s (median %.3f)", *std::min_element(v.begin(), v.end()),
+                  *std::max_element(v.begin(), v.end()), skt::predict::median(v));
+  }
+  return b;
+}
+
+// Traced runs whose time on the trace's clock exceeds the untraced runs'
+// by more than this share get a warning.
+constexpr double kTracedLongerWarn = 0.10;
+
+// What tracing did to the run: the traced runs' time on the trace's clock
+// (the tracer's own work taken out) against the untraced runs'.
+void report_untraced(const std::vector<double>& traced, const std::vector<double>& untraced) {
+  const double t = skt::predict::median(traced), u = skt::predict::median(untraced);
+  const double longer = u > 0 ? t / u - 1 : 0;
+  std::fprintf(stderr, "skelgen: traced %s, untraced %s (MPI_Init to MPI_Finalize, slowest rank): %+.1f %%\n",
+               seconds_of(traced).c_str(), seconds_of(untraced).c_str(), 100 * longer);
+  if (longer > kTracedLongerWarn)
+    std::fprintf(stderr,
+                 "skelgen: warning: the application ran %.0f %% longer traced than untraced; a skeleton follows its "
+                 "trace, so its predictions will be about as much too long (docs/tracer.md, \"Traced against "
+                 "untraced\")\n",
+                 100 * longer);
 }
 
 }  // namespace
@@ -281,20 +320,32 @@ int run_trace(const TraceOptions& opt) {
   }
   if (opt.merge_in_job && opt.runs > 0)
     throw std::runtime_error("--merge-in-job merges one run; trace several runs without it");
-  if (opt.runs == 0) return trace_once(opt, tracer, dir);
-  for (int k = 1; k <= opt.runs; ++k) {
-    if (!opt.quiet) std::fprintf(stderr, "skelgen: run %d/%d\n", k, opt.runs);
-    const int rc = trace_once(opt, tracer, dir + "/" + skt::TraceDir::run_dir_name(static_cast<uint32_t>(k)));
+  if (opt.merge_in_job && opt.compare_untraced)
+    throw std::runtime_error("--compare-untraced reads the rank files, which --merge-in-job does not leave");
+  std::optional<skt::proc::TempDir> tmp;  // private (0700): rank 0 writes the untraced run's time in it
+  if (opt.compare_untraced) tmp.emplace("time");
+  std::vector<double> traced, untraced;
+  const int runs = std::max(1, opt.runs);
+  for (int k = 1; k <= runs; ++k) {
+    if (!opt.quiet && opt.runs > 0) std::fprintf(stderr, "skelgen: run %d/%d\n", k, opt.runs);
+    double t = 0;
+    const int rc = trace_once(opt, tracer, opt.runs > 0 ? dir + "/" + skt::TraceDir::run_dir_name(static_cast<uint32_t>(k)) : dir, &t);
     if (rc != 0) {
-      std::fprintf(stderr, "skelgen: error: run %d of %d failed; the runs before it are in %s\n", k, opt.runs,
-                   dir.c_str());
+      if (opt.runs > 0)
+        std::fprintf(stderr, "skelgen: error: run %d of %d failed; the runs before it are in %s\n", k, opt.runs,
+                     dir.c_str());
       return rc;
     }
+    traced.push_back(t);
+    if (!opt.compare_untraced) continue;
+    if (!opt.quiet) std::fprintf(stderr, "skelgen: untraced run %d/%d (timed only)\n", k, runs);
+    untraced.push_back(time_untraced_once(opt.command, tracer, tmp->file("time"), k, false).seconds);
   }
-  if (!opt.quiet)
+  if (!opt.quiet && opt.runs > 0)
     std::fprintf(stderr,
                  "skelgen: %d runs traced into %s/run-1 ... run-%d; skelgen merge %s takes each call's median\n",
                  opt.runs, dir.c_str(), opt.runs, dir.c_str());
+  if (opt.compare_untraced) report_untraced(traced, untraced);
   return 0;
 }
 

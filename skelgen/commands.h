@@ -21,6 +21,7 @@ struct TraceOptions {
   bool quiet = false;
   bool merge_in_job = false;     // --merge-in-job: the ranks merge at MPI_Finalize into out_dir.skm
   bool keep_rank_files = false;  // --keep-rank-files: and the rank files stay in out_dir too
+  bool compare_untraced = false; // --compare-untraced: an untraced timed run after each traced one
   std::vector<std::string> command;
 };
 void setup_trace(CLI::App& app, TraceOptions& opt);
@@ -151,7 +152,10 @@ inline constexpr int kExitTraceIncomplete = 3;
 // events per rank, bytes on disk, and one line per rank whose trace is
 // incomplete, e.g. "trace incomplete: rank 1 stopped after 57 events (no
 // space left on device)", or why the directory is unreadable. Returns
-// whether every rank's trace is readable and complete. Never throws.
-bool check_trace(const std::string& dir, bool quiet);
+// whether every rank's trace is readable and complete, and in traced_s
+// (where given) the slowest rank's time from MPI_Init's return to
+// MPI_Finalize on the trace's clock (the tracer's own work taken out; 0
+// where no rank has both). Never throws.
+bool check_trace(const std::string& dir, bool quiet, double* traced_s = nullptr);
 
 }  // namespace skelgen

@@ -63,9 +63,13 @@ static double busy(int n) {
 }
 /* A disturbed run (tests/run_runs_test.sh): APP_DISTURB="RANK:ITER:N" makes
  * rank RANK compute busy(N) more in iteration ITER, as when another process
- * takes its core for a while. Returns what busy() returned (0 elsewhere). */
+ * takes its core for a while. APP_DISTURB_TRACED does the same in traced
+ * runs only (SKELTRACE_DIR set: a tracer that slows the program down,
+ * tests/run_compare_untraced_test.sh). Returns what busy() returned (0
+ * elsewhere). */
 static double app_disturb(int rank, int it) {
   const char* d = getenv("APP_DISTURB");
+  if (!d && getenv("SKELTRACE_DIR")) d = getenv("APP_DISTURB_TRACED");
   int r, i, n;
   if (!d || sscanf(d, "%d:%d:%d", &r, &i, &n) != 3 || r != rank || i != it) return 0;
   return busy(n);
