@@ -58,7 +58,8 @@ UntracedRun time_untraced_once(const std::vector<std::string>& command, const Tr
   const bool got = read_time_file(file, run.seconds, run.ranks, run.cpu_seconds);
   std::remove(file.c_str());
   if (rc != 0)
-    throw std::runtime_error("run " + std::to_string(nth) + ": the application exited with status " + std::to_string(rc));
+    throw std::runtime_error("run " + std::to_string(nth) + ": the application exited with status " +
+                             std::to_string(rc));
   if (!got)
     throw std::runtime_error("run " + std::to_string(nth) +
                              ": no time was reported (did every rank call MPI_Init and MPI_Finalize?)");

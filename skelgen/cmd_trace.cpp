@@ -4,11 +4,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <algorithm>
 #include <filesystem>
 #include <optional>
 #include <stdexcept>
@@ -292,7 +292,13 @@ constexpr double kTracedLongerWarn = 0.10;
 // (the tracer's own work taken out) against the untraced runs'.
 void report_untraced(const std::vector<double>& traced, const std::vector<double>& untraced) {
   const double t = skt::predict::median(traced), u = skt::predict::median(untraced);
-  const double longer = u > 0 ? t / u - 1 : 0;
+  if (t <= 0 || u <= 0) {
+    std::fprintf(stderr,
+                 "skelgen: note: no time from MPI_Init to MPI_Finalize to compare (traced %.3f s, untraced %.3f s)\n", t,
+                 u);
+    return;
+  }
+  const double longer = t / u - 1;
   std::fprintf(stderr, "skelgen: traced %s, untraced %s (MPI_Init to MPI_Finalize, slowest rank): %+.1f %%\n",
                seconds_of(traced).c_str(), seconds_of(untraced).c_str(), 100 * longer);
   if (longer > kTracedLongerWarn)
@@ -328,8 +334,10 @@ int run_trace(const TraceOptions& opt) {
   const int runs = std::max(1, opt.runs);
   for (int k = 1; k <= runs; ++k) {
     if (!opt.quiet && opt.runs > 0) std::fprintf(stderr, "skelgen: run %d/%d\n", k, opt.runs);
+    const std::string run_dir =
+        opt.runs > 0 ? dir + "/" + skt::TraceDir::run_dir_name(static_cast<uint32_t>(k)) : dir;
     double t = 0;
-    const int rc = trace_once(opt, tracer, opt.runs > 0 ? dir + "/" + skt::TraceDir::run_dir_name(static_cast<uint32_t>(k)) : dir, &t);
+    const int rc = trace_once(opt, tracer, run_dir, &t);
     if (rc != 0) {
       if (opt.runs > 0)
         std::fprintf(stderr, "skelgen: error: run %d of %d failed; the runs before it are in %s\n", k, opt.runs,
