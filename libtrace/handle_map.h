@@ -1,7 +1,7 @@
 // A small open-addressing hash map from MPI handle bits (or return
-// addresses) to small values (64-bit by default), for the tracer's hot path: no allocation per
-// lookup or insert (only when it grows), linear probing, backward-shift
-// deletion. Key 0 is reserved as "empty"; callers never store it
+// addresses) to small values (64-bit by default), for the tracer's hot
+// path: no allocation per lookup or insert (only when it grows), linear
+// probing, backward-shift deletion. Key 0 is reserved as "empty"; callers never store it
 // (MPI_REQUEST_NULL etc. are never inserted, see tracer_core.cpp).
 #pragma once
 

@@ -50,6 +50,13 @@ void write_table(std::ostream& out, const std::string& decl, const std::vector<s
   out << (one_line ? "};\n" : "\n};\n");
 }
 
+// What tells a table from others for written_as(): its type and values.
+std::string table_key(const std::string& type, const std::vector<std::string>& cells) {
+  std::string key = type;
+  for (const std::string& c : cells) key += " " + c;
+  return key;
+}
+
 template <typename Int>
 std::vector<std::string> texts(const std::vector<Int>& v) {
   std::vector<std::string> out;
@@ -296,9 +303,7 @@ std::string Emitter::per_rank(uint32_t n, const std::string& what, const std::ve
   std::string name = "n" + std::to_string(n) + "_" + what;
   std::vector<std::string> row(P_, fill);
   for (size_t i = 0; i < ranks.size(); ++i) row[ranks[i]] = values[i];
-  std::string key = type;
-  for (const std::string& v : row) key += " " + v;
-  const std::string before = written_as(key, name);
+  const std::string before = written_as(table_key(type, row), name);
   if (!before.empty()) return before + "[skel_rank]";
   write_table(tables_, std::string("static const ") + type + " " + name + "[SKEL_WORLD_SIZE]", row);
   return name + "[skel_rank]";
@@ -598,10 +603,8 @@ std::string Emitter::write_slot_list(uint32_t n, std::string& count_expr) {
   // kept steps name the same slots in hundreds of nodes).
   auto write = [&](const std::vector<int64_t>& v) {
     const std::string name = "n" + std::to_string(n) + "_reqs";
-    std::vector<std::string> cells = texts(v);
-    std::string key = "int[]";
-    for (const std::string& c : cells) key += " " + c;
-    const std::string before = written_as(key, name);
+    const std::vector<std::string> cells = texts(v);
+    const std::string before = written_as(table_key("int[]", cells), name);
     if (!before.empty()) return before;
     write_table(tables_, "static const int " + name + "[]", cells);
     return name;
