@@ -173,12 +173,32 @@ struct SchedStat {
   ~SchedStat() {
     if (fd >= 0) ::close(fd);
   }
-  // Reads the run delay into run_delay; false where schedstat cannot be read.
-  bool read(int64_t wall_now, int64_t cpu_now) {
-    wall = wall_now, cpu = cpu_now;
+  // Reads the run delay into run_delay, and the clocks into wall and cpu
+  // around it; false where schedstat cannot be read. A thread that loses
+  // its core between the clocks' reads and the file's (a system call's
+  // return is where a loaded scheduler takes it) would count that wait
+  // in the run delay and not off the CPU, or the other way round: the
+  // read is taken again (up to three times) until the thread was off the
+  // CPU under kSettledReadNs around it. A clean-clone CI run had a 3 ms
+  // sleep come out 2.5 ms blocked when the clocks were read only before.
+  bool read() {
     if (fd == -2) fd = ::open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      const int64_t wall_before = clock_ns<CLOCK_MONOTONIC>(), cpu_before = thread_cpu_ns();
+      if (!read_run_delay()) return false;
+      const int64_t cpu_after = thread_cpu_ns(), wall_after = clock_ns<CLOCK_MONOTONIC>();
+      wall = wall_before, cpu = cpu_before;
+      if ((wall_after - wall_before) - (cpu_after - cpu_before) < kSettledReadNs) break;
+    }
+    return true;
+  }
+
+ private:
+  static constexpr int64_t kSettledReadNs = 20000;
+  bool read_run_delay() {
     char buf[128];
-    ssize_t n = fd >= 0 ? ::pread(fd, buf, sizeof buf - 1, 0) : -1;
+    ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
     if (n <= 0) return false;
     buf[n] = '\0';
     unsigned long long on_cpu = 0, delay = 0;
@@ -202,7 +222,7 @@ thread_local int64_t t_gap_start = 0, t_blocked = 0;
 // `wall` moves past a read.
 void note_blocked(int64_t& wall, int64_t cpu) {
   if (t_gap_start == 0) {
-    t_schedstat.read(wall, cpu);
+    t_schedstat.read();
     wall = clock_ns<CLOCK_MONOTONIC>();
     return;
   }
@@ -210,9 +230,12 @@ void note_blocked(int64_t& wall, int64_t cpu) {
   if (off < kBlockedMinNs || t_schedstat.fd < 0) return;
   const int64_t off_before = (t_gap_start - t_schedstat.wall) - (t_cpu_last - t_schedstat.cpu);
   const int64_t before = t_schedstat.run_delay;
-  if (!t_schedstat.read(wall, cpu)) return;
-  const int64_t delay =
-      std::min(off, std::max<int64_t>(0, t_schedstat.run_delay - before - std::max<int64_t>(0, off_before)));
+  if (!t_schedstat.read()) return;
+  // off the CPU from the gap's end to the read: the tracer's, a wait for a core
+  const int64_t off_after = (t_schedstat.wall - wall) - (t_schedstat.cpu - cpu);
+  const int64_t delay = std::min(
+      off, std::max<int64_t>(0, t_schedstat.run_delay - before - std::max<int64_t>(0, off_before) -
+                                    std::max<int64_t>(0, off_after)));
   if (off - delay >= kBlockedMinNs) t_blocked = off - delay;
   wall = clock_ns<CLOCK_MONOTONIC>();
 }
@@ -1196,7 +1219,7 @@ void start(int64_t t0, int64_t t1, uint32_t func, const void* ret, int provided,
   pthread_atfork(nullptr, nullptr, stop_in_child);
   t_cpu_entry = t_cpu_last = t_cpu_read = thread_cpu_ns();
   t_wall_at_cpu_read = t_gap_start = now_ns();
-  if (s.cpu_gaps) t_schedstat.read(t_gap_start, t_cpu_last);
+  if (s.cpu_gaps) t_schedstat.read();
   t_cpu_next_sample = t_cpu_read + s.sample_every_ns;
   Rec r(func, ret);
   r.t0 = t0;

@@ -203,7 +203,8 @@ def check_slept(wall, asked, ev):
     and S seconds of wall time passed from its call to nanosleep to its
     return (a wait for a core after waking included, when ranks share
     cores). With the thread CPU gap clock the event's blocked time must be
-    at least the sleep asked for (less 5 %: timer rounding) and at most S
+    at least the sleep asked for (less 5 %: timer rounding; 25 % where
+    ranks share cores) and at most S
     plus 20 % and 2 ms (the program's logging); its CPU gap must not hold
     the sleep. With wall-clock gaps the gap holds S. On a loaded machine
     (SKELTEST_BUSY_CORES set by with_busy_cores.sh) the upper bound is the
@@ -214,10 +215,15 @@ def check_slept(wall, asked, ev):
     if "cpu_gap" not in ev:
         return [f"gap {ev['gap']:.6f} s under the {wall:.6f} s the program slept"] if ev["gap"] < wall else []
     got = ev.get("blocked", 0.0)
+    # ranks sharing cores: a wait for a core can be taken for part of the
+    # sleep (a clean-clone CI run, 4 Open MPI ranks on 2 cores beside other
+    # tests: 2.49 ms blocked for 3 ms asked, 6.5 ms slept, before the
+    # tracer read its clocks around the schedstat file too)
+    low = (0.75 if SHARED_CORES else 0.95) * asked - 1e-4
     high = 1.2 * wall + 0.002
     if os.environ.get("SKELTEST_BUSY_CORES"):
         high = max(high, ev["gap"] - ev["cpu_gap"] + 1e-4)
-    if not 0.95 * asked - 1e-4 <= got <= high:
+    if not low <= got <= high:
         return [f"blocked {got:.6f} s where the program slept {asked:.6f} s ({wall:.6f} s of wall time; "
                 f"gap {ev['gap']:.6f} s, cpu_gap {ev['cpu_gap']:.6f} s)"]
     if ev["cpu_gap"] > ev["gap"] - 0.95 * asked + 1e-4:
