@@ -2,10 +2,12 @@
 #include "partial.h"
 
 #include <algorithm>
+#include <functional>
 #include <set>
 #include <vector>
 
 #include "check.h"
+#include "skel/skel_funcs.h"
 #include "plan.h"
 
 namespace skt::gen {
@@ -49,6 +51,35 @@ std::string with_commas(uint64_t v) {
   return s;
 }
 
+// At most this many sync points are tried before the step-back search.
+constexpr int kSyncPointTries = 16;
+
+// The longest prefix, at most `limit` events long, that ends with a
+// blocking collective of every rank on MPI_COMM_WORLD and completes
+// (`prefix_completes`), trying the last kSyncPointTries such points before limit;
+// 0 if none does. Every rank's calls before such a collective precede it in
+// the merged order and its calls after it follow, so the prefix is each
+// rank's calls up to one global synchronisation: where a step ends, the
+// messages of the steps before it matched. The step-back search alone
+// assumes that completing is monotone in the prefix's length, and it is
+// not: a prefix cut inside a step leaves halves of that step's messages
+// (miniAMR on 4 Open MPI ranks, killed mid-run: the search stopped 10,708
+// merged events before the first rank's last call, 73 % of the trace).
+size_t latest_sync_point_that_completes(const MergedTrace& m, size_t limit,
+                                        const std::function<bool(size_t)>& prefix_completes) {
+  int tries = 0;
+  for (size_t n = limit; n > 0 && tries < kSyncPointTries; --n) {
+    const MergedEvent& e = m.events[n - 1];
+    const Identity& id = m.identities[e.identity];
+    if (call_class(id.func) != CallClass::kCollective || id.comm != static_cast<int64_t>(kCommWorld) ||
+        e.ranks.size() != m.world_size)
+      continue;
+    ++tries;
+    if (prefix_completes(n)) return n;
+  }
+  return 0;
+}
+
 }  // namespace
 
 void keep_merged_prefix(MergedTrace& m, size_t n) {
@@ -84,9 +115,11 @@ std::string cut_partial_trace(MergedTrace& m, const FoldPrefix& fold) {
   auto ok = [&](size_t n) { return ++checks, completes(m, n, fold); };
   size_t good = first_stop;
   if (!ok(first_stop)) {
+    good = latest_sync_point_that_completes(m, first_stop, ok);
     size_t bad = first_stop;  // the shortest prefix known to fail
     for (size_t back = 1;; back *= 2) {
       size_t n = back >= first_stop ? 0 : first_stop - back;
+      if (n <= good) break;
       if (ok(n)) { good = n; break; }
       bad = n;
     }
