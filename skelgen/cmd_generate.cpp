@@ -20,7 +20,9 @@
 #include "skel/build_record.h"
 #include "skel/generate.h"
 #include "skel/pipeline.h"
+#include "skel/predict.h"
 #include "skel/process.h"
+#include "skel/trace.h"
 
 extern char** environ;
 
@@ -148,6 +150,36 @@ constexpr size_t kLongProgram = 5000;
 // ... and a skeleton of more lines of C than this
 constexpr size_t kLongSkeleton = 10000;
 
+namespace {
+
+// What `skelgen trace --compare-untraced` measured for the trace directory
+// (runs = 0: nothing, or a file that says nothing usable, said on stderr).
+skt::TraceDir::UntracedComparison untraced_of(const std::string& trace_dir, bool quiet) {
+  try {
+    return skt::TraceDir::read_untraced(trace_dir);
+  } catch (const std::exception& e) {
+    if (!quiet) std::fprintf(stderr, "skelgen generate: warning: %s; ignored\n", e.what());
+    return {};
+  }
+}
+
+// The skeleton follows its trace: a trace slower than the untraced runs
+// makes every prediction about as much too long.
+void report_untraced(double traced_s, const skt::TraceDir::UntracedComparison& u) {
+  const double longer = traced_s / u.untraced_s - 1;
+  std::printf("untraced: %.6f s, median of %u untraced run%s (skelgen trace --compare-untraced): the trace took "
+              "%+.1f %%\n",
+              u.untraced_s, u.runs, u.runs == 1 ? "" : "s", 100 * longer);
+  if (longer > skt::predict::kTracedLongerWarning)
+    std::fprintf(stderr,
+                 "skelgen generate: warning: the trace took %.0f %% longer than the untraced runs; the skeleton "
+                 "follows it, so its predictions will be about as much too long (docs/tracer.md, \"Traced against "
+                 "untraced\")\n",
+                 100 * longer);
+}
+
+}  // namespace
+
 int run_generate(const GenerateOptions& opt) {
   std::string input = strip_slashes(opt.input);
   std::string out = opt.output;
@@ -172,6 +204,8 @@ int run_generate(const GenerateOptions& opt) {
   go.farms = !opt.no_farms;
   go.trace_label = input;
   go.generated_on = date_of(input);
+  const skt::TraceDir::UntracedComparison untraced = untraced_of(p.source.empty() ? input : p.source, opt.quiet);
+  go.untraced_s = untraced.untraced_s;
   std::string name = out.substr(out.find_last_of('/') + 1);
   go.name = name.substr(0, name.find('.'));
   std::string flavor = flavor_of(p.symbols.ranks.empty() ? "" : p.symbols.ranks[0].mpi_library);
@@ -189,6 +223,7 @@ int run_generate(const GenerateOptions& opt) {
     std::printf("skeleton: %s -> %s (%u ranks, K = %u)\n", input.c_str(), out.c_str(), p.symbols.world_size,
                 opt.scale);
     std::printf("traced:   %.6f s, MPI_Init to MPI_Finalize (slowest rank)\n", s.traced_s);
+    if (untraced.runs > 0) report_untraced(s.traced_s, untraced);
     std::printf("expected: %.6f s for the skeleton on the traced machine\n", s.kept_s);
     for (size_t i = 0; i < s.cut.size(); ++i)
       std::printf("cut:      %sloop n%u, %llu -> %llu iterations%s (%.1f %% of the time)\n",

@@ -192,10 +192,19 @@ int run_predict(const PredictOptions& opt) {
                  "skelgen predict: warning: the predictions spread over %.1f %% of their median (%.6f to %.6f s): "
                  "the target was not quiet; run more repetitions (-r) or on an idle node\n",
                  100 * p.spread(), p.predicted_min_s, p.predicted_max_s);
+  const double traced_longer = info.untraced_s > 0 ? info.traced_s / info.untraced_s - 1 : 0;
+  if (traced_longer > sp::kTracedLongerWarning && !opt.run.quiet)
+    std::fprintf(stderr,
+                 "skelgen predict: warning: the application ran %.0f %% longer traced (%.6f s) than untraced (%.6f s) "
+                 "on the traced machine; the skeleton follows its trace, so this prediction is likely about as much "
+                 "too long (docs/tracer.md, \"Traced against untraced\")\n",
+                 100 * traced_longer, info.traced_s, info.untraced_s);
   if (opt.json) {
     nlohmann::json j = prediction_json(p);
     j["skeleton"] = exe;
     j["built_with"] = info.built_with;
+    j["traced_s"] = info.traced_s;
+    if (info.untraced_s > 0) j["untraced_s"] = info.untraced_s;
     std::printf("%s\n", j.dump().c_str());
     return 0;
   }
@@ -207,6 +216,10 @@ int run_predict(const PredictOptions& opt) {
               p.predicted_min_s, p.predicted_max_s);
   std::printf("spread:    %.1f %% (max - min over the median)%s\n", 100 * p.spread(),
               p.spread() > sp::kSpreadWarning ? ": more than 5 %, see the warning" : "");
+  if (info.untraced_s > 0)
+    std::printf("traced:    %.6f s, untraced %.6f s on the traced machine (skelgen trace --compare-untraced): "
+                "%+.1f %%\n",
+                info.traced_s, info.untraced_s, 100 * traced_longer);
   return 0;
 }
 

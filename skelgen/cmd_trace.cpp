@@ -120,7 +120,8 @@ void setup_trace(CLI::App& app, TraceOptions& opt) {
   app.add_flag("--compare-untraced", opt.compare_untraced,
                "After each traced run, run the application once untraced (timed, nothing recorded) and say how\n"
                "much longer it ran traced: a skeleton follows its trace, so a trace the tracer slowed down (ranks\n"
-               "sharing cores, calls every few microseconds) makes predictions as much too long (docs/tracer.md)");
+               "sharing cores, calls every few microseconds) makes predictions as much too long. The medians are\n"
+               "kept in DIR/untraced.txt; generate and predict show them (docs/tracer.md)");
   app.add_flag("--force", opt.force, "Replace a trace already in the output directory");
   app.add_flag("-q,--quiet", opt.quiet, "Do not print the summary");
   app.add_option("command", opt.command, "Launcher and application: -- LAUNCHER [ARGS] APP [ARGS]")
@@ -284,13 +285,11 @@ std::string seconds_of(const std::vector<double>& v) {
   return b;
 }
 
-// Traced runs whose time on the trace's clock exceeds the untraced runs'
-// by more than this share get a warning.
-constexpr double kTracedLongerWarn = 0.10;
-
 // What tracing did to the run: the traced runs' time on the trace's clock
 // (the tracer's own work taken out) against the untraced runs'.
-void report_untraced(const std::vector<double>& traced, const std::vector<double>& untraced) {
+// The medians are kept in DIR/untraced.txt, where generate and predict
+// find them.
+void report_untraced(const std::string& dir, const std::vector<double>& traced, const std::vector<double>& untraced) {
   const double t = skt::predict::median(traced), u = skt::predict::median(untraced);
   if (t <= 0 || u <= 0) {
     std::fprintf(stderr,
@@ -298,10 +297,15 @@ void report_untraced(const std::vector<double>& traced, const std::vector<double
                  u);
     return;
   }
+  try {
+    skt::TraceDir::write_untraced(dir, {t, u, static_cast<uint32_t>(traced.size())});
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "skelgen: warning: %s; generate will not know the comparison\n", e.what());
+  }
   const double longer = t / u - 1;
   std::fprintf(stderr, "skelgen: traced %s, untraced %s (MPI_Init to MPI_Finalize, slowest rank): %+.1f %%\n",
                seconds_of(traced).c_str(), seconds_of(untraced).c_str(), 100 * longer);
-  if (longer > kTracedLongerWarn)
+  if (longer > skt::predict::kTracedLongerWarning)
     std::fprintf(stderr,
                  "skelgen: warning: the application ran %.0f %% longer traced than untraced; a skeleton follows its "
                  "trace, so its predictions will be about as much too long (docs/tracer.md, \"Traced against "
@@ -324,6 +328,8 @@ int run_trace(const TraceOptions& opt) {
     for (const std::string& w : skt::TraceDir::spawned_worlds(dir)) std::filesystem::remove_all(dir + "/" + w, ignored);
     for (const std::string& r : old_runs) std::filesystem::remove_all(r, ignored);
   }
+  // A comparison of an earlier trace must not pass for this one's.
+  unlink((dir + "/" + skt::TraceDir::untraced_file_name()).c_str());
   if (opt.merge_in_job && opt.runs > 0)
     throw std::runtime_error("--merge-in-job merges one run; trace several runs without it");
   if (opt.merge_in_job && opt.compare_untraced)
@@ -353,7 +359,7 @@ int run_trace(const TraceOptions& opt) {
     std::fprintf(stderr,
                  "skelgen: %d runs traced into %s/run-1 ... run-%d; skelgen merge %s takes each call's median\n",
                  opt.runs, dir.c_str(), opt.runs, dir.c_str());
-  if (opt.compare_untraced) report_untraced(traced, untraced);
+  if (opt.compare_untraced) report_untraced(dir, traced, untraced);
   return 0;
 }
 

@@ -1862,6 +1862,7 @@ void Emitter::run(const NodeTimes& times, const std::vector<const Emitter*>& thr
     meta << "ranks=" << P_ << " scale=" << opt_.scale << " traced_mpi=" << (opt_.mpi.empty() ? "unknown" : opt_.mpi)
          << " traced_s=" << num(out_.traced_s) << " comm_s=" << num(out_.comm_s) << " comp_s=" << num(out_.comp_s)
          << " kernel_flops_per_s=" << num(out_.kernel_flops_per_s);
+    if (opt_.untraced_s > 0) meta << " untraced_s=" << num(opt_.untraced_s);
     v["META"] = meta.str();
   }
   v["WORLD_SIZE"] = std::to_string(P_);

@@ -196,10 +196,13 @@ SkeletonInfo read_skeleton_info(const std::string& path) {
     info.comm_s = std::stod(kv.at("comm_s"));
     info.comp_s = std::stod(kv.at("comp_s"));
     info.kernel_flops_per_s = std::stod(kv.at("kernel_flops_per_s"));
+    if (kv.count("untraced_s")) info.untraced_s = std::stod(kv["untraced_s"]);
   } catch (const std::exception&) {
     throw std::runtime_error(path + ": damaged SKELGEN_META (regenerate the skeleton with this skelgen)");
   }
   if (info.ranks <= 0) throw std::runtime_error(path + ": damaged SKELGEN_META (ranks)");
+  if (!(info.untraced_s >= 0 && info.untraced_s < 3.2e7))
+    throw std::runtime_error(path + ": damaged SKELGEN_META (untraced_s)");
   return info;
 }
 

@@ -575,3 +575,48 @@ TEST(TraceWriter, NeverWritesThroughAPlantedSymlinkOrFile) {
   EXPECT_FALSE(w2.open(dir + "/victim", sample_header(0, 1, 1), 4096, 1));  // an existing file: not truncated
   EXPECT_EQ(read_file(dir + "/victim"), "precious");
 }
+
+// DIR/untraced.txt (skelgen trace --compare-untraced): written once, never
+// through a planted link; read from DIR or, for DIR/run-N, from DIR; absent
+// is no comparison; anything but one such line is an error naming the file.
+TEST(UntracedComparison, RoundTripsAndRefusesWhatIsNotOneSuchLine) {
+  const std::string dir = skt::testing::temp_dir("untraced");
+  EXPECT_EQ(skt::TraceDir::read_untraced(dir).runs, 0u);
+  skt::TraceDir::write_untraced(dir, {0.795, 0.65, 3});
+  const auto c = skt::TraceDir::read_untraced(dir);
+  EXPECT_DOUBLE_EQ(c.traced_s, 0.795);
+  EXPECT_DOUBLE_EQ(c.untraced_s, 0.65);
+  EXPECT_EQ(c.runs, 3u);
+  ASSERT_EQ(::mkdir((dir + "/run-2").c_str(), 0755), 0);
+  EXPECT_EQ(skt::TraceDir::read_untraced(dir + "/run-2/").runs, 3u);
+  EXPECT_THROW(skt::TraceDir::write_untraced(dir, {1, 1, 1}), skt::TraceError) << "an existing file is not replaced";
+
+  const std::string link_dir = skt::testing::temp_dir("untraced_link");
+  const std::string victim = link_dir + "/victim";
+  std::ofstream(victim) << "keep";
+  ASSERT_EQ(::symlink(victim.c_str(), (link_dir + "/untraced.txt").c_str()), 0);
+  EXPECT_THROW(skt::TraceDir::write_untraced(link_dir, {1, 1, 1}), skt::TraceError);
+  std::ifstream kept(victim);
+  std::string word;
+  kept >> word;
+  EXPECT_EQ(word, "keep");
+
+  const std::string bad_dir = skt::testing::temp_dir("untraced_bad");
+  const std::string path = bad_dir + "/untraced.txt";
+  for (const std::string& bad : std::vector<std::string>{
+           "SKELGEN_UNTRACED traced_s=1 untraced_s=nan runs=2\n", "SKELGEN_UNTRACED traced_s=1 untraced_s=-2 runs=2\n",
+        "SKELGEN_UNTRACED traced_s=1 untraced_s=2 runs=0\n", "SKELGEN_UNTRACED traced_s=1 untraced_s=2 runs=2x\n", "SKELGEN_UNTRACED traced_s=1e300 untraced_s=2 runs=2\n",
+        "SKELGEN_UNTRACED traced_s=1 untraced_s=2\n", "OTHER traced_s=1 untraced_s=2 runs=2\n", "",
+        "SKELGEN_UNTRACED traced_s=1 untraced_s=2 runs=2 " + std::string(5000, 'x') + "\n"}) {
+    std::ofstream(path, std::ios::trunc) << bad;
+    try {
+      skt::TraceDir::read_untraced(bad_dir);
+      ADD_FAILURE() << "accepted: " << bad.substr(0, 80);
+    } catch (const skt::TraceError& e) {
+      EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+    }
+  }
+  ::unlink(path.c_str());
+  ASSERT_EQ(::mkfifo(path.c_str(), 0644), 0);
+  EXPECT_THROW(skt::TraceDir::read_untraced(bad_dir), skt::TraceError) << "a FIFO is refused, not waited on";
+}

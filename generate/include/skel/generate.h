@@ -27,6 +27,10 @@ struct GenerateOptions {
   std::string trace_label;      // what it came from (path), for the header comment
   std::string mpi;              // flavour traced with ("mpich", "openmpi"), for skelgen build's default
   std::string generated_on;     // date, for the header comment (empty: not printed)
+  // The application's untraced time, median of the untraced runs of `skelgen
+  // trace --compare-untraced` (0: not measured), written into SKELGEN_META
+  // for skelgen predict to compare with the traced time.
+  double untraced_s = 0;
   // The watchdog: a call waited in longer than the larger of this and 100x its
   // traced duration stops the skeleton with a line naming it (0: no watchdog;
   // the skeleton's $SKELGEN_WATCHDOG_S overrides it).

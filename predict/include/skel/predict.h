@@ -24,6 +24,7 @@ struct SkeletonInfo {
   double traced_s = 0;            // application time in the trace (slowest rank)
   double comm_s = 0, comp_s = 0;  // per-rank MPI time and computation in the trace (mean over ranks)
   double kernel_flops_per_s = 0;  // compute-kernel speed of the traced node
+  double untraced_s = 0;          // the application untraced (skelgen trace --compare-untraced; 0: not measured)
 };
 
 // Reads the SKELGEN_META string of a generated .c or a built executable.
@@ -97,6 +98,10 @@ struct Prediction {
 
 // A prediction whose runs spread more than this is flagged (skelgen predict warns).
 inline constexpr double kSpreadWarning = 0.05;
+// A trace whose run took more than this share longer than the untraced runs
+// (skelgen trace --compare-untraced) is warned of: a skeleton follows its
+// trace, so its predictions are about as much too long.
+inline constexpr double kTracedLongerWarning = 0.10;
 
 // A run under this many seconds is cheap enough to repeat where the runs disagree (PredictOptions::max_reps).
 inline constexpr double kCheapRunS = 2.0;

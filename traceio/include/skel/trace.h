@@ -226,6 +226,25 @@ class TraceDir {
   static std::string run_dir_name(uint32_t run);  // "run-1"
   static std::vector<std::string> run_dirs(const std::string& dir);
 
+  // What `skelgen trace --compare-untraced` measured, kept beside the rank
+  // files (or the run directories) in DIR/untraced.txt, one line
+  // (docs/trace-format.md, "untraced.txt"):
+  //   SKELGEN_UNTRACED traced_s=<s> untraced_s=<s> runs=<n>
+  // the medians of the n traced runs (MPI_Init to MPI_Finalize, slowest
+  // rank, on the trace's clock) and of the n untraced runs.
+  struct UntracedComparison {
+    double traced_s = 0, untraced_s = 0;
+    uint32_t runs = 0;
+  };
+  static std::string untraced_file_name();  // "untraced.txt"
+  // Writes dir/untraced.txt as a new file (never through a symlink); throws
+  // TraceError naming the file.
+  static void write_untraced(const std::string& dir, const UntracedComparison& c);
+  // The comparison of trace directory `dir`, or of its parent where dir is
+  // one of its runs (dir/run-N); runs = 0 where there is none. Throws
+  // TraceError naming the file where it is not such a line.
+  static UntracedComparison read_untraced(const std::string& dir);
+
  private:
   std::string dir_;
   uint32_t world_size_ = 0;
