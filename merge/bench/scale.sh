@@ -2,7 +2,7 @@
 # Scaling in ranks (figures recorded in docs/results/performance.md, "Scaling in
 # ranks"): writes synthetic traces of a 2-D halo program (halo2d_traces) and
 # of an LU-like one (lu_like_traces) at each size P, with the same calls per
-# rank at every P, then runs skelgen merge and skelgen compress on them REPS
+# rank at every P, then runs skelgen merge, compress and generate (K = 10) on them REPS
 # times (round r runs every size once, so that the host's drift falls on all
 # alike) under /usr/bin/time -v. Per program and size: the min and median wall
 # seconds, the median CPU seconds (user + system: on a shared host, the run's
@@ -63,6 +63,7 @@ for ((r = 0; r < reps; ++r)); do
       t=$work/$program-$P
       measure "$program $P merge" "$skelgen" merge -q "$t" -o "$t.skm"
       measure "$program $P compress" "$skelgen" compress "$t.skm" -o "$t.skf"
+      measure "$program $P generate" "$skelgen" generate "$t.skf" -K 10 -o "$t.c"
     done
   done
 done
@@ -80,7 +81,7 @@ def fit(points):  # least-squares slope of log(y) against log(P)
     mx, my = statistics.mean(xs), statistics.mean(ys)
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
 
-STAGES = ("merge", "compress")
+STAGES = ("merge", "compress", "generate")
 COLUMNS = [(stage, what) for stage in STAGES for what in ("s", "cpu s", "MB")]
 WIDTH = {"s": 15, "cpu s": 8, "MB": 7}
 print(f"{sys.argv[2]} runs per size; s: wall seconds min / median; cpu s: median user + system; "

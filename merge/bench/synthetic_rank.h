@@ -26,6 +26,7 @@ inline bool open_synthetic_rank(TraceWriter& w, const char* tool, const std::str
   h.hostname = "synthetic";
   h.kernel_name = "fma4x16";
   h.kernel_version = 1;
+  h.kernel_units_per_s = 1e8;  // a calibration, so that skelgen generate takes the traces too
   const std::string path = dir + "/" + TraceDir::rank_file_name(static_cast<uint32_t>(r));
   if (!w.open(path, h, kWriterBufferBytes, kZstdLevel)) {
     std::fprintf(stderr, "%s: %s\n", tool, w.error().c_str());
