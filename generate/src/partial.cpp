@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "check.h"
-#include "skel/skel_funcs.h"
 #include "plan.h"
+#include "skel/skel_funcs.h"
 
 namespace skt::gen {
 namespace {
