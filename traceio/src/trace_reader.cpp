@@ -513,6 +513,11 @@ std::vector<std::string> TraceDir::spawned_worlds(const std::string& dir) {
 
 std::string TraceDir::run_dir_name(uint32_t run) { return "run-" + std::to_string(run); }
 
+bool TraceDir::is_run_dir_name(const std::string& n) {
+  return n.size() >= 5 && n.size() <= 12 && n.compare(0, 4, "run-") == 0 &&
+         n.find_first_not_of("0123456789", 4) == std::string::npos;
+}
+
 std::vector<std::string> TraceDir::run_dirs(const std::string& dir) {
   std::map<uint64_t, std::string> runs;
   bool rank_files = false;
@@ -520,9 +525,7 @@ std::vector<std::string> TraceDir::run_dirs(const std::string& dir) {
     while (dirent* e = readdir(d)) {
       std::string n = e->d_name;
       rank_files |= n.size() > 9 && n.compare(0, 5, "rank-") == 0 && n.compare(n.size() - 4, 4, ".skt") == 0;
-      if (n.size() < 5 || n.size() > 12 || n.compare(0, 4, "run-") != 0 ||
-          n.find_first_not_of("0123456789", 4) != std::string::npos)
-        continue;
+      if (!is_run_dir_name(n)) continue;
       struct stat sb {};
       if (stat((dir + "/" + n).c_str(), &sb) == 0 && S_ISDIR(sb.st_mode)) runs[std::stoull(n.substr(4))] = dir + "/" + n;
     }

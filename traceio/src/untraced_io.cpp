@@ -13,6 +13,7 @@
 
 #include "skel/file_io.h"
 #include "skel/trace.h"
+#include "skel/value_bounds.h"
 
 namespace skt {
 namespace {
@@ -26,8 +27,7 @@ std::string parent_of_run(const std::string& dir) {
   while (d.size() > 1 && d.back() == '/') d.pop_back();
   const size_t slash = d.find_last_of('/');
   const std::string base = slash == std::string::npos ? d : d.substr(slash + 1);
-  if (base.rfind("run-", 0) != 0 || base.size() == 4 || base.find_first_not_of("0123456789", 4) != std::string::npos)
-    return "";
+  if (!TraceDir::is_run_dir_name(base)) return "";
   return slash == std::string::npos ? "." : slash == 0 ? "/" : d.substr(0, slash);
 }
 
@@ -36,12 +36,14 @@ bool exists(const std::string& path) {
   return lstat(path.c_str(), &sb) == 0;
 }
 
-// A positive, finite number of seconds under a year, or -1.
+// A positive, finite number of seconds no longer than a run can be, or -1.
 double seconds_of(const std::string& v) {
   char* end = nullptr;
   errno = 0;
   const double s = std::strtod(v.c_str(), &end);
-  if (errno != 0 || end == v.c_str() || *end != '\0' || !std::isfinite(s) || s <= 0 || s > 3.2e7) return -1;
+  if (errno != 0 || end == v.c_str() || *end != '\0' || !std::isfinite(s) || s <= 0 ||
+      s > static_cast<double>(bounds::kMaxTimeNs) * 1e-9)
+    return -1;
   return s;
 }
 

@@ -224,6 +224,7 @@ class TraceDir {
   // dir, by number, as paths (dir/run-1, ...); empty when dir holds rank
   // files itself (one run) or no such subdirectory.
   static std::string run_dir_name(uint32_t run);  // "run-1"
+  static bool is_run_dir_name(const std::string& name);  // "run-" and 1 to 8 digits
   static std::vector<std::string> run_dirs(const std::string& dir);
 
   // What `skelgen trace --compare-untraced` measured, kept beside the rank
