@@ -122,6 +122,11 @@ if [ -n "${PARTIAL_MERGED:-}" ]; then
 fi
 # predict / place: files that are not skeletons, platforms, inventories or candidates
 expect_error "not a skelgen skeleton (no SKELGEN_META" "$skelgen" predict "$work/plain.c"
+meta='SKELGEN_META ranks=2 scale=10 traced_mpi=mpich traced_s=1 comm_s=0.1 comp_s=0.9 kernel_flops_per_s=1e9'
+printf 'static const char m[] = "%s untraced_s=-1 ;";\n' "$meta" > "$work/bad-untraced.c"
+expect_error "bad-untraced.c: damaged SKELGEN_META (untraced_s)" "$skelgen" predict "$work/bad-untraced.c"
+printf 'static const char m[] = "%s untraced_s=x ;";\n' "$meta" > "$work/bad-untraced2.c"
+expect_error "bad-untraced2.c: damaged SKELGEN_META" "$skelgen" predict "$work/bad-untraced2.c"
 expect_error "say --candidates FILE (run on each) or --inventory FILE" "$skelgen" place "$work/plain.c"
 printf 'name cores ghz group\nn0 4 2.0 g\n' > "$work/bad-inventory.txt"
 expect_error "bad-inventory.txt:1: the header has no 'cache_mb' column" "$skelgen" place --inventory "$work/bad-inventory.txt" --np 2 --comm-share 0.5
