@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <functional>
 #include <numeric>
 #include <tuple>
@@ -133,9 +134,6 @@ std::vector<MessageEnd> message_ends(const FoldedProgram& p, uint32_t n, Param p
   return out;
 }
 
-// Messages counted per iteration of a loop: sent and received per (sender,
-// receiver, communicator, tag), and per (receiver, communicator, tag) what
-// arrives and what is taken (MPI_ANY_SOURCE receives count for any sender).
 // The persistent requests of a program (MPI_Send_init, MPI_Recv_init ...)
 // that each MPI_Start and each completion names, by the slots they use, and
 // per run of the top level whether it leaves them as it found them: the
@@ -148,6 +146,18 @@ std::vector<MessageEnd> message_ends(const FoldedProgram& p, uint32_t n, Param p
 // completions take whichever is oldest: only how many are started counts.
 class PersistentRequests {
  public:
+  // A request a rank made: by which node, at which of the node's instances
+  // (in the whole program) and which iteration of its innermost loop: its
+  // peer and tag there (value_at). A loop of MPI_Send_init, one per
+  // neighbour, makes each request with another peer.
+  struct Made {
+    uint32_t node = 0;
+    uint64_t instance = 0, iteration = 0;
+  };
+  // What add() reports of each start and completion of a persistent
+  // request, on rank r: the request's maker and whether it is a start.
+  using Moved = std::function<void(uint32_t r, const Made& made, bool start)>;
+
   PersistentRequests(const FoldedProgram& p, const RequestSlots& slots) : p_(p), slots_(slots) {
     creator_.assign(slots.ring_base.size(), kNoNode);
     for (uint32_t n = 0; n < slots.ring_of_node.size(); ++n) {
@@ -155,44 +165,13 @@ class PersistentRequests {
       if (ring >= 0 && creates_persistent_request(identity_of(p, n).func)) creator_[static_cast<size_t>(ring)] = n;
     }
     holds_.assign(p.nodes.size(), -1);
+    instances_.assign(p.nodes.size(), 0);
   }
-  // The creating calls of the persistent requests node n (a completion or
-  // an MPI_Start) names on rank r, in order.
-  std::vector<uint32_t> made_by(uint32_t n, uint32_t r) const {
-    std::vector<uint32_t> out;
-    for (const RequestRef& ref : persistent_refs(n, r)) out.push_back(creator_[static_cast<size_t>(ref.ring)]);
-    return out;
-  }
-  // Top-level node n: its starts and completions in the order the program
-  // makes them (a loop's iterations one by one, where it holds any).
-  void add(uint32_t n) {
-    if (!holds_any(n)) return;
-    const FoldedNode& node = p_.nodes[n];
-    if (node.is_loop()) {
-      for (uint64_t i = 0; i < node.count; ++i)
-        for (uint32_t c : node.body) add(c);
-      return;
-    }
-    const bool start = call_class(identity_of(p_, n).func) == CallClass::kStart;
-    for (uint32_t r = 0; r < p_.symbols.world_size; ++r)
-      for (const RequestRef& ref : persistent_refs(n, r)) {
-        changed_ = true;
-        if (ref.pool != PoolRef::kNo) {  // which request does not matter: how many are started
-          Pool& pool = started_.pools[{r, ref.ring}];
-          if (start) {
-            ++pool.started;
-            if (pool.awaiting_restart > 0) --pool.awaiting_restart;
-          } else if (pool.started > 0) {
-            --pool.started;
-            ++pool.awaiting_restart;
-          }
-          continue;
-        }
-        std::vector<uint32_t>& order = started_.orders[{r, ref.ring}];
-        order.erase(std::remove(order.begin(), order.end(), ref.back), order.end());
-        if (start) order.push_back(ref.back);
-      }
-  }
+  // Top-level node n: its makes, starts and completions in the order the
+  // program makes them (a loop's iterations one by one, where it holds
+  // any); each start and completion reported to `moved`. Called for every
+  // top-level node in order: a node's instances are counted here.
+  void add(uint32_t n, const Moved& moved) { add(n, 0, moved); }
   // Whether the run since the last call to next_run() left the started
   // requests as they were, in the same order.
   bool as_found() const { return !changed_ || started_ == at_run_start_; }
@@ -216,7 +195,12 @@ class PersistentRequests {
       if (ref.ring >= 0 && creator_[static_cast<size_t>(ref.ring)] != kNoNode) out.push_back(ref);
     return out;
   }
-  // Whether node n's subtree starts or completes a persistent request.
+  // A ring that holds persistent requests: every request made into it is
+  // followed, so that a reference (k-th latest of the ring) finds its maker.
+  bool followed(int32_t ring) const { return ring >= 0 && creator_[static_cast<size_t>(ring)] != kNoNode; }
+  int32_t ring_of(uint32_t n) const { return n < slots_.ring_of_node.size() ? slots_.ring_of_node[n] : -1; }
+  // Whether node n's subtree makes a request into a followed ring, or
+  // starts or completes a persistent request.
   bool holds_any(uint32_t n) {
     if (holds_[n] < 0) {
       bool any = false;
@@ -224,6 +208,7 @@ class PersistentRequests {
         for (uint32_t c : p_.nodes[n].body) any = holds_any(c) || any;
       } else {
         const uint32_t f = identity_of(p_, n).func;
+        if (creates_request(f)) any = followed(ring_of(n));
         if (call_class(f) == CallClass::kStart || completion_of(f) != Completion::kNone)
           for (uint32_t r = 0; r < p_.symbols.world_size && !any; ++r) any = !persistent_refs(n, r).empty();
       }
@@ -231,11 +216,65 @@ class PersistentRequests {
     }
     return holds_[n] == 1;
   }
+  // `iteration`: of the innermost loop around n (0 at the top level).
+  void add(uint32_t n, uint64_t iteration, const Moved& moved) {
+    if (!holds_any(n)) return;
+    const FoldedNode& node = p_.nodes[n];
+    if (node.is_loop()) {
+      for (uint64_t i = 0; i < node.count; ++i)
+        for (uint32_t c : node.body) add(c, i, moved);
+      return;
+    }
+    const uint64_t instance = instances_[n]++;
+    const uint32_t f = identity_of(p_, n).func;
+    if (creates_request(f)) {
+      const int32_t ring = ring_of(n);
+      const size_t keep = std::max<uint32_t>(1, slots_.ring_size[static_cast<size_t>(ring)]);
+      for (uint32_t r : event_of(p_, n).ranks) {
+        std::deque<Made>& made = made_[{r, ring}];
+        made.push_back({n, instance, iteration});
+        if (made.size() > keep) made.pop_front();
+      }
+      return;
+    }
+    const bool start = call_class(f) == CallClass::kStart;
+    for (uint32_t r : event_of(p_, n).ranks)
+      for (const RequestRef& ref : persistent_refs(n, r)) {
+        changed_ = true;
+        moved(r, maker(r, ref), start);
+        if (ref.pool != PoolRef::kNo) {  // which request does not matter: how many are started
+          Pool& pool = started_.pools[{r, ref.ring}];
+          if (start) {
+            ++pool.started;
+            if (pool.awaiting_restart > 0) --pool.awaiting_restart;
+          } else if (pool.started > 0) {
+            --pool.started;
+            ++pool.awaiting_restart;
+          }
+          continue;
+        }
+        std::vector<uint32_t>& order = started_.orders[{r, ref.ring}];
+        order.erase(std::remove(order.begin(), order.end(), ref.back), order.end());
+        if (start) order.push_back(ref.back);
+      }
+  }
+  // The request rank r's reference names: the back-th latest made into its
+  // ring. A pool's requests are alike (one tag and communicator, any
+  // source); so is one made before what the ring keeps: the ring's
+  // persistent maker's first instance.
+  Made maker(uint32_t r, const RequestRef& ref) const {
+    auto it = made_.find({r, ref.ring});
+    if (ref.pool == PoolRef::kNo && it != made_.end() && ref.back >= 1 && ref.back <= it->second.size())
+      return it->second[it->second.size() - ref.back];
+    return {creator_[static_cast<size_t>(ref.ring)], 0, 0};
+  }
   const FoldedProgram& p_;
   const RequestSlots& slots_;
   std::vector<uint32_t> creator_;  // per ring: its persistent creating node, kNoNode for others
   std::vector<int8_t> holds_;      // per node: holds_any(), -1 not asked yet
+  std::vector<uint64_t> instances_;  // per node: its instances add() has seen
   using Key = std::pair<uint32_t, int32_t>;  // rank, ring
+  std::map<Key, std::deque<Made>> made_;     // per (rank, followed ring): its latest requests, as many as its slots
   struct Pool {
     uint64_t started = 0;           // started and not taken
     uint64_t awaiting_restart = 0;  // taken and not started again
@@ -251,6 +290,9 @@ class PersistentRequests {
   bool changed_ = false;
 };
 
+// Messages counted per iteration of a loop: sent and received per (sender,
+// receiver, communicator, tag), and per (receiver, communicator, tag) what
+// arrives and what is taken (MPI_ANY_SOURCE receives count for any sender).
 class MessageBalance {
  public:
   using Key = std::tuple<int64_t, int64_t, int64_t, std::vector<int64_t>>;  // sender, receiver, comm, tag
@@ -276,32 +318,27 @@ class MessageBalance {
     }
   }
 
-  // The messages of persistent requests (MPI_Send_init, MPI_Recv_init ...),
-  // each with its creating call's peer, tag and communicator, counted where
-  // they move: a send at its MPI_Start, a receive at the completion that
-  // finds it done. Counted at MPI_Start, a pool of wildcard receives that a
-  // program keeps started (Graph500's active messages: four MPI_Recv_init,
-  // each restarted as soon as MPI_Testany finds it done) was never
-  // received, and no run of the program after it ended.
-  void add_persistent(const FoldedProgram& p, const PersistentRequests& persistent, uint32_t id, double times) {
-    const uint32_t f = identity_of(p, id).func;
-    const bool start = call_class(f) == CallClass::kStart;
-    if (!start && completion_of(f) == Completion::kNone) return;
-    for (uint32_t r : event_of(p, id).ranks)
-      for (uint32_t made : persistent.made_by(id, r)) {
-        const Identity& c = identity_of(p, made);
-        const int64_t peer = value_at(p, made, Param::peer, r, 0);
-        const std::vector<int64_t> tag{value_at(p, made, Param::tag, r, 0)};
-        if (start && call_class(c.func) == CallClass::kSendInit && peer >= 0) {
-          sent_[{r, peer, c.comm, tag}] += times;
-          into_[{peer, c.comm, tag}] += times;
-        } else if (!start && call_class(c.func) == CallClass::kRecvInit) {
-          any_tag_ |= tag[0] == kAnyTag;
-          if (c.peer_class != PeerClass::kAnySource && peer < 0) continue;  // MPI_PROC_NULL
-          if (c.peer_class != PeerClass::kAnySource) received_[{peer, r, c.comm, tag}] += times;
-          taken_[{r, c.comm, tag}] += times;
-        }
-      }
+  // The message of a persistent request (MPI_Send_init, MPI_Recv_init ...)
+  // rank r started or completed (PersistentRequests::add), with its maker's
+  // peer, tag and communicator where it made it, counted where it moves: a
+  // send at its MPI_Start, a receive at the completion that finds it done.
+  // Counted at MPI_Start, a pool of wildcard receives that a program keeps
+  // started (Graph500's active messages: four MPI_Recv_init, each
+  // restarted as soon as MPI_Testany finds it done) was never received,
+  // and no run of the program after it ended.
+  void add_persistent(const FoldedProgram& p, uint32_t r, const PersistentRequests::Made& made, bool start) {
+    const Identity& c = identity_of(p, made.node);
+    const int64_t peer = value_at(p, made.node, Param::peer, r, made.instance, made.iteration);
+    const std::vector<int64_t> tag{value_at(p, made.node, Param::tag, r, made.instance, made.iteration)};
+    if (start && call_class(c.func) == CallClass::kSendInit && peer >= 0) {
+      sent_[{r, peer, c.comm, tag}] += 1;
+      into_[{peer, c.comm, tag}] += 1;
+    } else if (!start && call_class(c.func) == CallClass::kRecvInit) {
+      any_tag_ |= tag[0] == kAnyTag;
+      if (c.peer_class != PeerClass::kAnySource && peer < 0) return;  // MPI_PROC_NULL
+      if (c.peer_class != PeerClass::kAnySource) received_[{peer, r, c.comm, tag}] += 1;
+      taken_[{r, c.comm, tag}] += 1;
+    }
   }
 
   // Whether every message received was sent, and what arrives is taken.
@@ -740,7 +777,6 @@ std::vector<TopRun> shortest_closed_runs(const FoldedProgram& p, const NodeTimes
       return;
     }
     balance.add_instances(p, id, static_cast<uint64_t>(times), iterations);
-    balance.add_persistent(p, persistent, id, times);
     for (uint32_t r : event_of(p, id).ranks) rank_calls[r] += times;
     collectives.add(p, id, times);
     run.may_leave = run.may_leave && !outlives_its_run(p, id);
@@ -752,7 +788,9 @@ std::vector<TopRun> shortest_closed_runs(const FoldedProgram& p, const NodeTimes
     auto step = plan.steps.find(id);
     if (step != plan.steps.end()) step_end = std::max(step_end, i + step->second.nodes.size());
     add(id, 1.0, 0);
-    persistent.add(id);
+    persistent.add(id, [&](uint32_t r, const PersistentRequests::Made& made, bool start) {
+      balance.add_persistent(p, r, made, start);
+    });
     for (uint32_t r = 0; r < P; ++r) rank_time[r] += t.total[id][r];
     const bool in_farm = plan.farm_at(i) >= 0 && plan.farm_at(i + 1) == plan.farm_at(i);  // a farm runs whole
     // a run ends where its messages are received and every member of each group made its collectives
