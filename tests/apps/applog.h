@@ -47,6 +47,12 @@ static int app_iters(int argc, char** argv, int default_iters) {
   return n > 0 ? n : default_iters;
 }
 
+/* argv[i] where given and positive, else default_value. */
+static int app_arg(int argc, char** argv, int i, int default_value) {
+  int n = argc > i ? atoi(argv[i]) : 0;
+  return n > 0 ? n : default_value;
+}
+
 /* The calling thread's CPU time in seconds (what a trace with gap clock
  * thread_cpu must find in the gap around a timed computation). */
 static double app_cpu_s(void) {

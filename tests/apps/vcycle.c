@@ -77,9 +77,8 @@ static double smooth(int rank, int l, int work) {
 int main(int argc, char** argv) {
   int rank, size;
   app_start(&argc, &argv, &rank, &size);
-  const int steps = app_iters(argc, argv, 60);
-  const int work = argc > 2 && atoi(argv[2]) > 0 ? atoi(argv[2]) : 20000;
-  const int rebuild = argc > 3 && atoi(argv[3]) > 0 ? atoi(argv[3]) : 10;
+  const int steps = app_iters(argc, argv, 60), work = app_arg(argc, argv, 2, 20000),
+            rebuild = app_arg(argc, argv, 3, 10);
   double sum = 0;
   for (int step = 0; step < steps; ++step) {
     if (step % rebuild == 0) {
