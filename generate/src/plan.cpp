@@ -38,6 +38,19 @@ double gap_wall_ns(const FoldedNode& node, uint32_t r) {
   return r < node.gap.size() && node.gap[r].n > 0 ? std::max(0.0, node.gap[r].mean) : 0;
 }
 
+// Top-level node id's time on rank r's clock, which starts where its
+// MPI_Init returns: MPI_Init's and MPI_Finalize's own durations and the
+// time before MPI_Init are not the program's.
+double on_clock(const FoldedProgram& p, const NodeTimes& t, uint32_t id, uint32_t r) {
+  const FoldedNode& n = p.nodes[id];
+  double ns = t.total[id][r];
+  if (n.is_loop() || !edge_call(identity_of(p, id).func)) return ns;
+  if (r < n.dur.size()) ns -= n.dur[r].mean * static_cast<double>(n.dur[r].n);
+  if (identity_of(p, id).func != kFunc_MPI_Finalize && r < n.gap.size())
+    ns -= n.gap[r].mean * static_cast<double>(n.gap[r].n);
+  return ns;
+}
+
 }  // namespace
 
 double NodeTimes::share(uint32_t node) const {
@@ -72,17 +85,7 @@ NodeTimes measure_times(const FoldedProgram& p) {
   // traced time per rank, without MPI_Init's and MPI_Finalize's own duration
   t.rank_total.assign(P, 0);
   for (uint32_t id : p.top)
-    for (uint32_t r = 0; r < P; ++r) t.rank_total[r] += t.total[id][r];
-  for (size_t i = 0; i < p.nodes.size(); ++i) {
-    const FoldedNode& n = p.nodes[i];
-    if (n.is_loop()) continue;
-    const uint32_t f = identity_of(p, static_cast<uint32_t>(i)).func;
-    if (!edge_call(f)) continue;
-    for (uint32_t r = 0; r < P && r < n.dur.size(); ++r) t.rank_total[r] -= n.dur[r].mean * static_cast<double>(n.dur[r].n);
-    if (f != kFunc_MPI_Finalize)
-      for (uint32_t r = 0; r < P && r < n.gap.size(); ++r)
-        t.rank_total[r] -= n.gap[r].mean * static_cast<double>(n.gap[r].n);
-  }
+    for (uint32_t r = 0; r < P; ++r) t.rank_total[r] += on_clock(p, t, id, r);
   t.program = P ? *std::max_element(t.rank_total.begin(), t.rank_total.end()) : 0;
   return t;
 }
@@ -751,23 +754,11 @@ struct TopRun {
   size_t first = 0, end = 0;
   bool may_leave = true;  // holds nothing that outlives it, only collectives all members make
   bool has_work = false;  // a loop or a point-to-point call
-  double time = 0;        // traced ns: how much later its last rank ended it than the run before (on_clock)
+  double time = 0;        // traced ns: how much later its last rank ended it than the run before
   size_t written = 0;     // nodes in it, loops and calls, each once: what the skeleton writes of it
   double calls = 0;       // calls made in it, max over ranks
   size_t top_nodes() const { return end - first; }
 };
-
-// Top-level node id's time on rank r's clock, which starts where its
-// MPI_Init returns (as NodeTimes::rank_total counts it).
-double on_clock(const FoldedProgram& p, const NodeTimes& t, uint32_t id, uint32_t r) {
-  const FoldedNode& n = p.nodes[id];
-  double ns = t.total[id][r];
-  if (n.is_loop() || !edge_call(identity_of(p, id).func)) return ns;
-  if (r < n.dur.size()) ns -= n.dur[r].mean * static_cast<double>(n.dur[r].n);
-  if (identity_of(p, id).func != kFunc_MPI_Finalize && r < n.gap.size())
-    ns -= n.gap[r].mean * static_cast<double>(n.gap[r].n);
-  return ns;
-}
 
 // The shortest closed runs of the top level: a run ends where everything
 // sent before has been received (per sender, receiver, communicator and

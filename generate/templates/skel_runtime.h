@@ -531,10 +531,13 @@ SKEL_MAYBE_UNUSED static double skel_run_extra0[SKEL_NUM_CUT_LOOPS + 1];
 SKEL_MAYBE_UNUSED static double skel_run_span[SKEL_NUM_CUT_LOOPS + 1][3];
 static inline void skel_run_begin(int l)
 {
+#if SKEL_NUM_THREADS > 1
   skel_run_extra0[l] = skel_extra_now;
   skel_loop_start[l] = MPI_Wtime();
-  skel_run_span[l][0] = skel_loop_start[l] - skel_t0 + skel_extra_now;
+#else
+  skel_run_span[l][0] = MPI_Wtime() - skel_t0 + skel_extra_now;
   skel_run_span[l][2] = 1;
+#endif
 }
 static inline void skel_run_end(int l)
 {
@@ -555,9 +558,7 @@ static inline double skel_runs_extra(void)
   PMPI_Allreduce(MPI_IN_PLACE, skel_run_span, 3 * (SKEL_NUM_CUT_LOOPS + 1), MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   for (l = 0; l <= SKEL_NUM_CUT_LOOPS; ++l) {
     double t = skel_run_span[l][1] - skel_run_span[l][0];
-    if (skel_run_span[l][2] == 0 || t <= 0) continue;
-    skel_loop_extra[l] += t * (skel_loop_factor[l] - 1.0);
-    extra += t * (skel_loop_factor[l] - 1.0);
+    if (skel_run_span[l][2] > 0 && t > 0) extra += t * (skel_loop_factor[l] - 1.0);
   }
 #endif
   return extra;
