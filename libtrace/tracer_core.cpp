@@ -501,9 +501,11 @@ bool ranks_outnumber_cpus(int& local, int& cpus) {
 
 // SKELTRACE_GAP_CLOCK: wall, cpu, or auto (cpu when ranks outnumber CPUs,
 // or at MPI_THREAD_SERIALIZED and above: a rank's threads share its cores,
-// and the wall clock of one thread's gap holds the others' computation too).
+// and the wall clock of one thread's gap holds the others' computation too;
+// the merge reads the wall clock after all where ranks had CPUs enough and
+// one thread made every MPI call: `sharing` says which).
 // Collective (auto asks the node's ranks), so every rank must call it.
-bool choose_cpu_gaps(int rank, bool threads) {
+bool choose_cpu_gaps(int rank, bool threads, CoreSharing& sharing) {
   const char* v = std::getenv("SKELTRACE_GAP_CLOCK");
   std::string mode = v && *v ? v : "auto";
   if (mode != "auto" && mode != "wall" && mode != "cpu") {
@@ -512,6 +514,9 @@ bool choose_cpu_gaps(int rank, bool threads) {
   }
   int local = 1, cpus = 0;
   bool shared = ranks_outnumber_cpus(local, cpus);  // collective: called whatever the mode
+  sharing = cpus == 0 || mode != "auto" ? CoreSharing::kUnknown  // a clock the user chose stands
+            : shared                     ? CoreSharing::kShared
+                                         : CoreSharing::kOwnCores;
   if (mode != "auto") return mode == "cpu";
   if (threads) return true;
   if (shared && rank == 0 && env_int("SKELTRACE_VERBOSE", 0, 0, 1))
@@ -1173,7 +1178,7 @@ void start(int64_t t0, int64_t t1, uint32_t func, const void* ret, int provided,
   h.command_line = read_cmdline();
   h.kernel_name = SKEL_KERNEL_NAME;
   h.kernel_version = SKEL_KERNEL_VERSION;
-  s.cpu_gaps = choose_cpu_gaps(s.rank, s.threads);
+  s.cpu_gaps = choose_cpu_gaps(s.rank, s.threads, h.core_sharing);
   h.gap_clock = s.cpu_gaps ? GapClock::kThreadCpu : GapClock::kWall;
   h.kernel_units_per_s = calibrate(cal_ms, h.calibration_s, s.cpu_gaps ? thread_cpu_ns : now_ns);
   s.init_rate = h.kernel_units_per_s;

@@ -102,6 +102,19 @@ json event_json(uint32_t rank, const Event& e, const skt::TraceFile& f) {
   return j;
 }
 
+// "gaps: thread CPU clock (MPI_THREAD_MULTIPLE), the node's ranks had a CPU each": what a rank file's
+// computation gaps were measured with, and what the merge reads (docs/trace-format.md, "Header body").
+std::string gap_clock_text(const skt::TraceHeader& h) {
+  static const char* const levels[] = {"SINGLE", "FUNNELED", "SERIALIZED", "MULTIPLE"};
+  std::string out = h.gap_clock == skt::GapClock::kThreadCpu ? "gaps: thread CPU clock" : "gaps: wall clock";
+  out += std::string(" (MPI_THREAD_") + (h.thread_level < 4 ? levels[h.thread_level] : "?") + ")";
+  switch (h.core_sharing) {
+    case skt::CoreSharing::kOwnCores: return out + ", the node's ranks had a CPU each";
+    case skt::CoreSharing::kShared: return out + ", the node's ranks outnumbered its CPUs";
+    default: return out + ", CPU sharing not recorded";
+  }
+}
+
 std::string event_text(uint32_t rank, const Event& e, const skt::TraceFile& f) {
   char head[128];
   std::snprintf(head, sizeof head, "%u %6" PRIu64 " %12.9f %11.9f %-20s", rank, e.seq,
@@ -504,6 +517,7 @@ int run_dump(const DumpOptions& opt) {
     if (!jsonl) {
       std::printf("# rank %u of %u  host %s  %s\n", rank, f.header().world_size, f.header().hostname.c_str(),
                   f.header().mpi_library.c_str());
+      std::printf("# %s\n", gap_clock_text(f.header()).c_str());
       std::printf("# rank    seq      t_start    duration func                 fields @callsite\n");
     }
     Event e;

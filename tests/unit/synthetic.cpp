@@ -10,11 +10,12 @@
 namespace skt::testing {
 
 void write_synthetic(const std::string& dir, uint32_t P, const std::function<std::vector<Syn>(uint32_t)>& program,
-                     uint64_t run_id) {
+                     uint64_t run_id, CoreSharing sharing) {
   for (uint32_t r = 0; r < P; ++r) {
     const std::vector<Syn> calls = program(r);
     TraceHeader h = sample_header(r, P, run_id);
     h.gap_clock = GapClock::kWall;
+    h.core_sharing = sharing;
     for (const Syn& s : calls) {
       if (s.work != kNone) h.gap_clock = GapClock::kThreadCpu;
       if (s.thread != 0) h.thread_level = 3;  // MPI_THREAD_MULTIPLE

@@ -26,8 +26,9 @@ struct Syn {
   uint32_t thread = 0;                 // the calling thread (a rank with any other than 0: MPI_THREAD_MULTIPLE)
 };
 
-// dir/rank-NNNNN.skt for ranks 0..P-1 with the events program(rank) returns.
+// dir/rank-NNNNN.skt for ranks 0..P-1 with the events program(rank) returns,
+// each header saying `sharing` (trace 2.4).
 void write_synthetic(const std::string& dir, uint32_t P, const std::function<std::vector<Syn>(uint32_t)>& program,
-                     uint64_t run_id = 7);
+                     uint64_t run_id = 7, CoreSharing sharing = CoreSharing::kUnknown);
 
 }  // namespace skt::testing

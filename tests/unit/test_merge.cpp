@@ -1440,6 +1440,63 @@ TEST(Merge, AGapWithoutCpuTimeCountsAsItsWallTime) {
   }
 }
 
+// A thread CPU trace (the tracer's choice at MPI_THREAD_SERIALIZED and above)
+// is read by its wall-clock gaps where the rank's node had CPUs enough for its
+// ranks (trace header 2.4) and one thread made every MPI call: an OpenMP team
+// computes between the calls, and the calling thread's CPU time is only its
+// own share. It keeps its CPU times where the ranks outnumbered the CPUs, where
+// the header does not say (older traces, a clock the user chose), and where
+// another thread made MPI calls too (each thread replayed by its own time).
+TEST(Merge, OneCallingThreadWithCoresEnoughIsReadByItsWallClock) {
+  auto program = [](uint32_t r) {
+    Syn init = simple(kFunc_MPI_Init, 0);
+    init.work = 0;
+    Syn a = send(1, 1 - r), b = recv(2, 1 - r);
+    a.gap = 90000, a.work = 40000, a.blocked = 5000;  // a team of threads computed; the caller waited at its end
+    b.gap = 60000, b.work = 30000;
+    return std::vector<Syn>{init, a, b, simple(kFunc_MPI_Finalize, 3)};
+  };
+  auto load = [&](CoreSharing sharing, uint32_t other_thread) {
+    std::string dir = temp_dir("merge");
+    write_synthetic(dir, 2, [&](uint32_t r) {
+      std::vector<Syn> calls = program(r);
+      if (other_thread) {
+        Syn t = send(4, 1 - r);
+        t.tag = 9, t.thread = other_thread, t.work = 500;
+        calls.insert(calls.begin() + 2, t);
+        Syn u = recv(5, 1 - r);
+        u.tag = 9, u.thread = other_thread, u.work = 500;
+        calls.insert(calls.begin() + 3, u);
+      }
+      return calls;
+    }, 7, sharing);
+    return merge::load(dir, merge::Options{});
+  };
+  for (uint32_t r = 0; r < 2; ++r) {
+    const merge::Loaded own = load(CoreSharing::kOwnCores, 0);
+    const merge::RankData& rd = own.ranks[r];
+    EXPECT_FALSE(rd.cpu_work) << "rank " << r;
+    EXPECT_FALSE(rd.any_blocked) << "rank " << r << ": the wall gap holds the time asleep";
+    for (const merge::RankEvent& e : rd.events) {
+      EXPECT_EQ(e.work, kNone);
+      EXPECT_EQ(e.blocked, 0);
+    }
+    for (CoreSharing sharing : {CoreSharing::kShared, CoreSharing::kUnknown}) {
+      const merge::Loaded cpu = load(sharing, 0);
+      EXPECT_TRUE(cpu.ranks[r].cpu_work) << "rank " << r << ", sharing " << static_cast<int>(sharing);
+      EXPECT_TRUE(cpu.ranks[r].any_blocked);
+      std::multiset<int64_t> works;
+      for (const merge::RankEvent& e : cpu.ranks[r].events) works.insert(e.work);
+      EXPECT_EQ(works.count(40000), 1u);
+      EXPECT_EQ(works.count(30000), 1u);
+    }
+    const merge::Loaded threads = load(CoreSharing::kOwnCores, 1);
+    ASSERT_EQ(threads.threads.size(), 1u);
+    EXPECT_TRUE(threads.ranks[r].cpu_work) << "rank " << r << ": two threads called MPI";
+    EXPECT_TRUE(threads.threads[0].ranks[r].cpu_work);
+  }
+}
+
 // The tracer's fixed cost in every gap (trace header 1.4) is kept per rank
 // through the merged file (section 13) and a folded program's symbols; a
 // body without the section (1.2) reads with none.

@@ -107,6 +107,7 @@ TEST(TraceFormat, RoundTripManyChunks) {
   EXPECT_EQ(g.gap_clock, GapClock::kThreadCpu);
   EXPECT_DOUBLE_EQ(g.gap_floor_ns, 21.0);
   EXPECT_DOUBLE_EQ(g.cpu_gap_floor_ns, 205.0);
+  EXPECT_EQ(g.core_sharing, CoreSharing::kShared);
   auto got = read_all(f);
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) {
@@ -389,6 +390,21 @@ TEST(TraceFormat, AnUnknownGapClockIsRejected) {
     FAIL() << "read a header with gap clock 7";
   } catch (const TraceError& e) {
     EXPECT_NE(std::string(e.what()).find(path + ": unknown gap clock 7"), std::string::npos) << e.what();
+  }
+}
+
+// Core sharing (2.4) past its last value is a corrupt header, named as one.
+TEST(TraceFormat, AnUnknownCoreSharingIsRejected) {
+  std::string dir = temp_dir("sharing");
+  std::string path = dir + "/rank-00000.skt";
+  TraceHeader h = sample_header(0, 1, 5);
+  h.core_sharing = static_cast<CoreSharing>(3);
+  write_trace(path, h, random_events(10, 2), 4096, EndStatus::kFinalized);
+  try {
+    TraceFile f(path);
+    FAIL() << "read a header with core sharing 3";
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find(path + ": corrupt header (core sharing 3)"), std::string::npos) << e.what();
   }
 }
 

@@ -38,6 +38,7 @@ TraceHeader sample_header(uint32_t rank, uint32_t world, uint64_t run_id) {
   h.gap_clock = GapClock::kThreadCpu;
   h.gap_floor_ns = 21.0;
   h.cpu_gap_floor_ns = 205.0;
+  h.core_sharing = CoreSharing::kShared;
   return h;
 }
 

@@ -160,6 +160,10 @@ TraceFile::TraceFile(const std::string& path) : path_(path), io_(new Io) {
   if (!(header_.gap_floor_ns >= 0 && header_.gap_floor_ns < 1e9 && header_.cpu_gap_floor_ns >= 0 &&
         header_.cpu_gap_floor_ns < 1e9))
     fail("corrupt header (gap floors out of range)");
+  uint8_t sharing = 0;  // absent before 2.4: unknown
+  if (b.le(sharing) && sharing > static_cast<uint8_t>(CoreSharing::kShared))
+    fail("corrupt header (core sharing " + std::to_string(sharing) + ")");
+  header_.core_sharing = static_cast<CoreSharing>(sharing);
   if (clock != static_cast<uint8_t>(ClockSource::kMonotonicNs)) fail("unknown clock source " + std::to_string(clock));
   if (header_.world_size == 0 || header_.rank >= header_.world_size)
     fail("corrupt header (rank " + std::to_string(header_.rank) + " of world size " +

@@ -39,6 +39,7 @@ std::string encode_header(const TraceHeader& h) {
   put_u8(body, static_cast<uint8_t>(h.gap_clock));  // 1.1
   put_f64(body, h.gap_floor_ns);                    // 1.4
   put_f64(body, h.cpu_gap_floor_ns);
+  put_u8(body, static_cast<uint8_t>(h.core_sharing));  // 2.4
 
   std::string out(kFileMagic, sizeof kFileMagic);
   put_u16(out, kVersionMajor);

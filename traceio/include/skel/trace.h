@@ -53,6 +53,7 @@ struct TraceHeader {
   // off every gap before it turns the rest into computation.
   double gap_floor_ns = 0.0;
   double cpu_gap_floor_ns = 0.0;
+  CoreSharing core_sharing = CoreSharing::kUnknown;  // 2.4
   std::string hostname;
   std::string mpi_library;         // MPI_Get_library_version, first line
   std::string tracer_version;

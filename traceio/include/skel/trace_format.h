@@ -29,7 +29,8 @@ inline constexpr char kFileMagic[8] = {'S', 'K', 'E', 'L', 'T', 'R', 'C', '\0'};
 inline constexpr uint16_t kVersionMajor = 2;
 // 2.3: kMemberRuns (a communicator's members as runs of world ranks: the
 //      Cartesian grid over every rank is one run, not P ranks in every file).
-inline constexpr uint16_t kVersionMinor = 3;
+// 2.4: header core sharing (whether the node's ranks outnumbered its CPUs).
+inline constexpr uint16_t kVersionMinor = 4;
 inline constexpr uint32_t kFixedHeaderBytes = 16;
 
 // Clock the event times come from.
@@ -41,6 +42,14 @@ enum class ClockSource : uint8_t { kMonotonicNs = 1 };
 // kernel rate is per CPU second: what a rank computed when it shared a core
 // with other ranks (the tracer's choice: SKELTRACE_GAP_CLOCK).
 enum class GapClock : uint8_t { kWall = 0, kThreadCpu = 1 };
+
+// Whether the ranks on the traced rank's node outnumbered the CPUs they could
+// run on (header, 2.4 on; kUnknown in older files, and where the user chose
+// the gap clock: SKELTRACE_GAP_CLOCK=cpu or wall). A kThreadCpu trace of a
+// rank that had CPUs enough and made every MPI call from one thread (an
+// OpenMP program that asked for MPI_THREAD_MULTIPLE) is read by its wall-clock
+// gaps: its thread CPU time leaves out the work of the rank's other threads.
+enum class CoreSharing : uint8_t { kUnknown = 0, kOwnCores = 1, kShared = 2 };
 
 // Which MPI library the tracer was built against.
 enum class MpiFlavor : uint8_t { kUnknown = 0, kMpich = 1, kOpenMpi = 2 };
