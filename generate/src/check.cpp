@@ -40,6 +40,7 @@ struct Request {
   Message msg;
   uint32_t actor = 0, node = 0;
   int32_t waiter = -1;   // the actor blocked on it
+  double posted = 0, done_at = 0;  // its owner's clock when it became active; when it completed (ns)
 };
 
 // The messages and receives of one destination on one communicator context.
@@ -61,6 +62,7 @@ struct CollSlot {
   uint32_t arrived = 0;
   uint32_t first_actor = 0;
   int64_t first_node = -1;
+  double latest = 0;  // the last member's clock when it came
   std::vector<uint32_t> reqs;
   std::vector<std::pair<uint32_t, uint32_t>> creates;  // (actor, node) that makes a communicator here
 };
@@ -113,7 +115,12 @@ struct Actor {
   std::vector<uint32_t> any_of;
   uint32_t any_need = 0;
   int32_t any_ring = -1;
+  double clock = 0;  // ns since its MPI_Init returned, as the skeleton runs (CheckResult::expected_ns)
 };
+
+// Messages up to this long complete their send once posted, in the timing
+// (CheckResult::expected_ns) whatever the check's own eager_bytes.
+constexpr uint64_t kTimedEagerBytes = 65536;
 
 class Checker {
  public:
@@ -181,6 +188,9 @@ class Checker {
   void slot_put(uint32_t a, uint32_t node, uint32_t r);
   void completion(uint32_t a, uint32_t node, CallClass c);
   void finalize(uint32_t a);
+  // --- timing (CheckResult::expected_ns)
+  void charge_computation(Actor& a, uint32_t n, bool taken_by_loop);
+  double call_ns(uint32_t n);
   // --- outcome
   void fail(CheckProblem what, const std::string& message, std::vector<uint32_t> actors);
   void report_deadlock();
@@ -206,6 +216,8 @@ class Checker {
   std::deque<uint32_t> runnable_;
   std::vector<char> queued_;
   uint64_t open_ = 0;  // requests active and not done, messages sent and not received
+  std::vector<double> call_ns_;   // per node: its least traced duration over the ranks (-1: not yet known)
+  std::vector<char> shortened_;   // per node: its computation runs 1/K (Plan::shortened)
   CheckResult out_;
   bool failed_ = false;
 };
@@ -254,10 +266,12 @@ bool Checker::next_event(Actor& a, uint32_t& node) {
     }
     const uint32_t n = (*f.items)[f.at];
     const FoldedNode& fn = p_.nodes[n];
+    const bool taken_by_loop = !f.step && f.loop >= 0 && f.at == 0 && f.iter == 0;
     if (fn.is_loop()) {
       ++f.at;
       const uint64_t iters = plan_.iterations(p_, n);
       if (iters == 0) continue;
+      charge_computation(a, n, taken_by_loop);
       Frame loop;
       loop.items = &fn.body;
       loop.loop = n;
@@ -283,6 +297,7 @@ bool Checker::next_event(Actor& a, uint32_t& node) {
     ++f.at;
     const std::vector<uint32_t>& ranks = event(n).ranks;
     if (f.step || std::binary_search(ranks.begin(), ranks.end(), a.rank)) {
+      charge_computation(a, n, taken_by_loop);
       node = n;
       return true;
     }
@@ -483,6 +498,7 @@ void Checker::start(uint32_t id) {
   Request& q = reqs_[id];
   q.state = ReqState::kActive;
   q.matched = false;
+  q.posted = q.done_at = actors_[q.actor].clock;
   if (q.msg.src == kNoPeer || q.msg.dst == kNoPeer) {  // MPI_PROC_NULL: done at once
     q.state = ReqState::kDone;
     return;
@@ -586,8 +602,10 @@ bool Checker::took_any(Actor& ac, uint32_t id) {
 }
 
 void Checker::release_finished(Actor& a) {
+  const double cost = a.node >= 0 ? call_ns(static_cast<uint32_t>(a.node)) : 0;
   for (uint32_t id : a.finished) {
     const Request& q = reqs_[id];
+    if (q.state == ReqState::kDone) a.clock = std::max(a.clock, q.done_at + cost);
     if (q.state == ReqState::kDone && (q.kind == ReqKind::kCollective || q.matched || q.msg.src == kNoPeer))
       free_reqs_.push_back(id);
   }
@@ -611,6 +629,9 @@ void Checker::pair(uint32_t s, uint32_t r) {
              std::to_string(send.msg.dst) + " (MPI_ERR_TRUNCATE)",
          {recv.actor, send.actor});
   }
+  const double both = std::max(send.posted, recv.posted);
+  recv.done_at = both;
+  if (send.msg.bytes > kTimedEagerBytes || send.mode == SendMode::kSynchronous) send.done_at = both;
   complete(r);
   complete(s);
 }
@@ -786,6 +807,7 @@ uint32_t Checker::post_collective(uint32_t a, int64_t node, uint32_t ctx, uint32
     return id;
   }
   s.reqs.push_back(id);
+  s.latest = std::max(s.latest, actors_[a].clock);
   if (call_class(func) == CallClass::kCommCreate || call_class(func) == CallClass::kCommCreateGroup)
     s.creates.emplace_back(a, static_cast<uint32_t>(node));
   if (++s.arrived == c.size) collective_done(ctx);
@@ -800,7 +822,10 @@ void Checker::collective_done(uint32_t ctx) {
     contexts_[ctx].slots.pop_front();
     ++contexts_[ctx].base;
     for (const auto& [a, node] : s.creates) make_communicator(a, node);
-    for (uint32_t id : s.reqs) complete(id);
+    for (uint32_t id : s.reqs) {
+      reqs_[id].done_at = s.latest;
+      complete(id);
+    }
   }
 }
 
@@ -907,6 +932,7 @@ void Checker::finalize(uint32_t a) {
   Actor& ac = actors_[a];
   if (ac.phase == Phase::kRunning) {
     ac.phase = Phase::kCompleting;
+    out_.expected_ns = std::max(out_.expected_ns, ac.clock);
     for (int64_t& id : ac.slot)
       if (id >= 0) {
         if (reqs_[static_cast<size_t>(id)].state == ReqState::kActive) wait_for(a, static_cast<uint32_t>(id));
@@ -1056,6 +1082,7 @@ void Checker::execute(uint32_t a, uint32_t n) {
   Actor& ac = actors_[a];
   ac.node = n;
   ++out_.calls;
+  ac.clock += call_ns(n);
   if (ac.farm >= 0) return execute_farm(a, n);
   const CallClass c = call_class(identity(n).func);
   switch (c) {
@@ -1098,6 +1125,49 @@ void Checker::execute(uint32_t a, uint32_t n) {
       ac.counter[n] += ac.stack.empty() ? 1.0 : ac.stack.back().stride;
       break;
     }
+}
+
+// ------------------------------------------------------------------ timing
+
+// The computation before node n on actor a's rank, as the emitter writes it
+// (FoldedNode's timing model): none where the loop around took it (the
+// first item of its first iteration), none for MPI_Init, 1/K where the plan
+// shortens it; with the time the rank slept in it.
+void Checker::charge_computation(Actor& a, uint32_t n, bool taken_by_loop) {
+  if (taken_by_loop) return;
+  const FoldedNode& fn = p_.nodes[n];
+  if (!fn.is_loop()) {
+    const uint32_t f = identity(n).func;
+    if (f == kFunc_MPI_Init || f == kFunc_MPI_Init_thread) return;
+  }
+  if (shortened_.empty()) {
+    shortened_.assign(p_.nodes.size(), 0);
+    for (const Plan::Shortened& sh : plan_.shortened) shortened_[sh.node] = 1;
+  }
+  double ns = computation_ns(p_, fn, a.rank);
+  if (shortened_[n] && plan_.shortened_by > 0) ns /= static_cast<double>(plan_.shortened_by);
+  if (a.rank < fn.blocked.size() && fn.blocked[a.rank].n > 0) ns += fn.blocked[a.rank].mean;
+  a.clock += ns;
+}
+
+// A call's own time: its least mean duration over the ranks that make it
+// (the others' hold their waits); none for MPI_Init and MPI_Finalize.
+double Checker::call_ns(uint32_t n) {
+  if (call_ns_.empty()) call_ns_.assign(p_.nodes.size(), -1);
+  double& ns = call_ns_[n];
+  if (ns >= 0) return ns;
+  ns = 0;
+  const uint32_t f = identity(n).func;
+  if (f == kFunc_MPI_Init || f == kFunc_MPI_Init_thread || f == kFunc_MPI_Finalize) return ns;
+  const FoldedNode& fn = p_.nodes[n];
+  bool any = false;
+  for (uint32_t r : event(n).ranks)
+    if (r < fn.dur.size() && fn.dur[r].n > 0) {
+      ns = any ? std::min(ns, fn.dur[r].mean) : fn.dur[r].mean;
+      any = true;
+    }
+  ns = std::max(0.0, ns);
+  return ns;
 }
 
 // ------------------------------------------------------------------ outcome

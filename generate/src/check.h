@@ -84,6 +84,17 @@ struct CheckResult {
   // fail with MPI_ERR_TRUNCATE). Not a failure of the check: matching does
   // not depend on lengths.
   std::map<uint32_t, uint64_t> short_receives;
+  // The skeleton's time as the run went (first run; ns from MPI_Init's
+  // return to the last rank's MPI_Finalize): each rank's clock advances by
+  // each call's computation before it (the node's mean, as the emitter
+  // writes it: a loop's first iteration's first call's to the loop, a
+  // shortened one's 1/K) and the call's least traced duration over the
+  // ranks; a call that waits ends no earlier than what it waited for: a
+  // message once both ends are posted (its send once posted, up to
+  // kTimedEagerBytes), a collective once every member came. So a rank
+  // waiting for another rank's cut loop waits less, where each rank's own
+  // time less what the plan leaves out does not know it.
+  double expected_ns = 0;
   bool ok() const { return problem == CheckProblem::kNone; }
 };
 

@@ -948,6 +948,40 @@ TEST(GenerateExpected, EveryCutLoopIsTakenOutOfTheExpectedTime) {
   EXPECT_NEAR(st.kept_s, st.traced_s - 0.9 * thread_loop_s, 0.05 * thread_loop_s) << "traced " << st.traced_s;
 }
 
+// Rank 0 alone solves a coarse problem, 100 iterations of 100 us on a
+// communicator of its own (HPGMG's coarsest levels), while rank 1 waits for
+// the result in an MPI_Bcast. Cut to 10 iterations, rank 0 is there 9 ms
+// sooner, and so is rank 1: the expected time follows the waits as the
+// completion check runs the skeleton (about 1 ms); each rank's traced time
+// less what the plan leaves out of it said 10 ms, rank 1's wait unchanged.
+TEST(GenerateExpected, ARankWaitingForAnothersCutLoopWaitsLess) {
+  const int64_t gap = 100000;
+  skt::FoldedProgram p = folded_from(2, [&](uint32_t r) {
+    std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0)};
+    if (r == 0)
+      for (int i = 0; i < 100; ++i) {
+        skt::testing::Syn s = call(skt::kFunc_MPI_Allreduce, 1);
+        s.comm = skt::kCommSelf;
+        s.gap = gap;
+        v.push_back(s);
+      }
+    skt::testing::Syn b = call(skt::kFunc_MPI_Bcast, 2);
+    b.root = 0;
+    b.dur = r == 0 ? 2000 : 100 * (gap + 100) + 2000;  // rank 1 waited for rank 0's solve
+    v.push_back(b);
+    v.push_back(call(skt::kFunc_MPI_Finalize, 3));
+    return v;
+  });
+  skt::gen::GenerateOptions opt;
+  opt.scale = 10;
+  const skt::gen::Skeleton sk = skt::gen::generate(p, opt);
+  ASSERT_EQ(sk.cut.size(), 1u) << p.to_string();
+  ASSERT_EQ(sk.cut[0].iterations, 10u);
+  const double solve_s = 100 * (gap + 100) * 1e-9;
+  EXPECT_NEAR(sk.traced_s, solve_s, 0.05 * solve_s);
+  EXPECT_NEAR(sk.kept_s, 0.1 * solve_s, 0.02 * solve_s) << "traced " << sk.traced_s;
+}
+
 // A program that sets up for 200 ms on rank 0 (50 ms on rank 1) before its
 // first collective, then makes 100 steps of 0.2 ms: no loop holds the set-up,
 // so K alone left it whole. At K = 10 it computes 1/10 of it, timed, and
