@@ -163,6 +163,9 @@ constexpr int64_t kCpuReadAfterNs = 10000;
 // skeleton that took 0.004 s for a 0.36 s application (no CPU time in the
 // gaps). Blocked time under this is not recorded.
 constexpr int64_t kBlockedMinNs = 50000;
+// Other threads' CPU time (kTeamCpu) under this is not recorded: an MPI
+// library's own helper threads, waking now and then.
+constexpr int64_t kTeamCpuMinNs = 10000;
 
 // The calling thread's schedstat file, opened at its first use and closed
 // when the thread ends (-1: not available; no blocked time then).
@@ -211,6 +214,30 @@ thread_local SchedStat t_schedstat;
 // Where the calling thread's current gap started (the wall clock after the
 // tracer's work on the call before), and its blocked time (0: none noted).
 thread_local int64_t t_gap_start = 0, t_blocked = 0;
+
+// The CPU time of the rank's other threads (trace field kTeamCpu): the
+// process's CPU clock less the first thread's, read at the end of gaps as
+// long as kBlockedMinNs (where the first thread's CPU clock is read too),
+// less what it was at the last such read. An OpenMP team computes between
+// the calls, and where the ranks outnumber the cores the calling thread's
+// CPU time is only its own share of that work: 4 Open MPI ranks of teams
+// of 2 on 2 cores (tests/apps/omp_team.c) had a skeleton that ran 0.36 of
+// the program's time. Read by the first thread only (at
+// MPI_THREAD_MULTIPLE the others' calls are theirs). What the team's
+// threads spun while the calling thread was in MPI (an OpenMP runtime's wait
+// for the next region) counts too: on shared cores it is CPU the other ranks
+// did not get (the same program: 0.77 CPU s of work a rank, 1.18 counted;
+// the skeleton then ran 1.14-1.24 times the program's time, 0.71 with the
+// spinning left out).
+thread_local int64_t t_team_cpu_last = -1;  // -1: not read yet
+thread_local int64_t t_team_cpu = 0;        // the current gap's (0: none)
+void note_team_cpu(int64_t wall, int64_t cpu) {
+  t_team_cpu = 0;
+  if (thread_number() != 0 || wall - t_gap_start < kBlockedMinNs) return;
+  const int64_t others = clock_ns<CLOCK_PROCESS_CPUTIME_ID>() - cpu;
+  if (t_team_cpu_last >= 0 && others > t_team_cpu_last) t_team_cpu = others - t_team_cpu_last;
+  t_team_cpu_last = others;
+}
 // At a gap's end (wall time `wall`, thread CPU time `cpu`), where the CPU
 // clock was read: the part of the gap the thread was off the CPU, less this
 // gap's run delay, is blocked time. The run delay since the last schedstat
@@ -713,6 +740,8 @@ void mark_entry() {
   if (st().cpu_gaps) {
     t_cpu_entry = cpu_at(wall, t_cpu_entry_read);  // a read moves `wall` past it
     t_blocked = 0;  // note_blocked's, where the CPU clock was read
+    t_team_cpu = 0;
+    if (t_cpu_entry_read && t_gap_start != 0) note_team_cpu(wall, t_cpu_entry);
     if (t_cpu_entry_read) note_blocked(wall, t_cpu_entry);
   }
   t_wall_entry = wall;
@@ -1048,6 +1077,7 @@ void record(Rec& r) {
   if (s.cpu_gaps && (t_cpu_entry_read || s.multiple))
     w.put_int(Field::kCpuGap, t_cpu_entry > t_cpu_last ? t_cpu_entry - t_cpu_last : 0);
   if (s.cpu_gaps && t_blocked > 0) w.put_int(Field::kBlocked, t_blocked);
+  if (s.cpu_gaps && t_team_cpu >= kTeamCpuMinNs && thread_number() == 0) w.put_int(Field::kTeamCpu, t_team_cpu);
   if (s.threads && thread_number() != 0) w.put_int(Field::kThread, thread_number());
   if (r.kernel_rate != kNone) w.put_int(Field::kKernelRate, r.kernel_rate);
   if (r.kernel_samples != kNone) w.put_int(Field::kKernelSamples, r.kernel_samples);

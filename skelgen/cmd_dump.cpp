@@ -64,6 +64,7 @@ json event_json(uint32_t rank, const Event& e, const skt::TraceFile& f) {
   j["gap"] = static_cast<double>(e.gap_ns) * 1e-9;
   if (e.cpu_gap_ns != kNone) j["cpu_gap"] = static_cast<double>(e.cpu_gap_ns) * 1e-9;
   if (e.blocked_ns > 0) j["blocked"] = static_cast<double>(e.blocked_ns) * 1e-9;
+  if (e.team_cpu_ns > 0) j["team_cpu"] = static_cast<double>(e.team_cpu_ns) * 1e-9;
   if (e.kernel_rate != kNone) j["kernel_rate"] = e.kernel_rate;
   if (e.thread != 0) j["thread"] = e.thread;
   if (e.kernel_samples != kNone) j["kernel_samples"] = e.kernel_samples;
@@ -167,6 +168,11 @@ std::string event_text(uint32_t rank, const Event& e, const skt::TraceFile& f) {
     char blocked[48];
     std::snprintf(blocked, sizeof blocked, " blocked=%.9f", static_cast<double>(e.blocked_ns) * 1e-9);
     s += blocked;
+  }
+  if (e.team_cpu_ns > 0) {
+    char team[48];
+    std::snprintf(team, sizeof team, " team_cpu=%.9f", static_cast<double>(e.team_cpu_ns) * 1e-9);
+    s += team;
   }
   s += " @" + f.callsite_name(e.callsite);
   return s;

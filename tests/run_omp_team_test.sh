@@ -1,22 +1,27 @@
 #!/bin/bash
 # A hybrid program whose main thread alone calls MPI (it asks for
 # MPI_THREAD_MULTIPLE) and computes with an OpenMP team between its calls
-# (tests/apps/omp_team.c), on 2 ranks bound to a core each, with THREADS
-# threads each: each team outnumbers its core. The tracer measures thread CPU
-# gaps (the thread level asks for them); the merge reads the wall clock
-# instead, as the ranks had a CPU each and one thread made every call. The K = 1 skeleton runs within
-# 0.75-1.33 times the application (medians of 3 runs each, taken in turn).
-# Read by the calling thread's CPU time it ran 0.50-0.63 times as long here.
-#   run_omp_team_test.sh SKELGEN FLAVOR WORKDIR APP STEPS WORK THREADS
+# (tests/apps/omp_team.c), NP ranks with THREADS threads each. The tracer
+# measures thread CPU gaps (the thread level asks for them). Where the ranks
+# have a core each (NP at most the cores: bound to one each, so that each
+# team outnumbers its core), the merge reads the wall clock instead; where
+# they outnumber the cores, it adds the CPU time of the rank's other threads
+# (trace field team_cpu) to the calling thread's. The K = 1 skeleton runs
+# within 0.75-1.33 times the application (medians of 3 runs each, taken in
+# turn). Read by the calling thread's CPU time alone it ran 0.50-0.63 times
+# as long on 2 ranks, 0.36 on 4.
+#   run_omp_team_test.sh SKELGEN FLAVOR NP WORKDIR APP STEPS WORK THREADS
 set -euo pipefail
-skelgen=$1 flavor=$2 work=$3 app=$4
-shift 4
+skelgen=$1 flavor=$2 np=$3 work=$4 app=$5
+shift 5
 source "$(dirname "$0")/../common/bench/lib.sh"
-bench_mpi_launcher "$flavor" 2
-case $flavor in  # a core each (Open MPI's default for 2 ranks): one rank's team does not take the other's core
-  mpich) launch+=(-bind-to core) ;;
-  openmpi) launch+=(--bind-to core) ;;
-esac
+bench_mpi_launcher "$flavor" "$np"
+if [ "$np" -le "$(nproc)" ]; then  # a core each: one rank's team does not take the other's core
+  case $flavor in
+    mpich) launch+=(-bind-to core) ;;
+    openmpi) launch+=(--bind-to core) ;;
+  esac
+fi
 export OMP_NUM_THREADS=$3
 rm -rf "$work" && mkdir -p "$work"
 "$skelgen" trace -q --force -o "$work/trace" -- "${launch[@]}" "$app" "$@" > "$work/app.out"

@@ -280,6 +280,27 @@ void read_wall_gaps(RankData& rd) {
   }
 }
 
+// A thread CPU trace of a rank that made every MPI call from one thread and
+// shared its cores with other ranks: the CPU time its other threads used
+// (trace field kTeamCpu, an OpenMP team's work between the calls) is the
+// gap's work too, which the skeleton's one thread computes; the calling
+// thread's time asleep in such a gap was its wait for the team (4 Open MPI
+// ranks of teams of 2 on 2 cores: the skeleton ran 0.36 of the program's
+// time on the calling thread's CPU time alone). Where several threads made
+// calls, the other threads' CPU time is theirs, read by their own clocks.
+void add_team_work(RankData& rd) {
+  bool blocked = false;
+  for (RankEvent& e : rd.events) {
+    if (e.team > 0 && e.work != kNone) {
+      e.work += e.team;
+      e.blocked = 0;
+    }
+    e.team = 0;
+    blocked |= e.blocked > 0;
+  }
+  rd.any_blocked = blocked;
+}
+
 // A thread CPU trace leaves a gap's cpu_gap out where the tracer did not
 // read the CPU clock at its end (format 2.2: the gap was short and not
 // interrupted, its CPU time is its wall time). Such a gap counts as if read
@@ -306,6 +327,7 @@ void add_event(Interner& in, RankMaps& maps, const TraceFile& f, const Event& ev
   if (cpu_work) re.work = ev.cpu_gap_ns != kNone ? ev.cpu_gap_ns : re.gap + unread_cpu_gap_extra(f.header());
   re.dur = ev.duration_ns;
   re.blocked = ev.blocked_ns;
+  if (cpu_work) re.team = ev.team_cpu_ns;
   rd.any_blocked |= re.blocked > 0;
   Identity id;
   id.func = replayed_as(ev.func);  // MPI_Mrecv merged as the MPI_Recv the skeleton makes
@@ -494,6 +516,7 @@ void read_run(const TraceDir& td, const Options& opt, Interner& in, Loaded& out)
     mr.end = f->end();
     mr.events = rd.events.size();
     if (rd.cpu_work && h.core_sharing == CoreSharing::kOwnCores && sinks.size() == 1) read_wall_gaps(rd);
+    else if (rd.cpu_work && sinks.size() == 1) add_team_work(rd);
     lower_floors_to_shortest_gaps(mr, rd, h);
     if (f->end() != TraceEnd::kFinalized && !opt.allow_partial)
       throw TraceError(td.rank_path(r) + ": the trace ends early (" + trace_end_name(f->end()) + " after " +

@@ -50,6 +50,7 @@ void write_synthetic(const std::string& dir, uint32_t P, const std::function<std
       if (!s.sources.empty()) w.put_list(Field::kReqSources, s.sources.data(), s.sources.size());
       if (s.work != kNone) w.put_int(Field::kCpuGap, s.work);
       if (s.blocked != 0) w.put_int(Field::kBlocked, s.blocked);
+      if (s.team != 0) w.put_int(Field::kTeamCpu, s.team);
       if (s.thread != 0) w.put_int(Field::kThread, s.thread);
       if (s.kernel_rate != kNone) {
         w.put_int(Field::kKernelRate, s.kernel_rate);

@@ -22,6 +22,7 @@ struct Syn {
   int64_t gap = 1000, dur = 100;       // ns
   int64_t work = kNone;                // thread CPU ns of the gap: a rank with any is traced with GapClock::kThreadCpu
   int64_t blocked = 0;                 // ns of the gap the thread was blocked (trace 2.2 field kBlocked)
+  int64_t team = 0;                    // ns the rank's other threads computed (trace 2.4 field kTeamCpu)
   int64_t kernel_rate = kNone;         // MPI_Finalize: the kernel's rate over the run (trace 1.2)
   uint32_t thread = 0;                 // the calling thread (a rank with any other than 0: MPI_THREAD_MULTIPLE)
 };

@@ -1497,6 +1497,41 @@ TEST(Merge, OneCallingThreadWithCoresEnoughIsReadByItsWallClock) {
   }
 }
 
+// Where the ranks shared their cores and one thread made every MPI call, the
+// CPU time the rank's other threads used (trace 2.4 field kTeamCpu: an
+// OpenMP team's work) is the gap's work too, and the calling thread's sleep
+// in that gap (its wait for the team) is not kept; where another thread
+// made calls, each thread's work is its own CPU time.
+TEST(Merge, AnOpenMPTeamsWorkCountsWhereRanksShareCores) {
+  auto program = [](uint32_t r, bool second_thread) {
+    Syn init = simple(kFunc_MPI_Init, 0);
+    init.work = 0;
+    Syn a = send(1, 1 - r), b = recv(2, 1 - r);
+    a.gap = 400000, a.work = 100000, a.team = 150000, a.blocked = 60000;
+    b.gap = 90000, b.work = 70000;
+    std::vector<Syn> calls{init, a, b};
+    if (second_thread) {
+      Syn t = send(4, 1 - r), u = recv(5, 1 - r);
+      t.tag = u.tag = 9, t.thread = u.thread = 1, t.work = u.work = 500;
+      calls.insert(calls.end(), {t, u});
+    }
+    calls.push_back(simple(kFunc_MPI_Finalize, 3));
+    return calls;
+  };
+  for (bool second_thread : {false, true}) {
+    std::string dir = temp_dir("merge");
+    write_synthetic(dir, 2, [&](uint32_t r) { return program(r, second_thread); }, 7, CoreSharing::kShared);
+    const merge::Loaded l = merge::load(dir, merge::Options{});
+    for (uint32_t r = 0; r < 2; ++r) {
+      std::multiset<int64_t> works, blocked;
+      for (const merge::RankEvent& e : l.ranks[r].events) works.insert(e.work), blocked.insert(e.blocked);
+      EXPECT_EQ(works.count(second_thread ? 100000 : 250000), 1u) << "rank " << r << ", threads " << second_thread;
+      EXPECT_EQ(works.count(70000), 1u);
+      EXPECT_EQ(blocked.count(60000), second_thread ? 1u : 0u);
+    }
+  }
+}
+
 // The tracer's fixed cost in every gap (trace header 1.4) is kept per rank
 // through the merged file (section 13) and a folded program's symbols; a
 // body without the section (1.2) reads with none.

@@ -313,6 +313,10 @@ bool read_fields(codec::Cursor& c, Event& ev, std::string& name, int64_t& id, in
           if (v < 0) return false;
           ev.blocked_ns = v;
           break;
+        case Field::kTeamCpu:
+          if (v < 0) return false;
+          ev.team_cpu_ns = v;
+          break;
         case Field::kKernelRate: ev.kernel_rate = v; break;
         case Field::kKernelSamples: ev.kernel_samples = v; break;
         case Field::kThread:

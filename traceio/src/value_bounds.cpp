@@ -273,6 +273,7 @@ std::string event_problem(const TraceFile& f, const Event& ev) {
   if (!is_time(ev.t_start_ns) || !is_time(ev.duration_ns)) return "a time beyond a year after the start";
   if (ev.cpu_gap_ns != kNone && !is_time(ev.cpu_gap_ns)) return "CPU time of its gap " + num(ev.cpu_gap_ns) + " ns out of range";
   if (!is_time(ev.blocked_ns)) return "blocked time " + num(ev.blocked_ns) + " ns out of range";
+  if (!is_time(ev.team_cpu_ns)) return "its other threads' CPU time " + num(ev.team_cpu_ns) + " ns out of range";
   if (ev.kernel_rate != kNone && !is_rate(static_cast<double>(ev.kernel_rate)))
     return "kernel rate " + num(ev.kernel_rate) + " out of range";
   if (comm_known && ev.comm != kCommWorld && ev.comm != kCommSelf && !defined(f.comms(), ev.comm))

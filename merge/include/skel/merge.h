@@ -73,6 +73,7 @@ struct RankEvent {
   int64_t gap = 0, dur = 0;
   int64_t work = kNone;              // thread CPU ns of the gap (GapClock::kThreadCpu traces)
   int64_t blocked = 0;               // ns of the gap the thread was blocked (trace field kBlocked)
+  int64_t team = 0;                  // ns the rank's other threads computed (trace field kTeamCpu; load only)
   int64_t created_request = kNone;   // the rank's id of the request this call creates
 };
 

@@ -73,6 +73,11 @@ struct Event {
   // GapClock::kThreadCpu: how long of that gap the thread was blocked (asleep,
   // waiting for I/O: neither computing nor waiting for a core); 0 if absent.
   int64_t blocked_ns = 0;
+  // GapClock::kThreadCpu, the first thread (2.4): the CPU time the rank's
+  // other threads used since the tracer last read it, read at the end of
+  // gaps of 50 us or more (an OpenMP team computing between the calls); 0
+  // if absent.
+  int64_t team_cpu_ns = 0;
   // The calling thread (MPI_THREAD_MULTIPLE ranks; 0 otherwise): 0 is the
   // thread that initialised MPI, a thread the program created holds the
   // lowest number no other running thread held when it was created.

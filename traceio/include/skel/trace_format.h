@@ -29,7 +29,8 @@ inline constexpr char kFileMagic[8] = {'S', 'K', 'E', 'L', 'T', 'R', 'C', '\0'};
 inline constexpr uint16_t kVersionMajor = 2;
 // 2.3: kMemberRuns (a communicator's members as runs of world ranks: the
 //      Cartesian grid over every rank is one run, not P ranks in every file).
-// 2.4: header core sharing (whether the node's ranks outnumbered its CPUs).
+// 2.4: header core sharing (whether the node's ranks outnumbered its CPUs);
+//      kTeamCpu (the CPU time of the rank's other threads over a gap).
 inline constexpr uint16_t kVersionMinor = 4;
 inline constexpr uint32_t kFixedHeaderBytes = 16;
 
@@ -134,6 +135,7 @@ enum class FieldType : uint32_t {
   X(kKernelSamples, 26, kInt) /* MPI_Finalize: how many samples during the run that rate includes */ \
   X(kThread, 27, kInt)     /* (2.1) MPI_THREAD_SERIALIZED, MULTIPLE: the calling thread's number (absent: 0) */ \
   X(kBlocked, 28, kInt)    /* (2.2) GapClock::kThreadCpu: ns the thread was blocked (asleep, not waiting for a core) in the gap */ \
+  X(kTeamCpu, 29, kInt)    /* (2.4) GapClock::kThreadCpu, the first thread: CPU ns the rank's other threads used since the last such read (an OpenMP team's work) */ \
   X(kId, 32, kInt)         /* definitions: the id being defined */             \
   X(kFrames, 33, kIntList) /* callsite: module id, offset, module id, offset ... */ \
   X(kName, 34, kString)                                                        \
