@@ -379,33 +379,30 @@ TEST(TraceFormat, FifosAndDevicesAreRefusedWithoutBlocking) {
   }
 }
 
-TEST(TraceFormat, AnUnknownGapClockIsRejected) {
-  std::string dir = temp_dir("gapclock");
-  std::string path = dir + "/rank-00000.skt";
-  TraceHeader h = sample_header(0, 1, 5);
-  h.gap_clock = static_cast<GapClock>(7);
+// A rank file whose header is h (ten events after it) is refused, with a
+// message naming the file and saying `why`.
+static void expect_header_refused(const TraceHeader& h, const std::string& why) {
+  const std::string path = temp_dir("header") + "/rank-00000.skt";
   write_trace(path, h, random_events(10, 2), 4096, EndStatus::kFinalized);
   try {
     TraceFile f(path);
-    FAIL() << "read a header with gap clock 7";
+    ADD_FAILURE() << "read a header that should say: " << why;
   } catch (const TraceError& e) {
-    EXPECT_NE(std::string(e.what()).find(path + ": unknown gap clock 7"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(path + ": " + why), std::string::npos) << e.what();
   }
+}
+
+TEST(TraceFormat, AnUnknownGapClockIsRejected) {
+  TraceHeader h = sample_header(0, 1, 5);
+  h.gap_clock = static_cast<GapClock>(7);
+  expect_header_refused(h, "unknown gap clock 7");
 }
 
 // Core sharing (2.4) past its last value is a corrupt header, named as one.
 TEST(TraceFormat, AnUnknownCoreSharingIsRejected) {
-  std::string dir = temp_dir("sharing");
-  std::string path = dir + "/rank-00000.skt";
   TraceHeader h = sample_header(0, 1, 5);
   h.core_sharing = static_cast<CoreSharing>(3);
-  write_trace(path, h, random_events(10, 2), 4096, EndStatus::kFinalized);
-  try {
-    TraceFile f(path);
-    FAIL() << "read a header with core sharing 3";
-  } catch (const TraceError& e) {
-    EXPECT_NE(std::string(e.what()).find(path + ": corrupt header (core sharing 3)"), std::string::npos) << e.what();
-  }
+  expect_header_refused(h, "corrupt header (core sharing 3)");
 }
 
 TEST(TraceFormat, AbortedAndUnclosedTracesSayHowTheyEnded) {
