@@ -88,8 +88,9 @@ struct CheckResult {
   // return to the last rank's MPI_Finalize): each rank's clock advances by
   // each call's computation before it (the node's mean, as the emitter
   // writes it: a loop's first iteration's first call's to the loop, a
-  // shortened one's 1/K) and the call's least traced duration over the
-  // ranks; a call that waits ends no earlier than what it waited for: a
+  // shortened one's 1/K) and the call's least mean traced duration over
+  // the ranks (one rank's alone: its shortest); a call that waits ends no
+  // earlier than what it waited for: a
   // message once both ends are posted (its send once posted, up to
   // kTimedEagerBytes), a collective once every member came. So a rank
   // waiting for another rank's cut loop waits less, where each rank's own

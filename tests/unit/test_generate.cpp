@@ -982,6 +982,31 @@ TEST(GenerateExpected, ARankWaitingForAnothersCutLoopWaitsLess) {
   EXPECT_NEAR(sk.kept_s, 0.1 * solve_s, 0.02 * solve_s) << "traced " << sk.traced_s;
 }
 
+// Rank 0 computes 1 ms and sends; rank 1 receives, its every receive 1 ms of
+// waiting for the message: a call only rank 1 makes. Its mean duration is
+// that wait, not the call's own time: counted as the call's, the skeleton
+// was expected twice its traced time (a farm of one worker, 2 MPICH ranks:
+// 21.7 s expected for a 10.8 s run). Uncut (K = 1), expected = traced.
+TEST(GenerateExpected, AWaitInACallOneRankAloneMakesIsNotItsTime) {
+  const int64_t gap = 1000000;
+  skt::FoldedProgram p = folded_from(2, [&](uint32_t r) {
+    std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0)};
+    for (int i = 0; i < 50; ++i) {
+      skt::testing::Syn m = message(r == 0 ? skt::kFunc_MPI_Send : skt::kFunc_MPI_Recv, r == 0 ? 1 : 2, 1 - r, 5);
+      m.gap = r == 0 ? gap : 1000;
+      m.dur = r == 0 ? 2000 : i == 0 ? 1000 : gap + 1000;  // the first receive found its message there
+      v.push_back(m);
+    }
+    v.push_back(call(skt::kFunc_MPI_Finalize, 3));
+    return v;
+  });
+  skt::gen::GenerateOptions opt;
+  opt.scale = 1;
+  const skt::gen::Skeleton sk = skt::gen::generate(p, opt);
+  EXPECT_NEAR(sk.traced_s, 50 * (gap + 2000) * 1e-9, 0.02 * sk.traced_s);
+  EXPECT_NEAR(sk.kept_s, sk.traced_s, 0.05 * sk.traced_s);
+}
+
 // A program that sets up for 200 ms on rank 0 (50 ms on rank 1) before its
 // first collective, then makes 100 steps of 0.2 ms: no loop holds the set-up,
 // so K alone left it whole. At K = 10 it computes 1/10 of it, timed, and
