@@ -87,15 +87,15 @@ show 12 "$build/bin/skelgen" dump "$build/example.skf"
 echo "== generating the skeleton (K = 10) and building it with MPICH"
 "$build/bin/skelgen" generate "$build/example.skf" -K 10 -o "$build/example.skel.c" --build --mpi mpich \
   | tee "$build/generate.txt"
-echo "== running the skeleton on 2 MPICH ranks"
-mpiexec.mpich -n 2 "$build/example.skel" | tee "$build/skeleton.txt"
+echo "== running the skeleton on 2 MPICH ranks (skelgen predict: a warm-up run, then the median of 3)"
+"$build/bin/skelgen" predict "$build/example.skel" -r 3 | tee "$build/skeleton.txt"
 echo "== timing the application untraced, 3 runs (skelgen time): the reference for the prediction"
 "$build/bin/skelgen" time -r 3 -- mpiexec.mpich -n 2 "$build/examples/jacobi2d" 400 1000 2> /dev/null \
   | tee "$build/app-time.txt"
 traced=$(sed -n 's/^traced: *\([0-9.]*\) s.*/\1/p' "$build/generate.txt")
 untraced=$(sed -n 's/^SKELGEN_APP .* median_s=\([0-9.]*\).*/\1/p' "$build/app-time.txt")
-predicted=$(sed -n 's/.*predicted_s=\([0-9.]*\).*/\1/p' "$build/skeleton.txt")
-measured=$(sed -n 's/.*measured_s=\([0-9.]*\).*/\1/p' "$build/skeleton.txt")
+predicted=$(sed -n 's/^predicted: *\([0-9.]*\) s.*/\1/p' "$build/skeleton.txt")
+measured=$(sed -n 's/^skeleton: *\([0-9.]*\) s.*/\1/p' "$build/skeleton.txt")
 python3 -c "
 t, a, p, m = $traced, $untraced, $predicted, $measured
 print(f'application: {a:.3f} s untraced (median of 3; {t:.3f} s traced)   skeleton: {m:.3f} s   '
