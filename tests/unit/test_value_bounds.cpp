@@ -126,6 +126,8 @@ TEST(ValueBounds, HostileValuesInARankTraceAreRefusedNamingThem) {
       {13, [](Syn& s) { s.root = 7; }, "corrupt event 13 (MPI_Bcast): root 7 outside the world of 2 ranks"},
       {15, [](Syn& s) { s.kernel_rate = int64_t{1} << 50; }, "kernel rate 1125899906842624 out of range"},
       {1, [](Syn& s) { s.work = -100; }, "CPU time of its gap -100 ns out of range"},
+      {1, [](Syn& s) { s.team = int64_t{1} << 60; }, "its other threads' CPU time 1152921504606846976 ns out of range"},
+      {1, [](Syn& s) { s.team = -3; }, "corrupt event record 1 in the chunk"},
   };
   for (const Case& c : cases) {
     std::string what = load_error([&](uint32_t r) { return ring(r, c.at, c.hurt); });
