@@ -230,10 +230,9 @@ thread_local int64_t t_gap_start = 0, t_blocked = 0;
 // the skeleton then ran 1.14-1.24 times the program's time, 0.71 with the
 // spinning left out).
 thread_local int64_t t_team_cpu_last = -1;  // -1: not read yet
-thread_local int64_t t_team_cpu = 0;        // the current gap's (0: none)
+thread_local int64_t t_team_cpu = 0;        // the current gap's (0: none; mark_entry() clears it)
 void note_team_cpu(int64_t wall, int64_t cpu) {
-  t_team_cpu = 0;
-  if (thread_number() != 0 || wall - t_gap_start < kBlockedMinNs) return;
+  if (wall - t_gap_start < kBlockedMinNs || thread_number() != 0) return;
   const int64_t others = clock_ns<CLOCK_PROCESS_CPUTIME_ID>() - cpu;
   if (t_team_cpu_last >= 0 && others > t_team_cpu_last) t_team_cpu = others - t_team_cpu_last;
   t_team_cpu_last = others;
@@ -1077,7 +1076,7 @@ void record(Rec& r) {
   if (s.cpu_gaps && (t_cpu_entry_read || s.multiple))
     w.put_int(Field::kCpuGap, t_cpu_entry > t_cpu_last ? t_cpu_entry - t_cpu_last : 0);
   if (s.cpu_gaps && t_blocked > 0) w.put_int(Field::kBlocked, t_blocked);
-  if (s.cpu_gaps && t_team_cpu >= kTeamCpuMinNs && thread_number() == 0) w.put_int(Field::kTeamCpu, t_team_cpu);
+  if (s.cpu_gaps && t_team_cpu >= kTeamCpuMinNs) w.put_int(Field::kTeamCpu, t_team_cpu);  // the first thread's only
   if (s.threads && thread_number() != 0) w.put_int(Field::kThread, thread_number());
   if (r.kernel_rate != kNone) w.put_int(Field::kKernelRate, r.kernel_rate);
   if (r.kernel_samples != kNone) w.put_int(Field::kKernelSamples, r.kernel_samples);

@@ -1140,10 +1140,6 @@ void Checker::charge_computation(Actor& a, uint32_t n, bool taken_by_loop) {
     const uint32_t f = identity(n).func;
     if (f == kFunc_MPI_Init || f == kFunc_MPI_Init_thread) return;
   }
-  if (shortened_.empty()) {
-    shortened_.assign(p_.nodes.size(), 0);
-    for (const Plan::Shortened& sh : plan_.shortened) shortened_[sh.node] = 1;
-  }
   double ns = computation_ns(p_, fn, a.rank);
   if (shortened_[n] && plan_.shortened_by > 0) ns /= static_cast<double>(plan_.shortened_by);
   if (a.rank < fn.blocked.size() && fn.blocked[a.rank].n > 0) ns += fn.blocked[a.rank].mean;
@@ -1158,7 +1154,6 @@ void Checker::charge_computation(Actor& a, uint32_t n, bool taken_by_loop) {
 // core in them (PENNANT, 8 ranks on 2 cores: 0.070 s expected, 0.151
 // measured). None for MPI_Init and MPI_Finalize.
 double Checker::call_ns(uint32_t n) {
-  if (call_ns_.empty()) call_ns_.assign(p_.nodes.size(), -1);
   double& ns = call_ns_[n];
   if (ns >= 0) return ns;
   ns = 0;
@@ -1251,6 +1246,9 @@ void Checker::report_open() {
 
 CheckResult Checker::run() {
   const size_t slots = std::max<size_t>(1, plan_.slots.num_slots);
+  call_ns_.assign(p_.nodes.size(), -1);
+  shortened_.assign(p_.nodes.size(), 0);
+  for (const Plan::Shortened& sh : plan_.shortened) shortened_[sh.node] = 1;
   actors_.resize(P_);
   queued_.assign(P_, 1);
   for (uint32_t r = 0; r < P_; ++r) {
