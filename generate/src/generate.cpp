@@ -1382,8 +1382,11 @@ void Emitter::emit_farm(size_t k) {
 // The runtime's tables over every thread's program: each cut loop's factor
 // and iterations and which program it is in, the request rings, the calls.
 std::string Emitter::runtime_tables(const std::vector<const Emitter*>& all) {
-  std::ostringstream factors, iters, stream;
+  std::ostringstream factors, iters, stream, traced, classes;
   factors << "static const double skel_loop_factor[SKEL_NUM_CUT_LOOPS + 1] = {";
+  // the kept runs' own traced times and classes, for the outlier rule (skel_runs_left_out_time)
+  traced << "SKEL_MAYBE_UNUSED static const double skel_run_traced[SKEL_NUM_CUT_LOOPS + 1] = {";
+  classes << "SKEL_MAYBE_UNUSED static const int skel_run_class[SKEL_NUM_CUT_LOOPS + 1] = {";
   iters << "static const double skel_loop_iters[SKEL_NUM_CUT_LOOPS + 1] = {";
   stream << "SKEL_MAYBE_UNUSED static const int skel_loop_stream[SKEL_NUM_CUT_LOOPS + 1] = {";
   std::vector<int> ring_base, ring_size, ring_pool;
@@ -1392,16 +1395,22 @@ std::string Emitter::runtime_tables(const std::vector<const Emitter*>& all) {
       factors << num(static_cast<double>(c.count) / static_cast<double>(c.iterations)) << ", ";
       iters << c.iterations << ", ";
       stream << e->at_.index << ", ";
+      traced << "0, ";
+      classes << "-1, ";
     }
     for (const Plan::KeptRun& k : e->plan_.kept_runs) {
       factors << exact(k.factor) << ", ";
       iters << "1, ";
       stream << e->at_.index << ", ";
+      traced << num(k.traced_s) << ", ";
+      classes << k.run_class << ", ";
     }
     for (size_t k = 0; k < e->plan_.shortened.size(); ++k) {
       factors << exact(e->plan_.shortened_by) << ", ";
       iters << "1, ";
       stream << e->at_.index << ", ";
+      traced << "0, ";
+      classes << "-1, ";
     }
     for (size_t g = 0; g < e->slots_.ring_size.size(); ++g) {
       ring_base.push_back(static_cast<int>(e->slots_.ring_base[g] + e->at_.slot_base));
@@ -1412,9 +1421,11 @@ std::string Emitter::runtime_tables(const std::vector<const Emitter*>& all) {
   factors << "1};\n";
   iters << "1};\n";
   stream << "0};\n";
+  traced << "0};\n";
+  classes << "-1};\n";
   if (ring_base.empty()) ring_base.push_back(0), ring_size.push_back(1), ring_pool.push_back(0);
   std::ostringstream t;
-  t << factors.str() << iters.str() << stream.str();
+  t << factors.str() << iters.str() << stream.str() << traced.str() << classes.str();
   auto ints = [&](const char* name, const std::vector<int>& v) {
     write_table(t, std::string("static const int ") + name + "[SKEL_NUM_RINGS]", texts(v));
   };

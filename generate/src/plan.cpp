@@ -1049,7 +1049,7 @@ void sample_short_steps(const TopSteps& steps, const std::vector<size_t>& shorts
   for (size_t k = 0; k < shorts.size(); ++k)
     if (kept[k])
       plan.kept_runs.push_back({steps.runs[shorts[k]].first, steps.runs[shorts[k]].end, all / sampled, 0,
-                                Plan::StandsBy::kCalls});
+                                Plan::StandsBy::kCalls, steps.runs[shorts[k]].time * 1e-9, 0});
   for (size_t k = 0; k < shorts.size(); ++k) {
     if (kept[k]) continue;
     leave_out(steps.runs[shorts[k]]);
@@ -1107,7 +1107,7 @@ size_t smallest_near_median(const TopSteps& steps, const std::vector<size_t>& rs
 // (1.1 s predicted for 4.2 s); miniAMR's light steps for its refining ones,
 // 400-2,800 times their time, so that the K = 10 skeleton predicted 12.4 s
 // on a SimGrid platform where K = 1 predicted 4.1 s.
-void group_by_time(const TopSteps& steps, std::vector<size_t> rs, size_t most, Plan& plan,
+void group_by_time(const TopSteps& steps, std::vector<size_t> rs, size_t most, int run_class, Plan& plan,
                    const std::function<void(const TopRun&)>& leave_out) {
   auto time = [&](size_t k) { return steps.runs[rs[k]].time; };
   std::stable_sort(rs.begin(), rs.end(), [&](size_t x, size_t y) { return steps.runs[x].time < steps.runs[y].time; });
@@ -1123,6 +1123,8 @@ void group_by_time(const TopSteps& steps, std::vector<size_t> rs, size_t most, P
     }
     const size_t keep = smallest_near_median(steps, rs, g, end);
     Plan::KeptRun by{steps.runs[rs[keep]].first, steps.runs[rs[keep]].end, 0.0, 0};
+    by.traced_s = time(keep) * 1e-9;
+    by.run_class = run_class;
     for (size_t k = g; k < end; ++k) {
       by.factor += time(k) / time(keep);
       if (k == keep) continue;
@@ -1152,8 +1154,12 @@ size_t keep_by_time(const TopSteps& steps, double share, double short_budget, Pl
   std::map<Kind, std::vector<size_t>> of_kind;
   for (size_t r = 0; r < steps.runs.size(); ++r)
     if (!is_short[r] && steps.runs[r].time > 0 && steps.time_step(r)) of_kind[steps.kinds[r]].push_back(r);
-  for (auto& [kind, rs] : of_kind)
-    for (std::vector<size_t>& shape : shapes(steps, std::move(rs))) group_by_time(steps, std::move(shape), most, plan, leave_out);
+  int run_class = 0;  // 0: the short steps
+  for (auto& [kind, rs] : of_kind) {
+    ++run_class;
+    for (std::vector<size_t>& shape : shapes(steps, std::move(rs)))
+      group_by_time(steps, std::move(shape), most, run_class, plan, leave_out);
+  }
   return left;
 }
 

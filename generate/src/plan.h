@@ -87,6 +87,11 @@ struct Plan {
     double factor = 1;          // (its own + the left-out runs it stands for) / its own, of `by`
     size_t left_out = 0;        // top-level nodes left out that it stands for
     StandsBy by = StandsBy::kTracedTime;
+    // For the skeleton's outlier rule (skel_runs_left_out_time): its own
+    // traced time, and its class, the kind of step it is (short steps
+    // sampled by their calls: class 0; each kind of the others: 1, 2, ...).
+    double traced_s = 0;
+    int run_class = 0;
   };
   std::vector<KeptRun> kept_runs;
   std::vector<bool> left_out;  // per index in p.top

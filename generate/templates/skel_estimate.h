@@ -76,6 +76,71 @@ SKEL_MAYBE_UNUSED static double skel_left_out_time(const double* period, int n, 
   return extra + (f - 1.0) * rest;
 }
 
+/* Kept runs of the top level (an irregular program's time steps, the
+ * generator's kept_runs): run l stands for itself and runs left out,
+ * factor[l] times its time in all. Its measured time measured[l] against
+ * its own traced time traced[l] is how this machine runs it; but a run that
+ * another process delayed (ranks taking turns on a core: a 14 us run held
+ * up 319 us, where its class's runs ran at their traced speed) would count
+ * factor[l] - 1 times: where measured / traced is over SKEL_OUTLIER times
+ * the median of its class's (class[l] >= 0: runs of one kind of step; at
+ * least 3 runs with both times), it counts as that median in the runs it
+ * stands for (its own time is measured, not predicted). The median is of
+ * the class, not of all runs: under SimGrid a step of small messages slows
+ * down far more than one of computation, and neither is delayed. Runs with
+ * measured[l] <= 0 are none (cut loops, runs not reached). Returns the
+ * predicted time of the runs left out. */
+struct skel_run_ratio {
+  int cls, at;
+  double ratio;
+};
+SKEL_MAYBE_UNUSED static int skel_cmp_run_ratio(const void* a, const void* b)
+{
+  const struct skel_run_ratio *x = (const struct skel_run_ratio*)a, *y = (const struct skel_run_ratio*)b;
+  if (x->cls != y->cls) return x->cls < y->cls ? -1 : 1;
+  return x->ratio < y->ratio ? -1 : x->ratio > y->ratio ? 1 : 0;
+}
+SKEL_MAYBE_UNUSED static double skel_runs_left_out_time(const double* measured, const double* traced,
+                                                        const int* cls, const double* factor, int n)
+{
+  double extra = 0;
+  int i, m = 0, first, end;
+  struct skel_run_ratio* r = (struct skel_run_ratio*)malloc((size_t)(n > 0 ? n : 1) * sizeof *r);
+  double* median = (double*)malloc((size_t)(n > 0 ? n : 1) * sizeof *median);
+  if (!r || !median) { /* no outlier rule then: every run as measured */
+    free(r);
+    free(median);
+    for (i = 0; i < n; ++i)
+      if (measured[i] > 0) extra += (factor[i] - 1.0) * measured[i];
+    return extra;
+  }
+  for (i = 0; i < n; ++i) {
+    median[i] = 0;
+    if (measured[i] > 0 && traced[i] > 0 && cls[i] >= 0) {
+      r[m].cls = cls[i], r[m].at = i, r[m].ratio = measured[i] / traced[i];
+      ++m;
+    }
+  }
+  qsort(r, (size_t)m, sizeof *r, skel_cmp_run_ratio);
+  for (first = 0; first < m; first = end) {
+    double med;
+    for (end = first; end < m && r[end].cls == r[first].cls;) ++end;
+    if (end - first < 3) continue;
+    med = (end - first) % 2 ? r[first + (end - first) / 2].ratio
+                            : 0.5 * (r[first + (end - first) / 2 - 1].ratio + r[first + (end - first) / 2].ratio);
+    for (i = first; i < end; ++i) median[r[i].at] = med;
+  }
+  for (i = 0; i < n; ++i) {
+    double t = measured[i];
+    if (!(t > 0)) continue;
+    if (median[i] > 0 && t > SKEL_OUTLIER * median[i] * traced[i]) t = median[i] * traced[i];
+    extra += (factor[i] - 1.0) * t;
+  }
+  free(r);
+  free(median);
+  return extra;
+}
+
 /* A farm's left-out tasks (skel_farm.h): its master replays the hand-out of
  * all the tasks (`whole` s) and of the kept ones (`kept` s) with the speeds
  * it measured, a model that knows no contention between the ranks, and

@@ -549,17 +549,21 @@ static inline void skel_run_end(int l)
 #endif
 }
 /* What the kept runs stand for beyond themselves, the same on every rank
- * (collective: every rank calls it once, at the end). */
+ * (collective: every rank calls it once, at the end); a run that another
+ * process delayed stands for the others at its class's speed
+ * (skel_runs_left_out_time, skel_estimate.h). */
 static inline double skel_runs_extra(void)
 {
   double extra = 0;
 #if SKEL_NUM_THREADS <= 1
+  static double measured[SKEL_NUM_CUT_LOOPS + 1];
   int l;
   PMPI_Allreduce(MPI_IN_PLACE, skel_run_span, 3 * (SKEL_NUM_CUT_LOOPS + 1), MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   for (l = 0; l <= SKEL_NUM_CUT_LOOPS; ++l) {
     double t = skel_run_span[l][1] - skel_run_span[l][0];
-    if (skel_run_span[l][2] > 0 && t > 0) extra += t * (skel_loop_factor[l] - 1.0);
+    measured[l] = skel_run_span[l][2] > 0 && t > 0 ? t : 0;
   }
+  extra = skel_runs_left_out_time(measured, skel_run_traced, skel_run_class, skel_loop_factor, SKEL_NUM_CUT_LOOPS + 1);
 #endif
   return extra;
 }
