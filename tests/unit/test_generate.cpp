@@ -1007,6 +1007,34 @@ TEST(GenerateExpected, AWaitInACallOneRankAloneMakesIsNotItsTime) {
   EXPECT_NEAR(sk.kept_s, sk.traced_s, 0.05 * sk.traced_s);
 }
 
+// The same where the receives do not fold: each message has a tag of its
+// own that follows no rule (a farm's results tagged by their row), so each
+// receive is a node of one call, and its shortest duration is its wait.
+// The call's own time is the shortest at any node of the same call on that
+// rank: uncut, expected = traced (before: twice).
+TEST(GenerateExpected, AWaitInACallOneRankAloneMakesIsNotItsTimeUnfolded) {
+  const int64_t gap = 1000000;
+  const int n = 150;  // more than a cycle of tags holds (64)
+  skt::FoldedProgram p = folded_from(2, [&](uint32_t r) {
+    std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0)};
+    for (int i = 0; i < n; ++i) {
+      const int64_t tag = 100 + (i * 7919) % 997;
+      skt::testing::Syn m = message(r == 0 ? skt::kFunc_MPI_Send : skt::kFunc_MPI_Recv, r == 0 ? 1 : 2, 1 - r, tag);
+      m.gap = r == 0 ? gap : 1000;
+      m.dur = r == 0 ? 2000 : i == 0 ? 1000 : gap + 1000;
+      v.push_back(m);
+    }
+    v.push_back(call(skt::kFunc_MPI_Finalize, 3));
+    return v;
+  });
+  ASSERT_GE(p.length(), static_cast<uint64_t>(2 * n)) << "the messages folded: " << p.to_string();
+  skt::gen::GenerateOptions opt;
+  opt.scale = 1;
+  const skt::gen::Skeleton sk = skt::gen::generate(p, opt);
+  EXPECT_NEAR(sk.traced_s, n * (gap + 2000) * 1e-9, 0.02 * sk.traced_s);
+  EXPECT_NEAR(sk.kept_s, sk.traced_s, 0.05 * sk.traced_s);
+}
+
 // A program that sets up for 200 ms on rank 0 (50 ms on rank 1) before its
 // first collective, then makes 100 steps of 0.2 ms: no loop holds the set-up,
 // so K alone left it whole. At K = 10 it computes 1/10 of it, timed, and
