@@ -100,20 +100,14 @@ SKEL_MAYBE_UNUSED static int skel_cmp_run_ratio(const void* a, const void* b)
   if (x->cls != y->cls) return x->cls < y->cls ? -1 : 1;
   return x->ratio < y->ratio ? -1 : x->ratio > y->ratio ? 1 : 0;
 }
-SKEL_MAYBE_UNUSED static double skel_runs_left_out_time(const double* measured, const double* traced,
-                                                        const int* cls, const double* factor, int n)
+/* median[l]: the median measured / traced of run l's class, where the class
+ * has at least 3 runs with both times; else 0. False where out of memory. */
+SKEL_MAYBE_UNUSED static int skel_class_medians(const double* measured, const double* traced, const int* cls, int n,
+                                                double* median)
 {
-  double extra = 0;
   int i, m = 0, first, end;
   struct skel_run_ratio* r = (struct skel_run_ratio*)malloc((size_t)(n > 0 ? n : 1) * sizeof *r);
-  double* median = (double*)malloc((size_t)(n > 0 ? n : 1) * sizeof *median);
-  if (!r || !median) { /* no outlier rule then: every run as measured */
-    free(r);
-    free(median);
-    for (i = 0; i < n; ++i)
-      if (measured[i] > 0) extra += (factor[i] - 1.0) * measured[i];
-    return extra;
-  }
+  if (!r) return 0;
   for (i = 0; i < n; ++i) {
     median[i] = 0;
     if (measured[i] > 0 && traced[i] > 0 && cls[i] >= 0) {
@@ -123,20 +117,31 @@ SKEL_MAYBE_UNUSED static double skel_runs_left_out_time(const double* measured, 
   }
   qsort(r, (size_t)m, sizeof *r, skel_cmp_run_ratio);
   for (first = 0; first < m; first = end) {
+    int half;
     double med;
     for (end = first; end < m && r[end].cls == r[first].cls;) ++end;
     if (end - first < 3) continue;
-    med = (end - first) % 2 ? r[first + (end - first) / 2].ratio
-                            : 0.5 * (r[first + (end - first) / 2 - 1].ratio + r[first + (end - first) / 2].ratio);
+    half = first + (end - first) / 2;
+    med = (end - first) % 2 ? r[half].ratio : 0.5 * (r[half - 1].ratio + r[half].ratio);
     for (i = first; i < end; ++i) median[r[i].at] = med;
   }
+  free(r);
+  return 1;
+}
+
+SKEL_MAYBE_UNUSED static double skel_runs_left_out_time(const double* measured, const double* traced,
+                                                        const int* cls, const double* factor, int n)
+{
+  double extra = 0;
+  int i;
+  double* median = (double*)malloc((size_t)(n > 0 ? n : 1) * sizeof *median);
+  const int outliers = median && skel_class_medians(measured, traced, cls, n, median);
   for (i = 0; i < n; ++i) {
     double t = measured[i];
     if (!(t > 0)) continue;
-    if (median[i] > 0 && t > SKEL_OUTLIER * median[i] * traced[i]) t = median[i] * traced[i];
+    if (outliers && median[i] > 0 && t > SKEL_OUTLIER * median[i] * traced[i]) t = median[i] * traced[i];
     extra += (factor[i] - 1.0) * t;
   }
-  free(r);
   free(median);
   return extra;
 }
