@@ -412,11 +412,8 @@ class MessageBalance {
     probed_[k] += v;
     recheck_probe(k);
   }
-  static double count_of(const std::map<Key, double>& m, const Key& k) {
-    auto it = m.find(k);
-    return it == m.end() ? 0.0 : it->second;
-  }
-  static double count_of(const std::map<End, double>& m, const End& k) {
+  template <class M>
+  static double count_of(const M& m, const typename M::key_type& k) {
     auto it = m.find(k);
     return it == m.end() ? 0.0 : it->second;
   }
