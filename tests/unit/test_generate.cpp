@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -987,19 +988,26 @@ TEST(GenerateExpected, ARankWaitingForAnothersCutLoopWaitsLess) {
 // that wait, not the call's own time: counted as the call's, the skeleton
 // was expected twice its traced time (a farm of one worker, 2 MPICH ranks:
 // 21.7 s expected for a 10.8 s run). Uncut (K = 1), expected = traced.
-TEST(GenerateExpected, AWaitInACallOneRankAloneMakesIsNotItsTime) {
-  const int64_t gap = 1000000;
-  skt::FoldedProgram p = folded_from(2, [&](uint32_t r) {
+// n messages from rank 0, computing `gap` ns before each, to rank 1, whose
+// receives wait for them (the first found its message there); message i's
+// tag is tag(i).
+static skt::FoldedProgram one_worker_farm(int n, int64_t gap, const std::function<int64_t(int)>& tag) {
+  return folded_from(2, [&](uint32_t r) {
     std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0)};
-    for (int i = 0; i < 50; ++i) {
-      skt::testing::Syn m = message(r == 0 ? skt::kFunc_MPI_Send : skt::kFunc_MPI_Recv, r == 0 ? 1 : 2, 1 - r, 5);
+    for (int i = 0; i < n; ++i) {
+      skt::testing::Syn m = message(r == 0 ? skt::kFunc_MPI_Send : skt::kFunc_MPI_Recv, r == 0 ? 1 : 2, 1 - r, tag(i));
       m.gap = r == 0 ? gap : 1000;
-      m.dur = r == 0 ? 2000 : i == 0 ? 1000 : gap + 1000;  // the first receive found its message there
+      m.dur = r == 0 ? 2000 : i == 0 ? 1000 : gap + 1000;
       v.push_back(m);
     }
     v.push_back(call(skt::kFunc_MPI_Finalize, 3));
     return v;
   });
+}
+
+TEST(GenerateExpected, AWaitInACallOneRankAloneMakesIsNotItsTime) {
+  const int64_t gap = 1000000;
+  skt::FoldedProgram p = one_worker_farm(50, gap, [](int) { return 5; });
   skt::gen::GenerateOptions opt;
   opt.scale = 1;
   const skt::gen::Skeleton sk = skt::gen::generate(p, opt);
@@ -1015,18 +1023,7 @@ TEST(GenerateExpected, AWaitInACallOneRankAloneMakesIsNotItsTime) {
 TEST(GenerateExpected, AWaitInACallOneRankAloneMakesIsNotItsTimeUnfolded) {
   const int64_t gap = 1000000;
   const int n = 150;  // more than a cycle of tags holds (64)
-  skt::FoldedProgram p = folded_from(2, [&](uint32_t r) {
-    std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0)};
-    for (int i = 0; i < n; ++i) {
-      const int64_t tag = 100 + (i * 7919) % 997;
-      skt::testing::Syn m = message(r == 0 ? skt::kFunc_MPI_Send : skt::kFunc_MPI_Recv, r == 0 ? 1 : 2, 1 - r, tag);
-      m.gap = r == 0 ? gap : 1000;
-      m.dur = r == 0 ? 2000 : i == 0 ? 1000 : gap + 1000;
-      v.push_back(m);
-    }
-    v.push_back(call(skt::kFunc_MPI_Finalize, 3));
-    return v;
-  });
+  skt::FoldedProgram p = one_worker_farm(n, gap, [](int i) { return 100 + (i * 7919) % 997; });
   ASSERT_GE(p.length(), static_cast<uint64_t>(2 * n)) << "the messages folded: " << p.to_string();
   skt::gen::GenerateOptions opt;
   opt.scale = 1;
