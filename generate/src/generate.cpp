@@ -1676,10 +1676,11 @@ void Emitter::emit_reordered(const std::vector<uint32_t>& run, const std::vector
         << ": each rank in an order that cannot deadlock, whatever the MPI buffers */\n";
   body_ << in << "for (int " << k << " = 0; " << k << " < " << width << " && " << name << "[skel_rank][" << k
         << "] >= 0; ++" << k << ") {\n";
-  body_ << in << "  switch (" << name << "[skel_rank][" << k << "]) {\n";
+  // labels relative to the first node: runs that differ only in their nodes' numbers read alike (outline.h)
+  body_ << in << "  switch (" << name << "[skel_rank][" << k << "] - " << run.front() << ") {\n";
   for (size_t at = 0; at < run.size(); ++at) {
     uint32_t n = run[at];
-    body_ << in << "  case " << n << ": {\n";
+    body_ << in << "  case " << static_cast<int64_t>(n) - static_cast<int64_t>(run.front()) << ": {\n";
     // participation is in the order table: no guard needed, but keep the compute per rank
     std::vector<std::string> lines = call(n, stride);
     std::string w = work(n, event(n).ranks);
