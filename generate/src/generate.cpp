@@ -1379,6 +1379,23 @@ void Emitter::emit_farm(size_t k) {
   out_.farms.push_back(sum);
 }
 
+// The request rings as runs of like rings (skel_runtime.h, skel_ring_run):
+// rings of one size and pool kind whose slots follow one another.
+std::string ring_runs(const std::vector<int>& base, const std::vector<int>& size, const std::vector<int>& pool) {
+  std::vector<std::string> rows;
+  for (size_t g = 0; g < base.size(); ++g) {
+    const bool continues = g > 0 && size[g] == size[g - 1] && pool[g] == pool[g - 1] && base[g] == base[g - 1] + size[g - 1];
+    if (!continues)
+      rows.push_back("{" + std::to_string(g) + ", " + std::to_string(base[g]) + ", " + std::to_string(size[g]) + ", " +
+                     std::to_string(pool[g]) + "}");
+  }
+  std::ostringstream t;
+  t << "#define SKEL_NUM_RING_RUNS " << rows.size() << "\n"
+    << "/* the request rings in runs of like rings: first ring, its first slot, slots per ring, pool kind */\n";
+  write_table(t, "static const int skel_ring_runs[SKEL_NUM_RING_RUNS][4]", rows, 4);
+  return t.str();
+}
+
 // The runtime's tables over every thread's program: each cut loop's factor
 // and iterations and which program it is in, the request rings, the calls.
 std::string Emitter::runtime_tables(const std::vector<const Emitter*>& all) {
@@ -1426,12 +1443,7 @@ std::string Emitter::runtime_tables(const std::vector<const Emitter*>& all) {
   if (ring_base.empty()) ring_base.push_back(0), ring_size.push_back(1), ring_pool.push_back(0);
   std::ostringstream t;
   t << factors.str() << iters.str() << stream.str() << traced.str() << classes.str();
-  auto ints = [&](const char* name, const std::vector<int>& v) {
-    write_table(t, std::string("static const int ") + name + "[SKEL_NUM_RINGS]", texts(v));
-  };
-  ints("skel_ring_base", ring_base);
-  ints("skel_ring_size", ring_size);
-  ints("skel_ring_pool", ring_pool);
+  t << ring_runs(ring_base, ring_size, ring_pool);
   auto quoted = [](const std::string& s) {
     std::string q = "\"";
     for (char ch : s) q += ch == '"' || ch == '\\' ? std::string("\\") + ch : std::string(1, ch);

@@ -4,8 +4,8 @@
  * generated skeleton, so a skeleton is one self-contained C file.
  *
  * The generated part defines, before this text:
- *   SKEL_WORLD_SIZE, SKEL_SCALE, SKEL_NUM_SLOTS, SKEL_NUM_RINGS, skel_ring_base[],
- *   skel_ring_size[], skel_ring_pool[], SKEL_NUM_COMMS,
+ *   SKEL_WORLD_SIZE, SKEL_SCALE, SKEL_NUM_SLOTS, SKEL_NUM_RINGS,
+ *   SKEL_NUM_RING_RUNS, skel_ring_runs[][4], SKEL_NUM_COMMS,
  *   SKEL_NUM_CUT_LOOPS, SKEL_MAX_REQS, SKEL_BUF_BYTES, SKEL_BSEND_BYTES,
  *   SKEL_NAME, skel_loop_factor[] (traced iterations / skeleton iterations
  *   of each cut loop), skel_loop_iters[] (skeleton iterations) and
@@ -51,10 +51,30 @@ SKEL_MAYBE_UNUSED static char* skel_rbuf;         /* receive side of every call 
 SKEL_MAYBE_UNUSED static char* skel_xbuf;
 SKEL_MAYBE_UNUSED static SKEL_TLS char* skel_fwd;
 SKEL_MAYBE_UNUSED static SKEL_TLS char* skel_into; /* the receive buffer of the Sendrecv(_replace) being made */
-/* Request slots: ring g is skel_req[skel_ring_base[g] ...] with
- * skel_ring_size[g] slots; skel_made[g] requests were made in it so far. */
+/* Request slots: ring g is skel_req[skel_ring_base(g) ...] with
+ * skel_ring_size(g) slots; skel_made[g] requests were made in it so far. */
 SKEL_MAYBE_UNUSED static MPI_Request skel_req[SKEL_NUM_SLOTS];
 SKEL_MAYBE_UNUSED static long skel_made[SKEL_NUM_RINGS];
+/* The rings, as runs of like rings (skel_ring_runs[k]: its first ring, that
+ * ring's first slot, slots per ring, pool kind; the run's rings take slots
+ * one after another): a program that did not fold has a ring for each
+ * call, thousands alike. */
+static inline const int* skel_ring_run(int g)
+{
+  int lo = 0, hi = SKEL_NUM_RING_RUNS - 1;
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) / 2;
+    if (skel_ring_runs[mid][0] <= g) lo = mid; else hi = mid - 1;
+  }
+  return skel_ring_runs[lo];
+}
+static inline int skel_ring_base(int g)
+{
+  const int* run = skel_ring_run(g);
+  return run[1] + (g - run[0]) * run[2];
+}
+static inline int skel_ring_size(int g) { return skel_ring_run(g)[2]; }
+static inline int skel_ring_pool(int g) { return skel_ring_run(g)[3]; }
 SKEL_MAYBE_UNUSED static SKEL_TLS MPI_Request skel_tmp_req[SKEL_MAX_REQS];  /* a completion call's requests, gathered */
 SKEL_MAYBE_UNUSED static SKEL_TLS int skel_tmp_slot[SKEL_MAX_REQS];  /* and their slots (-1: none) */
 SKEL_MAYBE_UNUSED static SKEL_TLS int skel_tmp_index[SKEL_MAX_REQS];
@@ -271,7 +291,7 @@ static inline int skel_part(double i, double n, int parts)
   return k < 0 ? 0 : k >= parts ? parts - 1 : k;
 }
 
-/* Pools (skel_ring_pool[g]): SKEL_POOL_RECEIVES, rings of persistent
+/* Pools (skel_ring_pool(g)): SKEL_POOL_RECEIVES, rings of persistent
  * receives from MPI_ANY_SOURCE that the program takes by MPI_Testany. The MPI
  * matches each message to the oldest receive started, so the skeleton takes
  * a pool's oldest started request (reference g, below SKEL_NUM_RINGS) and
@@ -288,13 +308,13 @@ SKEL_MAYBE_UNUSED static int skel_pool_head[2][SKEL_NUM_RINGS], skel_pool_len[2]
 static inline int skel_pool_slot(int g, int started)
 {
   if (skel_pool_len[started][g] == 0) return -1;
-  return skel_pool_q[started][skel_ring_base[g] + skel_pool_head[started][g]];
+  return skel_pool_q[started][skel_ring_base(g) + skel_pool_head[started][g]];
 }
 static inline void skel_pool_push(int g, int started, int slot)
 {
-  const int size = skel_ring_size[g];
+  const int size = skel_ring_size(g);
   if (skel_pool_len[started][g] == size) return;
-  skel_pool_q[started][skel_ring_base[g] + (skel_pool_head[started][g] + skel_pool_len[started][g]++) % size] = slot;
+  skel_pool_q[started][skel_ring_base(g) + (skel_pool_head[started][g] + skel_pool_len[started][g]++) % size] = slot;
 }
 /* After a call with pool references: each one's slot leaves the front of
  * its queue for the back of the other (taken: done; started: started). */
@@ -305,10 +325,10 @@ static inline void skel_pools_moved(const int* refs, int n)
     if (refs[i] >= 0 && refs[i] < SKEL_NUM_RINGS) g = refs[i], from = 1;
     else if (refs[i] <= -2) g = -2 - refs[i], from = 0;
     else continue;
-    if (skel_ring_pool[g] != SKEL_POOL_RECEIVES) continue;
+    if (skel_ring_pool(g) != SKEL_POOL_RECEIVES) continue;
     s = skel_pool_slot(g, from);
     if (s < 0) continue;
-    skel_pool_head[from][g] = (skel_pool_head[from][g] + 1) % skel_ring_size[g];
+    skel_pool_head[from][g] = (skel_pool_head[from][g] + 1) % skel_ring_size(g);
     --skel_pool_len[from][g];
     skel_pool_push(g, !from, s);
   }
@@ -319,7 +339,7 @@ static inline void skel_pools_moved(const int* refs, int n)
  * first. */
 static inline void skel_pool_compact(int g)
 {
-  MPI_Request* q = &skel_req[skel_ring_base[g]];
+  MPI_Request* q = &skel_req[skel_ring_base(g)];
   int i, n = 0;
   for (i = 0; i < skel_pool_len[0][g]; ++i)
     if (q[i] != MPI_REQUEST_NULL) q[n++] = q[i];
@@ -338,7 +358,7 @@ SKEL_MAYBE_UNUSED static SKEL_TLS int skel_pool_taken;
  * trace did, and leaves its sends pending. The call gathers none (-1). */
 static inline int skel_pool_any(int g, int wait, int j)
 {
-  MPI_Request* q = &skel_req[skel_ring_base[g]];
+  MPI_Request* q = &skel_req[skel_ring_base(g)];
   int i, flag, index = MPI_UNDEFINED;
   const int n = skel_pool_len[0][g];
   if (skel_pool_taken > j || n == 0) return -1;
@@ -360,16 +380,16 @@ static inline int skel_pool_any(int g, int wait, int j)
 static inline MPI_Request* skel_new_req(int g)
 {
   int s, index;
-  if (skel_ring_pool[g] == SKEL_POOL_SENDS) {
-    if (skel_pool_len[0][g] == skel_ring_size[g]) {
-      PMPI_Waitany(skel_ring_size[g], &skel_req[skel_ring_base[g]], &index, MPI_STATUS_IGNORE);
+  if (skel_ring_pool(g) == SKEL_POOL_SENDS) {
+    if (skel_pool_len[0][g] == skel_ring_size(g)) {
+      PMPI_Waitany(skel_ring_size(g), &skel_req[skel_ring_base(g)], &index, MPI_STATUS_IGNORE);
       skel_pool_compact(g);
     }
     ++skel_made[g];
-    return &skel_req[skel_ring_base[g] + skel_pool_len[0][g]++];
+    return &skel_req[skel_ring_base(g) + skel_pool_len[0][g]++];
   }
-  s = skel_ring_base[g] + (int)(skel_made[g]++ % skel_ring_size[g]);
-  if (skel_ring_pool[g] == SKEL_POOL_RECEIVES) skel_pool_push(g, 0, s);
+  s = skel_ring_base(g) + (int)(skel_made[g]++ % skel_ring_size(g));
+  if (skel_ring_pool(g) == SKEL_POOL_RECEIVES) skel_pool_push(g, 0, s);
   return &skel_req[s];
 }
 
@@ -384,8 +404,8 @@ static inline int skel_slot(int ref)
   g = ref % SKEL_NUM_RINGS;
   back = ref / SKEL_NUM_RINGS;
   if (back == 0) return skel_pool_slot((int)g, 1);
-  k = ((skel_made[g] - back) % skel_ring_size[g] + skel_ring_size[g]) % skel_ring_size[g];
-  return skel_ring_base[g] + (int)k;
+  k = ((skel_made[g] - back) % skel_ring_size(g) + skel_ring_size(g)) % skel_ring_size(g);
+  return skel_ring_base(g) + (int)k;
 }
 
 /* Gather / scatter a completion call's requests (references as above). */
@@ -400,7 +420,7 @@ static inline void skel_gather(const int* refs, int n)
   skel_pool_taken = 0;
   for (i = 0; i < n; ++i) {
     g = refs[i] >= 0 ? refs[i] % SKEL_NUM_RINGS : -1;
-    if (g >= 0 && skel_ring_pool[g] == SKEL_POOL_SENDS) s = skel_pool_any(g, refs[i] < SKEL_NUM_RINGS, j++);
+    if (g >= 0 && skel_ring_pool(g) == SKEL_POOL_SENDS) s = skel_pool_any(g, refs[i] < SKEL_NUM_RINGS, j++);
     else s = skel_slot(refs[i]);
     skel_tmp_slot[i] = s;
     skel_tmp_req[i] = s >= 0 ? skel_req[s] : MPI_REQUEST_NULL;
