@@ -138,6 +138,9 @@ void setup_generate(CLI::App& app, GenerateOptions& opt) {
   app.add_flag("--no-farms", opt.no_farms,
                "Replay a dynamic master-worker farm's traced shares of the tasks instead of handing them out to "
                "whichever worker asks");
+  app.add_flag("--expand-runs", opt.expand_runs,
+               "Write each kept run of left-out time steps out in full (default: runs that differ only in numbers "
+               "and in which tables they name share one function, a row of a table each)");
   app.add_flag("--build", opt.build, "Also compile it (as skelgen build)");
   app.add_option("--mpi", opt.mpi, "With --build: mpich, openmpi or simgrid (default: the MPI it was traced with)")
       ->check(CLI::IsMember({"mpich", "openmpi", "simgrid"}));
@@ -202,6 +205,7 @@ int run_generate(const GenerateOptions& opt) {
   go.watchdog_s = opt.watchdog_s;
   go.force = opt.force;
   go.farms = !opt.no_farms;
+  go.share_runs = !opt.expand_runs;
   go.trace_label = input;
   go.generated_on = date_of(input);
   const skt::TraceDir::UntracedComparison untraced = untraced_of(p.source.empty() ? input : p.source, opt.quiet);
@@ -243,6 +247,9 @@ int run_generate(const GenerateOptions& opt) {
       std::printf("left out: %zu of %zu top-level nodes (time steps that did not fold), %zu kept runs standing "
                   "for them\n",
                   s.top_left_out, s.top_nodes, s.standing_runs);
+    if (s.shared_runs > 0)
+      std::printf("shared:   %zu kept runs written alike: %zu function%s, each run a row of its table\n",
+                  s.shared_runs, s.shared_functions, s.shared_functions == 1 ? "" : "s");
     if (s.cut.empty() && s.farms.empty())
       std::printf("cut:      none (%s)\n", s.top_left_out ? "no loop is cut: time steps are left out instead, above"
                                                          : "every loop runs as traced");

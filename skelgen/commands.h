@@ -82,6 +82,7 @@ struct GenerateOptions {
   double watchdog_s = 60;
   bool force = false;
   bool no_farms = false;
+  bool expand_runs = false;
   bool build = false;
   std::string mpi, exe;
   bool quiet = false;

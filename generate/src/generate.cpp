@@ -14,6 +14,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "outline.h"
 #include "plan.h"
 #include "repair.h"
 #include "requests.h"
@@ -1907,13 +1908,20 @@ void Emitter::run(const NodeTimes& times, const std::vector<const Emitter*>& thr
   v["KERNEL"] = template_text("skel_kernel.h");
   v["ESTIMATE"] = template_text("skel_estimate.h");
   v["TYPES"] = types;
-  v["TABLES"] = tables_.str() + runtime_tables(all);
+  std::string tables = tables_.str(), body = body_.str(), shared;
+  if (opt_.share_runs && threads.empty() && !plan_.kept_runs.empty()) {
+    Outlined o = outline_kept_runs(body, tables, farm_tables_);
+    body = std::move(o.body), tables = std::move(o.tables), shared = std::move(o.functions);
+    out_.shared_runs = o.runs, out_.shared_functions = o.shared;
+  }
+  v["TABLES"] = tables + runtime_tables(all);
+  v["SHARED"] = shared;
   v["WATCHDOG_S"] = num(opt_.watchdog_s);
   v["LOOP_DEPTH"] = std::to_string(std::max<size_t>(1, loop_depth_));
   v["RUNTIME"] = template_text("skel_runtime.h");
   v["NUM_FARMS"] = std::to_string(plan_.farms.size());
   v["FARMS"] = plan_.farms.empty() ? "" : template_text("skel_farm.h") + farm_tables_;
-  v["BODY"] = prologue + body_.str() + epilogue;
+  v["BODY"] = prologue + body + epilogue;
   const size_t body_lines = static_cast<size_t>(std::count(v["BODY"].begin(), v["BODY"].end(), '\n'));
   v["LONG_BODY"] = body_lines > kLongBodyLines ? "1" : "0";  // the skeleton's comment says so
   out_.code = render(template_text("skeleton.c.in"), v);

@@ -41,6 +41,10 @@ struct GenerateOptions {
   // Run dynamic master-worker farms as farms (docs/generate.md); false: the
   // calls as traced, each worker with its traced share of the tasks.
   bool farms = true;
+  // Kept runs that differ only in numbers and in which tables they name are
+  // written once, as a function over a table of rows (docs/generate.md,
+  // "Kept runs written once"); false: each written out in full.
+  bool share_runs = true;
   std::function<void(const std::string&)> progress;
 };
 
@@ -84,6 +88,7 @@ struct Skeleton {
   // Time steps that did not fold (docs/generate.md, "Irregular time steps"): top-level
   // nodes left out, of how many, and the kept runs that stand for them.
   size_t top_left_out = 0, top_nodes = 0, standing_runs = 0;
+  size_t shared_runs = 0, shared_functions = 0;  // of the kept runs, written as calls of so many functions
   std::vector<std::string> notes;  // what could not be reproduced exactly (once per kind)
   // The completion check (docs/generate.md): whether the skeleton runs to
   // its end on every rank, how (one line), what was changed to make it so,
