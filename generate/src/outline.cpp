@@ -100,6 +100,7 @@ struct Decl {
   std::string dims;           // "[SKEL_WORLD_SIZE][8]", or empty
   std::string init;           // the initializer on one line, or empty
   bool constant = false;      // const, an array, with an initializer: it can move into a row
+  size_t elements = 0;        // of its initializer, at its top level
   std::string type() const { return base + " @" + dims; }
 };
 
@@ -121,10 +122,19 @@ void widen(const std::string& s, size_t& begin, size_t& end) {
     end = nl == std::string::npos ? s.size() : nl + 1;
 }
 
+// Tokens t[from, to) of s on one line: a space after a comma and between
+// two words, none elsewhere.
 std::string joined_text(const std::string& s, const std::vector<Token>& t, size_t from, size_t to) {
   std::string out;
-  for (size_t k = from; k < to; ++k)
-    if (t[k].kind != Tok::kComment) out += (out.empty() ? "" : " ") + text(s, t[k]);
+  bool word_before = false;
+  for (size_t k = from; k < to; ++k) {
+    if (t[k].kind == Tok::kComment) continue;
+    const std::string w = text(s, t[k]);
+    const bool word = t[k].kind != Tok::kPunct;
+    if ((word && word_before) || (!out.empty() && out.back() == ',')) out += ' ';
+    out += w;
+    word_before = word;
+  }
   return out;
 }
 
@@ -155,9 +165,16 @@ bool read_decl(const std::string& s, const std::vector<Token>& t, size_t from, s
   }
   d.dims = joined_text(s, t, stop, eq);
   if (eq < semi) d.init = joined_text(s, t, eq + 1, semi);
-  // a table of unknown length cannot be a row's member
-  d.constant = (" " + d.base + " ").find(" const ") != std::string::npos && !d.dims.empty() &&
-               d.dims.find("[ ]") == std::string::npos && !d.init.empty();
+  d.constant = (" " + d.base + " ").find(" const ") != std::string::npos && !d.dims.empty() && !d.init.empty();
+  bool any = false;  // the initializer's elements at its top level: its commas there, and one
+  for (size_t k = eq + 1, depth = 0; k < semi; ++k) {
+    const std::string w = text(s, t[k]);
+    if (w == "{" && ++depth == 2) any = true;
+    if (w == "}") --depth;
+    if (w == "," && depth == 1) ++d.elements;
+    if (t[k].kind != Tok::kPunct && depth >= 1) any = true;
+  }
+  d.elements = any ? d.elements + 1 : 0;
   d.begin = t[from].at;
   d.end = t[semi].at + 1;
   widen(s, d.begin, d.end);
@@ -245,8 +262,9 @@ void read_shape(const std::string& body, const std::map<std::string, Decl>& decl
 // `  skel_run_begin(L);` line and its `  skel_run_end(L);` line.
 std::vector<Run> kept_runs(const std::string& body) {
   std::vector<Run> runs;
-  const std::string begin = "\n  skel_run_begin(", end_of = "\n  skel_run_end(";
+  const std::string begin = "  skel_run_begin(", end_of = "\n  skel_run_end(";
   for (size_t at = body.find(begin); at != std::string::npos; at = body.find(begin, at + 1)) {
+    if (at > 0 && body[at - 1] != '\n') continue;  // not at a line's start
     const size_t close = body.find(");\n", at);
     if (close == std::string::npos) break;
     const std::string l = body.substr(at + begin.size(), close - at - begin.size());
@@ -266,7 +284,8 @@ std::vector<Run> kept_runs(const std::string& body) {
 struct Column {
   Hole kind = Hole::kNumber;
   std::vector<std::string> words;  // per run: the number, or the table's name
-  std::string member;              // its declaration in the row type, "@" for its name
+  std::string type;                // its type in the row: what its declarator declares
+  std::string member;              // its declarator, "@" for its name
   std::string use;                 // what the function's code names instead, "@" for its name
   std::vector<std::string> values;  // per run
 };
@@ -301,7 +320,8 @@ void number_column(Column& col) {
     small = small && v >= std::numeric_limits<int>::min() && v <= std::numeric_limits<int>::max();
   }
   const bool integer = number_kind(col.words[0]) == Number::kInt;
-  col.member = std::string(integer ? (small ? "int" : "long long") : "double") + " @";
+  col.type = integer ? (small ? "int" : "long long") : "double";
+  col.member = "@";
   col.use = "row->@";
   col.values = col.words;
 }
@@ -326,7 +346,14 @@ void table_columns(const std::string& body, const std::vector<const Run*>& runs,
       move = move && decls.at(w).constant && named.at(w) == in_run + 1 && in_columns[w].size() == 1;
     }
     const Decl& d = decls.at(col.words[0]);
-    col.member = move ? d.base + " @" + d.dims : d.base + " (*@)" + d.dims;
+    std::string dims = d.dims;
+    if (move && dims.compare(0, 2, "[]") == 0) {  // of unknown length: a row's member has the longest one's
+      size_t longest = 1;
+      for (const std::string& w : col.words) longest = std::max(longest, decls.at(w).elements);
+      dims = "[" + std::to_string(longest) + "]" + dims.substr(2);
+    }
+    col.type = d.base;
+    col.member = move ? "@" + dims : "(*@)" + dims;
     col.use = move ? "row->@" : "(*row->@)";
     for (const std::string& w : col.words) {
       col.values.push_back(move ? decls.at(w).init : "&" + w);
@@ -338,17 +365,40 @@ void table_columns(const std::string& body, const std::vector<const Run*>& runs,
 // A row wraps to lines of at most about this many characters.
 constexpr size_t kRowWidth = 110;
 
-std::string rows(const std::vector<Column>& cols, size_t n) {
+// The rows' values, a row each (wrapped), the columns in the order of the row type's members.
+std::string rows(const std::vector<Column>& cols, const std::vector<size_t>& order, size_t n) {
   std::ostringstream f;
   for (size_t i = 0; i < n; ++i) {
     std::string line = "  {";
-    for (size_t c = 0; c < cols.size(); ++c) {
-      const std::string v = cols[c].values[i] + (c + 1 < cols.size() ? "," : "},");
+    for (size_t k = 0; k < order.size(); ++k) {
+      const std::string v = cols[order[k]].values[i] + (k + 1 < order.size() ? "," : "},");
       if (line.size() + v.size() > kRowWidth) f << line << "\n", line = "   ";
       line += " " + v;
     }
     f << line << "\n";
   }
+  return f.str();
+}
+
+// The row type: its members by type, those of one type in one declaration
+// (wrapped); order: the columns in that order, that of the rows' values.
+std::string row_type(const std::vector<Column>& cols, const std::string& name, std::vector<size_t>& order) {
+  std::ostringstream f;
+  order.resize(cols.size());
+  for (size_t c = 0; c < cols.size(); ++c) order[c] = c;
+  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return cols[x].type < cols[y].type; });
+  f << "struct " << name << " {\n";
+  for (size_t k = 0; k < order.size();) {
+    std::string line = "  " + cols[order[k]].type;
+    for (const std::string& type = cols[order[k]].type; k < order.size() && cols[order[k]].type == type; ++k) {
+      const std::string d = with_name(cols[order[k]].member, "c" + std::to_string(order[k]));
+      const bool last = k + 1 == order.size() || cols[order[k + 1]].type != type;
+      if (line.size() + d.size() > kRowWidth) f << line << "\n", line = "   ";
+      line += " " + d + (last ? ";" : ",");
+    }
+    f << line << "\n";
+  }
+  f << "};\n";
   return f.str();
 }
 
@@ -366,10 +416,9 @@ std::string shared_function(const std::string& body, const std::vector<const Run
   f << "/* " << runs.size() << " kept runs written alike (docs/generate.md, \"Kept runs written once\"): one "
     << "function, a row each; its comments are those of the first */\n";
   if (!cols.empty()) {
-    f << "struct " << name << " {\n";
-    for (size_t c = 0; c < cols.size(); ++c) f << "  " << with_name(cols[c].member, "c" + std::to_string(c)) << ";\n";
-    f << "};\nstatic const struct " << name << " " << name << "_rows[" << runs.size() << "] = {\n"
-      << rows(cols, runs.size()) << "};\n";
+    std::vector<size_t> order;
+    f << row_type(cols, name, order) << "static const struct " << name << " " << name << "_rows[" << runs.size()
+      << "] = {\n" << rows(cols, order, runs.size()) << "};\n";
   }
   f << "static void " << name << "(" << (cols.empty() ? "void" : "const struct " + name + "* row") << ")\n{\n";
   const Run& first = *runs[0];
