@@ -247,9 +247,10 @@ int run_generate(const GenerateOptions& opt) {
       std::printf("left out: %zu of %zu top-level nodes (time steps that did not fold), %zu kept runs standing "
                   "for them\n",
                   s.top_left_out, s.top_nodes, s.standing_runs);
-    if (s.shared_runs > 0)
-      std::printf("shared:   %zu kept runs written alike: %zu function%s, each run a row of its table\n",
-                  s.shared_runs, s.shared_functions, s.shared_functions == 1 ? "" : "s");
+    if (s.shared_functions > 0)
+      std::printf("shared:   %zu kept runs and %zu loops or steps written alike: %zu function%s, each a row of its "
+                  "table\n",
+                  s.shared_runs, s.shared_blocks, s.shared_functions, s.shared_functions == 1 ? "" : "s");
     if (s.cut.empty() && s.farms.empty())
       std::printf("cut:      none (%s)\n", s.top_left_out ? "no loop is cut: time steps are left out instead, above"
                                                          : "every loop runs as traced");

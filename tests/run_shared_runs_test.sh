@@ -17,7 +17,7 @@ rm -rf "$work" && mkdir -p "$work"
 "$skelgen" trace -q --force -o "$work/app" -- "${launch[@]}" "$@" > "$work/app.out"
 "$skelgen" generate "$work/app" -K 10 -o "$work/shared.c" > "$work/shared.txt" 2>&1
 "$skelgen" generate "$work/app" -K 10 --expand-runs -o "$work/full.c" > "$work/full.txt" 2>&1
-grep -E "^shared: +[1-9][0-9]* kept runs written alike: [1-9][0-9]* function" "$work/shared.txt" ||
+grep -E "^shared: +[1-9][0-9]* kept runs and [0-9]+ loops or steps written alike: [1-9][0-9]* function" "$work/shared.txt" ||
   { cat "$work/shared.txt"; echo "FAIL: no kept runs shared" >&2; exit 1; }
 ! grep -q "^shared:" "$work/full.txt" || { echo "FAIL: --expand-runs shared runs" >&2; exit 1; }
 grep -q "static void skel_shared0(" "$work/shared.c" || { echo "FAIL: no shared function in the skeleton" >&2; exit 1; }

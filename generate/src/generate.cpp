@@ -1912,7 +1912,7 @@ void Emitter::run(const NodeTimes& times, const std::vector<const Emitter*>& thr
   if (opt_.share_runs && threads.empty() && !plan_.kept_runs.empty()) {
     Outlined o = outline_kept_runs(body, tables, farm_tables_);
     body = std::move(o.body), tables = std::move(o.tables), shared = std::move(o.functions);
-    out_.shared_runs = o.runs, out_.shared_functions = o.shared;
+    out_.shared_runs = o.runs, out_.shared_blocks = o.blocks, out_.shared_functions = o.shared;
   }
   v["TABLES"] = tables + runtime_tables(all);
   v["SHARED"] = shared;

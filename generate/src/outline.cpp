@@ -403,7 +403,8 @@ std::string row_type(const std::vector<Column>& cols, const std::string& name, s
 }
 
 // The function, row type and rows of a group of runs alike; each run's call in calls.
-std::string shared_function(const std::string& body, const std::vector<const Run*>& runs, size_t index,
+std::string shared_function(const std::string& body, const std::vector<const Run*>& runs, const std::string& what,
+                            size_t index,
                             const std::map<std::string, Decl>& decls, const std::map<std::string, size_t>& named,
                             std::set<std::string>& moved, std::vector<std::string>& calls) {
   const std::string name = "skel_shared" + std::to_string(index);
@@ -413,7 +414,7 @@ std::string shared_function(const std::string& body, const std::vector<const Run
     if (c.kind == Hole::kNumber) number_column(c);
   table_columns(body, runs, cols, decls, named, moved);
   std::ostringstream f;
-  f << "/* " << runs.size() << " kept runs written alike (docs/generate.md, \"Kept runs written once\"): one "
+  f << "/* " << runs.size() << " " << what << " written alike (docs/generate.md, \"Kept runs written once\"): one "
     << "function, a row each; its comments are those of the first */\n";
   if (!cols.empty()) {
     std::vector<size_t> order;
@@ -451,55 +452,112 @@ std::string without(const std::string& tables, const std::map<std::string, Decl>
 
 }  // namespace
 
-Outlined outline_kept_runs(const std::string& body, const std::string& tables, const std::string& elsewhere) {
-  Outlined out{body, tables, "", 0, 0};
-  std::vector<Run> runs = kept_runs(body);
-  if (runs.size() < 2) return out;
+namespace {
+
+// The program's top-level compound statements (a loop, a reordered step, a
+// guarded block): a line at the top level's indentation that opens one
+// ("for (", "switch (", "if (", "while (", ending in "{"), to the line of
+// its closing brace, where nothing follows that brace on its line (no
+// "} else {").
+std::vector<Run> top_level_blocks(const std::string& body) {
+  std::vector<Run> blocks;
+  for (size_t at = 0; at < body.size();) {
+    const size_t nl = body.find('\n', at);
+    const size_t line_end = nl == std::string::npos ? body.size() : nl + 1;
+    const std::string line = body.substr(at, line_end - at);
+    const size_t last = line.find_last_not_of(" \t\n");
+    const bool opens = line.size() > 3 && line.compare(0, 2, "  ") == 0 && line[2] != ' ' && last != std::string::npos &&
+                       line[last] == '{' &&
+                       (line.compare(2, 5, "for (") == 0 || line.compare(2, 8, "switch (") == 0 ||
+                        line.compare(2, 4, "if (") == 0 || line.compare(2, 7, "while (") == 0);
+    if (!opens) {
+      at = line_end;
+      continue;
+    }
+    int depth = 0;
+    size_t close = std::string::npos;
+    for (const Token& t : lex(body, at, body.size())) {
+      if (t.kind != Tok::kPunct) continue;
+      depth += (body[t.at] == '{') - (body[t.at] == '}');
+      if (body[t.at] == '}' && depth == 0) {
+        close = t.at;
+        break;
+      }
+    }
+    const size_t close_nl = close == std::string::npos ? std::string::npos : body.find('\n', close);
+    if (close_nl == std::string::npos || body.find_first_not_of(" \t", close + 1) != close_nl) {
+      at = line_end;
+      continue;
+    }
+    Run b;
+    b.begin = at, b.end = close_nl + 1;
+    blocks.push_back(b);
+    at = b.end;
+  }
+  return blocks;
+}
+
+size_t lines(const std::string& s, size_t b, size_t e) {
+  return static_cast<size_t>(
+      std::count(s.begin() + static_cast<std::ptrdiff_t>(b), s.begin() + static_cast<std::ptrdiff_t>(e), '\n'));
+}
+
+// One pass: the segments of `in.body` alike, two or more, where that makes
+// the program shorter, written as functions numbered on from in.shared.
+// Returns how many segments became calls.
+size_t share_alike(std::vector<Run> segments, const std::string& what, const std::string& elsewhere, Outlined& in) {
+  if (segments.size() < 2) return 0;
+  const std::string& body = in.body;
+  const std::string& tables = in.tables;
   const std::map<std::string, Decl> decls = read_declarations(tables);
   std::map<std::string, size_t> named;
-  count_names(body, named);
-  count_names(tables, named);
-  count_names(elsewhere, named);
+  for (const std::string* s : std::vector<const std::string*>{&body, &tables, &elsewhere, &in.functions})
+    count_names(*s, named);
   std::map<std::string, std::vector<const Run*>> alike;
-  for (Run& r : runs) {
+  for (Run& r : segments) {
     read_shape(body, decls, r);
     if (r.shareable) alike[r.key].push_back(&r);
   }
-  std::map<size_t, std::string> call_at;  // run's begin -> its call
+  std::map<size_t, std::string> call_at;  // segment's begin -> its call
   std::set<std::string> moved;
-  std::ostringstream functions;
-  auto lines = [](const std::string& s, size_t b, size_t e) {
-    return static_cast<size_t>(std::count(s.begin() + static_cast<std::ptrdiff_t>(b), s.begin() + static_cast<std::ptrdiff_t>(e), '\n'));
-  };
+  std::string functions;
   for (const auto& [key, group] : alike) {
     if (group.size() < 2) continue;
     std::vector<std::string> calls;
     std::set<std::string> its_moved;
-    const std::string f = shared_function(body, group, out.shared, decls, named, its_moved, calls);
-    // only where it makes the skeleton shorter: runs whose every table and number differ take as many lines
-    // in rows as written out
+    const std::string f = shared_function(body, group, what, in.shared, decls, named, its_moved, calls);
+    // only where it makes the skeleton shorter: segments whose every table and number differ take as many
+    // lines in rows as written out
     size_t before = 0;
     for (const Run* r : group) before += lines(body, r->begin, r->end);
     for (const std::string& n : its_moved) before += lines(tables, decls.at(n).begin, decls.at(n).end);
     if (lines(f, 0, f.size()) + group.size() >= before) continue;
-    functions << f;
-    ++out.shared;
+    functions += f;
+    ++in.shared;
     moved.insert(its_moved.begin(), its_moved.end());
     for (size_t i = 0; i < group.size(); ++i) call_at[group[i]->begin] = calls[i];
-    out.runs += group.size();
   }
-  if (call_at.empty()) return out;
-  out.body.clear();
+  if (call_at.empty()) return 0;
+  std::string out;
   size_t at = 0;
-  for (const Run& r : runs) {
+  for (const Run& r : segments) {
     const auto c = call_at.find(r.begin);
     if (c == call_at.end()) continue;
-    out.body += body.substr(at, r.begin - at) + c->second;
+    out += body.substr(at, r.begin - at) + c->second;
     at = r.end;
   }
-  out.body += body.substr(at);
-  out.tables = without(tables, decls, moved);
-  out.functions = functions.str();
+  in.body = out + body.substr(at);
+  in.tables = without(tables, decls, moved);
+  in.functions += functions;
+  return call_at.size();
+}
+
+}  // namespace
+
+Outlined outline_kept_runs(const std::string& body, const std::string& tables, const std::string& elsewhere) {
+  Outlined out{body, tables, "", 0, 0, 0};
+  out.runs = share_alike(kept_runs(body), "kept runs", elsewhere, out);
+  out.blocks = share_alike(top_level_blocks(out.body), "loops or steps", elsewhere, out);
   return out;
 }
 

@@ -11,8 +11,11 @@
 // run a row of a table and a call of the function with it. What differs is
 // the row's: a number; a table that only this run names and that is a
 // constant with an initializer, moved into the row; any other table, by its
-// address. The calls each rank makes are unchanged (tests: the outliner's
-// unit tests, and a skeleton traced with and without it).
+// address. Then the same for the program's top-level loops and reordered
+// steps (in the runs left as they were, and between the runs): the same
+// exchange written out in many runs. The calls each rank makes are
+// unchanged (tests: the outliner's unit tests, and a skeleton traced with
+// and without it).
 //
 // It reads the code the emitter wrote (C, of the emitter's own forms: no
 // preprocessor lines, no declarations of arrays in the body); a run whose
@@ -30,6 +33,7 @@ struct Outlined {
   std::string tables;     // the per-node tables, less those moved into rows
   std::string functions;  // the row types, their tables and the functions (before the program)
   size_t runs = 0;        // kept runs now a call
+  size_t blocks = 0;      // top-level loops and steps now a call (after the runs: where some were shared)
   size_t shared = 0;      // functions they share
 };
 

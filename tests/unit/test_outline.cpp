@@ -228,6 +228,43 @@ TEST(Outline, RunsThatWouldTakeAsManyLinesSharedStayAsTheyAre) {
   EXPECT_EQ(o.body, body);
 }
 
+// A top-level loop as the emitter writes one: an exchange in a loop of `iters`.
+std::string loop(int node, int tag, int iters) {
+  const std::string n = std::to_string(node), i = "i" + n;
+  return "  /* loop n" + n + ": " + std::to_string(iters) + " iterations */\n"
+         "  for (long " + i + " = 0; " + i + " < " + std::to_string(iters) + "; ++" + i + ") {\n"
+         "    skel_iter[0] = " + i + ";\n"
+         "    skel_compute(n" + n + "_work[skel_rank]);\n"
+         "    skel_enter(" + n + ");\n"
+         "    MPI_Send(skel_sbuf, 8, MPI_INT, (skel_rank + 1) % SKEL_WORLD_SIZE, " + std::to_string(tag) + ", MPI_COMM_WORLD);\n"
+         "    skel_enter(" + std::to_string(node + 1) + ");\n"
+         "    MPI_Recv(skel_rbuf, 8, MPI_INT, (skel_rank + 1) % SKEL_WORLD_SIZE, " + std::to_string(tag) +
+         ", MPI_COMM_WORLD, MPI_STATUS_IGNORE);\n"
+         "  }\n";
+}
+
+TEST(Outline, TopLevelLoopsAlikeShareOneFunctionToo) {
+  Example e;
+  e.add(1, 10, 7, 256, 4, 3);
+  e.add(2, 20, 9, 512, 8, 5);
+  e.add(3, 30, 7, 256, 12, 3);  // the runs, shared first
+  for (int k = 0; k < 3; ++k) {
+    e.body += loop(100 + 10 * k, 40 + k, 5 + k);
+    e.tables += "static const double n" + std::to_string(100 + 10 * k) + "_work[SKEL_WORLD_SIZE] = {1." +
+                std::to_string(k) + ", 2};\n";
+    e.inits["{1." + std::to_string(k) + ",2}"] = "n" + std::to_string(100 + 10 * k) + "_work";
+  }
+  for (int k = 0; k < 3; ++k)  // alike, but an else follows their first block
+    e.body += "  if (skel_rank) {\n    MPI_Barrier(MPI_COMM_WORLD);\n    MPI_Barrier(MPI_COMM_WORLD);\n"
+              "    MPI_Barrier(MPI_COMM_WORLD);\n  } else {\n    skel_compute(" + std::to_string(k) + ");\n  }\n";
+  const Outlined o = outline_kept_runs(e.body, e.tables, "");
+  EXPECT_EQ(o.runs, 3u);
+  EXPECT_EQ(o.blocks, 3u);  // the loops; not the if, whose block an else follows
+  EXPECT_EQ(o.shared, 2u);
+  EXPECT_EQ(o.body.find("MPI_Send"), std::string::npos);
+  EXPECT_EQ(tokens(expanded(o, e.inits)), tokens(e.body));
+}
+
 TEST(Outline, OneRunAloneStaysAsItIs) {
   Example e;
   e.add(1, 10, 7, 256, 4, 3);

@@ -88,7 +88,8 @@ struct Skeleton {
   // Time steps that did not fold (docs/generate.md, "Irregular time steps"): top-level
   // nodes left out, of how many, and the kept runs that stand for them.
   size_t top_left_out = 0, top_nodes = 0, standing_runs = 0;
-  size_t shared_runs = 0, shared_functions = 0;  // of the kept runs, written as calls of so many functions
+  // kept runs and top-level loops or steps written as calls of so many functions (Kept runs written once)
+  size_t shared_runs = 0, shared_blocks = 0, shared_functions = 0;
   std::vector<std::string> notes;  // what could not be reproduced exactly (once per kind)
   // The completion check (docs/generate.md): whether the skeleton runs to
   // its end on every rank, how (one line), what was changed to make it so,
