@@ -192,18 +192,25 @@ def main():
                 fail(f"the application's loop of {c} iterations is missing: application {loops(app_f)}, "
                      f"skeleton {loops(skel_f)}")
             rest.remove(c if c in rest else c - 1)
+    total = compare_ranks(want, got, "the application", "the skeleton")
+    print(f"ok: {total} calls over {len(want)} ranks: the application's {what}; {len(cut)} loop(s) cut")
+
+
+def compare_ranks(want, got, first, second):
+    """Every rank's calls (per_rank_calls) the same, step by step; returns
+    how many calls were compared."""
     if sorted(want) != sorted(got):
-        fail(f"ranks differ: application {sorted(want)}, skeleton {sorted(got)}")
+        fail(f"ranks differ: {first} {sorted(want)}, {second} {sorted(got)}")
     total = 0
     for r in sorted(want):
         a, b = steps(want[r]), steps(got[r])
         for i, (x, y) in enumerate(zip(a, b)):
             if x != y:
-                fail(f"rank {r}, call/step {i}: the application makes\n  {x}\nthe skeleton makes\n  {y}")
+                fail(f"rank {r}, call/step {i}: {first} makes\n  {x}\n{second} makes\n  {y}")
         if len(a) != len(b):
-            fail(f"rank {r}: {len(a)} calls/steps expected, the skeleton made {len(b)}")
+            fail(f"rank {r}: {len(a)} calls/steps expected, {second} made {len(b)}")
         total += len(want[r])
-    print(f"ok: {total} calls over {len(want)} ranks: the application's {what}; {len(cut)} loop(s) cut")
+    return total
 
 
 if __name__ == "__main__":

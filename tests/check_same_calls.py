@@ -13,23 +13,13 @@ written as shared functions must make the very calls written out in full.
 """
 import sys
 
-from check_roundtrip import dump, fail, per_rank_calls, steps
+from check_roundtrip import compare_ranks, dump, per_rank_calls
 
 
 def main():
     skelgen, a_skm, b_skm = sys.argv[1:4]
     want, got = per_rank_calls(dump(skelgen, a_skm)), per_rank_calls(dump(skelgen, b_skm))
-    if sorted(want) != sorted(got):
-        fail(f"ranks differ: {sorted(want)} and {sorted(got)}")
-    total = 0
-    for r in sorted(want):
-        a, b = steps(want[r]), steps(got[r])
-        for i, (x, y) in enumerate(zip(a, b)):
-            if x != y:
-                fail(f"rank {r}, call/step {i}: the first makes\n  {x}\nthe second makes\n  {y}")
-        if len(a) != len(b):
-            fail(f"rank {r}: {len(a)} calls/steps in the first, {len(b)} in the second")
-        total += len(want[r])
+    total = compare_ranks(want, got, "the first", "the second")
     print(f"ok: {total} calls over {len(want)} ranks, the same in both")
 
 
