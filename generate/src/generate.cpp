@@ -1385,7 +1385,8 @@ void Emitter::emit_farm(size_t k) {
 std::string ring_runs(const std::vector<int>& base, const std::vector<int>& size, const std::vector<int>& pool) {
   std::vector<std::string> rows;
   for (size_t g = 0; g < base.size(); ++g) {
-    const bool continues = g > 0 && size[g] == size[g - 1] && pool[g] == pool[g - 1] && base[g] == base[g - 1] + size[g - 1];
+    const bool continues =
+        g > 0 && size[g] == size[g - 1] && pool[g] == pool[g - 1] && base[g] == base[g - 1] + size[g - 1];
     if (!continues)
       rows.push_back("{" + std::to_string(g) + ", " + std::to_string(base[g]) + ", " + std::to_string(size[g]) + ", " +
                      std::to_string(pool[g]) + "}");

@@ -459,18 +459,23 @@ namespace {
 // ("for (", "switch (", "if (", "while (", ending in "{"), to the line of
 // its closing brace, where nothing follows that brace on its line (no
 // "} else {").
+bool opens_block(const std::string& line) {
+  const size_t last = line.find_last_not_of(" \t\n");
+  if (line.size() < 4 || line.compare(0, 2, "  ") != 0 || line[2] == ' ' || last == std::string::npos ||
+      line[last] != '{')
+    return false;
+  for (const char* opener : {"for (", "switch (", "if (", "while ("})
+    if (line.compare(2, std::strlen(opener), opener) == 0) return true;
+  return false;
+}
+
 std::vector<Run> top_level_blocks(const std::string& body) {
   std::vector<Run> blocks;
   for (size_t at = 0; at < body.size();) {
     const size_t nl = body.find('\n', at);
     const size_t line_end = nl == std::string::npos ? body.size() : nl + 1;
     const std::string line = body.substr(at, line_end - at);
-    const size_t last = line.find_last_not_of(" \t\n");
-    const bool opens = line.size() > 3 && line.compare(0, 2, "  ") == 0 && line[2] != ' ' && last != std::string::npos &&
-                       line[last] == '{' &&
-                       (line.compare(2, 5, "for (") == 0 || line.compare(2, 8, "switch (") == 0 ||
-                        line.compare(2, 4, "if (") == 0 || line.compare(2, 7, "while (") == 0);
-    if (!opens) {
+    if (!opens_block(line)) {
       at = line_end;
       continue;
     }
