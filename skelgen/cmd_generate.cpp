@@ -139,8 +139,9 @@ void setup_generate(CLI::App& app, GenerateOptions& opt) {
                "Replay a dynamic master-worker farm's traced shares of the tasks instead of handing them out to "
                "whichever worker asks");
   app.add_flag("--expand-runs", opt.expand_runs,
-               "Write each kept run of left-out time steps out in full (default: runs that differ only in numbers "
-               "and in which tables they name share one function, a row of a table each)");
+               "Write each kept run of left-out time steps out in full (default: kept runs, then top-level loops "
+               "and steps, that differ only in numbers and in which tables they name share one function, each a "
+               "row of its table)");
   app.add_flag("--build", opt.build, "Also compile it (as skelgen build)");
   app.add_option("--mpi", opt.mpi, "With --build: mpich, openmpi or simgrid (default: the MPI it was traced with)")
       ->check(CLI::IsMember({"mpich", "openmpi", "simgrid"}));

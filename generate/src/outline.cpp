@@ -364,6 +364,15 @@ void table_columns(const std::string& body, const std::vector<const Run*>& runs,
 
 // A row wraps to lines of at most about this many characters.
 constexpr size_t kRowWidth = 110;
+// A shared function longer than this compiles at -O0, as a program body
+// of as many lines does (skeleton.c.in: GCC's time at -O2 grows faster
+// than a function's length).
+constexpr size_t kLongFunctionLines = 1000;
+
+size_t lines(const std::string& s, size_t b, size_t e) {
+  return static_cast<size_t>(
+      std::count(s.begin() + static_cast<std::ptrdiff_t>(b), s.begin() + static_cast<std::ptrdiff_t>(e), '\n'));
+}
 
 // The rows' values, a row each (wrapped), the columns in the order of the row type's members.
 std::string rows(const std::vector<Column>& cols, const std::vector<size_t>& order, size_t n) {
@@ -421,8 +430,10 @@ std::string shared_function(const std::string& body, const std::vector<const Run
     f << row_type(cols, name, order) << "static const struct " << name << " " << name << "_rows[" << runs.size()
       << "] = {\n" << rows(cols, order, runs.size()) << "};\n";
   }
-  f << "static void " << name << "(" << (cols.empty() ? "void" : "const struct " + name + "* row") << ")\n{\n";
   const Run& first = *runs[0];
+  if (lines(body, first.begin, first.end) > kLongFunctionLines)  // as the program's own long body (skeleton.c.in)
+    f << "#if defined(__GNUC__) && !defined(__clang__)\n__attribute__((optimize(\"O0\")))\n#endif\n";
+  f << "static void " << name << "(" << (cols.empty() ? "void" : "const struct " + name + "* row") << ")\n{\n";
   size_t at = first.begin;
   for (const auto& [token, c] : column_at) {
     const Token& t = first.tokens[token];
@@ -500,11 +511,6 @@ std::vector<Run> top_level_blocks(const std::string& body) {
     at = b.end;
   }
   return blocks;
-}
-
-size_t lines(const std::string& s, size_t b, size_t e) {
-  return static_cast<size_t>(
-      std::count(s.begin() + static_cast<std::ptrdiff_t>(b), s.begin() + static_cast<std::ptrdiff_t>(e), '\n'));
 }
 
 // One pass: the segments of `in.body` alike, two or more, where that makes

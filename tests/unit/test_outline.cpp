@@ -265,6 +265,19 @@ TEST(Outline, TopLevelLoopsAlikeShareOneFunctionToo) {
   EXPECT_EQ(tokens(expanded(o, e.inits)), tokens(e.body));
 }
 
+TEST(Outline, ASharedFunctionOfOverAThousandLinesCompilesAtO0AsALongBodyDoes) {
+  std::string many;
+  for (int k = 0; k < 1000; ++k) many += "  MPI_Barrier(MPI_COMM_WORLD);\n";
+  Example e, short_runs;
+  for (int r = 1; r <= 2; ++r) e.add(r, 10 * r, 7, 256, 4 * r, 3, many), short_runs.add(r, 10 * r, 7, 256, 4 * r, 3);
+  short_runs.add(3, 30, 7, 256, 12, 3);
+  const Outlined o = outline_kept_runs(e.body, e.tables, ""), s = outline_kept_runs(short_runs.body, short_runs.tables, "");
+  ASSERT_EQ(o.shared, 1u);
+  ASSERT_EQ(s.shared, 1u);
+  EXPECT_NE(o.functions.find("__attribute__((optimize(\"O0\")))\n#endif\nstatic void skel_shared0("), std::string::npos);
+  EXPECT_EQ(s.functions.find("optimize"), std::string::npos);
+}
+
 TEST(Outline, OneRunAloneStaysAsItIs) {
   Example e;
   e.add(1, 10, 7, 256, 4, 3);

@@ -41,7 +41,8 @@ struct GenerateOptions {
   // Run dynamic master-worker farms as farms (docs/generate.md); false: the
   // calls as traced, each worker with its traced share of the tasks.
   bool farms = true;
-  // Kept runs that differ only in numbers and in which tables they name are
+  // Where time steps are left out: kept runs, then top-level loops and
+  // steps, that differ only in numbers and in which tables they name are
   // written once, as a function over a table of rows (docs/generate.md,
   // "Kept runs written once"); false: each written out in full.
   bool share_runs = true;
