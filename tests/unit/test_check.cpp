@@ -744,6 +744,46 @@ TEST(Cuts, ALoopOfFewerThanKIterationsIsCutAndTheLoopsInsideItByWhatIsLeftOfK) {
   EXPECT_TRUE(check(p, plan).ok());
 }
 
+// A time-step loop whose message counts drift a little from step to step,
+// kept as an instance cycle as long as the run (the molecular dynamics
+// mini-app CoMD's atom halos): it is cut as a loop of alike iterations.
+// Where the cycle's counts differ by more (a multigrid's levels), whole
+// periods are kept: the loop is not cut.
+TEST(Cuts, ACycleOfCountsThatDriftALittleDoesNotKeepTheLoopWhole) {
+  auto with_counts = [](const std::vector<int64_t>& counts) {
+    skt::FoldedProgram p = program(2, [](uint32_t r) {
+      std::vector<Syn> v;
+      for (int step = 0; step < 20; ++step) {
+        v.push_back(r == 0 ? message(skt::kFunc_MPI_Send, 1, 1, 7) : message(skt::kFunc_MPI_Recv, 2, 0, 7));
+        v.back().gap = 1'000'000;
+        v.push_back(collective(skt::kFunc_MPI_Allreduce, 3));
+      }
+      return v;
+    });
+    const uint32_t steps = loop_with_count(p, 20);
+    EXPECT_NE(steps, UINT32_MAX) << p.to_string();
+    skt::CountRule rule;  // the messages' counts, one per step
+    rule.param = skt::Param::count;
+    rule.kind.assign(2, skt::RuleKind::kInstanceCycle);
+    rule.period = counts.size();
+    for (int r = 0; r < 2; ++r) rule.cycle.insert(rule.cycle.end(), counts.begin(), counts.end());
+    const uint32_t message_node = p.nodes[steps].body.at(0);  // each step's message, then its Allreduce
+    EXPECT_FALSE(p.nodes[message_node].is_loop()) << p.to_string();
+    p.nodes[message_node].rules.push_back(rule);
+    return std::make_pair(p, steps);
+  };
+  std::vector<int64_t> drift, levels;
+  for (int i = 0; i < 20; ++i) drift.push_back(1000 + (i * 7) % 13), levels.push_back(i % 2 ? 1000 : 8000);
+  const auto [alike, steps] = with_counts(drift);
+  const skt::gen::Plan cut = plan_of(alike, 10);
+  ASSERT_EQ(cut.cuts.size(), 1u) << alike.to_string();
+  EXPECT_EQ(cut.cuts[0].node, steps);
+  EXPECT_EQ(cut.cuts[0].iterations, 2u);
+  const auto [differ, steps2] = with_counts(levels);
+  const skt::gen::Plan whole = plan_of(differ, 10);
+  for (const skt::gen::CutLoop& c : whole.cuts) EXPECT_NE(c.node, steps2) << "a loop of one period of counts cut";
+}
+
 // A loop of 30 iterations whose MPI_Alltoallv rank 3 reaches from a call
 // site of its own (PRK's AMR kernel, HIGH_WATER: the refinement's rank):
 // merged as two events, ranks 0-2 and rank 3, neither made by every member
