@@ -147,6 +147,10 @@ std::vector<MessageEnd> message_ends(const FoldedProgram& p, uint32_t n, Param p
 // messages to other receives than the trace's, and a completion waiting
 // for the traced one would wait for ever. A pool's (RequestSlots::pool)
 // completions take whichever is oldest: only how many are started counts.
+// It also follows the receives a program cancels (MPI_Irecv, then
+// MPI_Cancel of it: LLNL Quicksilver posts a receive per neighbour and
+// cancels the one still open when a cycle ends), so that a run that
+// receives nothing on them is known as closed.
 class PersistentRequests {
  public:
   // A request a rank made: by which node, at which of the node's instances
@@ -157,18 +161,42 @@ class PersistentRequests {
     uint32_t node = 0;
     uint64_t instance = 0, iteration = 0;
   };
+  enum class Move { kStart, kComplete, kCancel };
   // What add() reports of each start and completion of a persistent
-  // request, on rank r: the request's maker and whether it is a start.
-  using Moved = std::function<void(uint32_t r, const Made& made, bool start)>;
+  // request, and each cancel of a receive, on rank r: the request's maker
+  // and the move.
+  using Moved = std::function<void(uint32_t r, const Made& made, Move move)>;
 
   PersistentRequests(const FoldedProgram& p, const RequestSlots& slots) : p_(p), slots_(slots) {
     creator_.assign(slots.ring_base.size(), kNoNode);
+    std::vector<uint8_t> receives_only(slots.ring_base.size(), 1);
     for (uint32_t n = 0; n < slots.ring_of_node.size(); ++n) {
       const int32_t ring = slots.ring_of_node[n];
-      if (ring >= 0 && creates_persistent_request(identity_of(p, n).func)) creator_[static_cast<size_t>(ring)] = n;
+      if (ring < 0) continue;
+      const uint32_t f = identity_of(p, n).func;
+      if (creates_persistent_request(f)) creator_[static_cast<size_t>(ring)] = n;
+      if (call_class(f) != CallClass::kIrecv) receives_only[static_cast<size_t>(ring)] = 0;
+    }
+    cancelled_.assign(slots.ring_base.size(), 0);
+    for (uint32_t n = 0; n < slots.refs.size() && n < p.nodes.size(); ++n) {
+      if (p.nodes[n].is_loop() || call_class(identity_of(p, n).func) != CallClass::kCancel) continue;
+      for (const std::vector<RequestRef>& refs : slots.refs[n])
+        for (const RequestRef& ref : refs)
+          if (ref.ring >= 0 && ref.pool == PoolRef::kNo && receives_only[static_cast<size_t>(ref.ring)])
+            cancelled_[static_cast<size_t>(ref.ring)] = 1;
     }
     holds_.assign(p.nodes.size(), -1);
     instances_.assign(p.nodes.size(), 0);
+  }
+  // Whether MPI_Cancel node n cancels only receives this class follows
+  // (made by MPI_Irecv, not persistent), on every rank: their messages are
+  // counted out where it cancels them, and a run may hold it.
+  bool cancels_receives_only(uint32_t n) const {
+    if (n >= slots_.refs.size() || slots_.refs[n].empty()) return false;
+    for (const std::vector<RequestRef>& refs : slots_.refs[n])
+      for (const RequestRef& ref : refs)
+        if (ref.ring < 0 || ref.pool != PoolRef::kNo || !cancelled_[static_cast<size_t>(ref.ring)]) return false;
+    return true;
   }
   // Top-level node n: its makes, starts and completions in the order the
   // program makes them (a loop's iterations one by one, where it holds
@@ -200,7 +228,9 @@ class PersistentRequests {
   }
   // A ring that holds persistent requests: every request made into it is
   // followed, so that a reference (k-th latest of the ring) finds its maker.
-  bool followed(int32_t ring) const { return ring >= 0 && creator_[static_cast<size_t>(ring)] != kNoNode; }
+  bool followed(int32_t ring) const {
+    return ring >= 0 && (creator_[static_cast<size_t>(ring)] != kNoNode || cancelled_[static_cast<size_t>(ring)]);
+  }
   int32_t ring_of(uint32_t n) const { return n < slots_.ring_of_node.size() ? slots_.ring_of_node[n] : -1; }
   // Whether node n's subtree makes a request into a followed ring, or
   // starts or completes a persistent request.
@@ -214,6 +244,7 @@ class PersistentRequests {
         if (creates_request(f)) any = followed(ring_of(n));
         if (call_class(f) == CallClass::kStart || completion_of(f) != Completion::kNone)
           for (uint32_t r = 0; r < p_.symbols.world_size && !any; ++r) any = !persistent_refs(n, r).empty();
+        if (call_class(f) == CallClass::kCancel) any = any || cancels_receives_only(n);
       }
       holds_[n] = any ? 1 : 0;
     }
@@ -240,11 +271,21 @@ class PersistentRequests {
       }
       return;
     }
+    if (call_class(f) == CallClass::kCancel && cancels_receives_only(n)) {
+      for (uint32_t r : event_of(p_, n).ranks)
+        if (r < slots_.refs[n].size())
+          for (const RequestRef& ref : slots_.refs[n][r]) {
+            auto made = made_.find({r, ref.ring});
+            if (made != made_.end() && ref.back >= 1 && ref.back <= made->second.size())
+              moved(r, made->second[made->second.size() - ref.back], Move::kCancel);
+          }
+      return;
+    }
     const bool start = call_class(f) == CallClass::kStart;
     for (uint32_t r : event_of(p_, n).ranks)
       for (const RequestRef& ref : persistent_refs(n, r)) {
         changed_ = true;
-        moved(r, maker(r, ref), start);
+        moved(r, maker(r, ref), start ? Move::kStart : Move::kComplete);
         if (ref.pool != PoolRef::kNo) {  // which request does not matter: how many are started
           Pool& pool = started_.pools[{r, ref.ring}];
           if (start) {
@@ -274,6 +315,7 @@ class PersistentRequests {
   const FoldedProgram& p_;
   const RequestSlots& slots_;
   std::vector<uint32_t> creator_;  // per ring: its persistent creating node, kNoNode for others
+  std::vector<uint8_t> cancelled_;  // per ring: of MPI_Irecv alone, some cancelled (followed)
   std::vector<int8_t> holds_;      // per node: holds_any(), -1 not asked yet
   std::vector<uint64_t> instances_;  // per node: its instances add() has seen
   using Key = std::pair<uint32_t, int32_t>;  // rank, ring
@@ -343,6 +385,22 @@ class MessageBalance {
     }
   }
 
+  // A receive rank r made (MPI_Irecv) and cancelled: counted out, as the
+  // MPI matches nothing to it (a cancel that came too late, the message
+  // already received, leaves a message sent and not received, and the run
+  // open).
+  void add_cancelled(const FoldedProgram& p, uint32_t r, const PersistentRequests::Made& made) {
+    const int64_t peer = value_at(p, made.node, Param::peer, r, made.instance, made.iteration);
+    const int64_t tag = value_at(p, made.node, Param::tag, r, made.instance, made.iteration);
+    uncount_receive(identity_of(p, made.node), r, peer, {tag}, 1);
+  }
+  // Receives of MPI_Irecv node `maker` that rank r cancelled, `times` over,
+  // each as message_ends describes the node's (in a loop's iteration).
+  void add_cancelled(const FoldedProgram& p, uint32_t maker, uint32_t r, double times) {
+    for (const auto& [from, tag, share] : message_ends(p, maker, Param::peer, Param::tag, r))
+      uncount_receive(identity_of(p, maker), r, from, tag, times * share);
+  }
+
   // Whether every message received was sent, and what arrives is taken.
   // O(1): each count's change re-checks its own key (a run ends where the
   // balance holds, asked after every top-level node; checked over every
@@ -379,6 +437,12 @@ class MessageBalance {
           }
         }
     }
+  }
+
+  void uncount_receive(const Identity& c, uint32_t r, int64_t from, const std::vector<int64_t>& tag, double times) {
+    if (c.peer_class != PeerClass::kAnySource && from < 0) return;  // MPI_PROC_NULL
+    if (c.peer_class != PeerClass::kAnySource) add_received({from, r, c.comm, tag}, -times);
+    add_taken({r, c.comm, tag}, -times);
   }
 
   // With an MPI_ANY_TAG receive the tags are left out, of every count so
@@ -554,9 +618,58 @@ class CollectiveCount {
 
 }  // namespace
 
-bool closed_items(const FoldedProgram& p, const std::vector<uint32_t>& items, std::string* why) {
+namespace {
+
+// A node that makes rank r's requests of `ring`, where each of them is an
+// MPI_Irecv of the same messages (communicator, peers and tags) for rank r:
+// which of them a cancel names does not change what it counts out
+// (tests/apps/cancel.c: a step's first receive and those posted again after
+// each message share a request); -1 otherwise.
+int64_t receive_maker(const FoldedProgram& p, const RequestSlots& slots, int32_t ring, uint32_t r) {
+  auto same_ends = [](const std::vector<MessageEnd>& a, const std::vector<MessageEnd>& b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const MessageEnd& x, const MessageEnd& y) {
+      return x.peer == y.peer && x.tag == y.tag && x.share == y.share;
+    });
+  };
+  int64_t maker = -1;
+  std::vector<MessageEnd> ends;
+  for (uint32_t n = 0; n < slots.ring_of_node.size(); ++n) {
+    if (slots.ring_of_node[n] != ring) continue;
+    const std::vector<uint32_t>& ranks = event_of(p, n).ranks;
+    if (std::find(ranks.begin(), ranks.end(), r) == ranks.end()) continue;
+    if (call_class(identity_of(p, n).func) != CallClass::kIrecv) return -1;
+    std::vector<MessageEnd> own = message_ends(p, n, Param::peer, Param::tag, r);
+    if (maker >= 0 && (identity_of(p, n).comm != identity_of(p, static_cast<uint32_t>(maker)).comm ||
+                       identity_of(p, n).peer_class != identity_of(p, static_cast<uint32_t>(maker)).peer_class ||
+                       !same_ends(own, ends)))
+      return -1;
+    if (maker < 0) maker = n, ends = std::move(own);
+  }
+  return maker;
+}
+
+// MPI_Cancel node `id`, `times` over, in a loop's iteration: each receive it
+// cancels counted out of `balance`, where receive_maker() knows it.
+void count_out_cancelled(const FoldedProgram& p, const RequestSlots& slots, uint32_t id, double times,
+                         std::map<std::pair<int32_t, uint32_t>, int64_t>& makers, MessageBalance& balance) {
+  if (id >= slots.refs.size()) return;
+  for (uint32_t r = 0; r < slots.refs[id].size(); ++r)
+    for (const RequestRef& ref : slots.refs[id][r]) {
+      if (ref.ring < 0 || ref.pool != PoolRef::kNo) continue;
+      auto it = makers.find({ref.ring, r});
+      if (it == makers.end())
+        it = makers.emplace(std::make_pair(ref.ring, r), receive_maker(p, slots, ref.ring, r)).first;
+      if (it->second >= 0) balance.add_cancelled(p, static_cast<uint32_t>(it->second), r, times);
+    }
+}
+
+}  // namespace
+
+bool closed_items(const FoldedProgram& p, const std::vector<uint32_t>& items, std::string* why,
+                  const RequestSlots* slots) {
   MessageBalance balance;
   CollectiveCount collectives;
+  std::map<std::pair<int32_t, uint32_t>, int64_t> makers;  // per (ring, rank) a cancel names: receive_maker()
   std::function<void(const std::vector<uint32_t>&, double)> walk = [&](const std::vector<uint32_t>& nodes,
                                                                        double times) {
     for (uint32_t id : nodes) {
@@ -567,6 +680,8 @@ bool closed_items(const FoldedProgram& p, const std::vector<uint32_t>& items, st
       }
       balance.add(p, id, times);
       collectives.add(p, id, times);
+      if (slots && call_class(identity_of(p, id).func) == CallClass::kCancel)
+        count_out_cancelled(p, *slots, id, times, makers, balance);
     }
   };
   walk(items, 1.0);
@@ -584,7 +699,9 @@ bool closed_items(const FoldedProgram& p, const std::vector<uint32_t>& items, st
   return true;
 }
 
-bool closed(const FoldedProgram& p, uint32_t loop, std::string* why) { return closed_items(p, p.nodes[loop].body, why); }
+bool closed(const FoldedProgram& p, uint32_t loop, std::string* why, const RequestSlots* slots) {
+  return closed_items(p, p.nodes[loop].body, why, slots);
+}
 
 bool only_polls(const FoldedProgram& p, uint32_t loop) {
   for (uint32_t c : p.nodes[loop].body)
@@ -730,7 +847,7 @@ class CutChooser {
     std::string why;
     if (only_polls(p_, id))
       why = "it only polls (MPI_Iprobe): its time is a wait for a message, which cutting it does not shorten";
-    else if (closed(p_, id, &why)) return true;
+    else if (closed(p_, id, &why, &plan_.slots)) return true;
     if (say)
       notes_.insert("loop n" + std::to_string(id) + " (" + std::to_string(p_.nodes[id].count) +
                     " iterations) is not cut: " + why);
@@ -800,7 +917,8 @@ namespace {
 // start and end, persistent requests made, freed or cancelled,
 // communicators, windows, files, datatypes): a run holding one is always
 // kept. An MPI_Start outlives its run only where the run does not leave
-// the started requests as it found them (PersistentRequests).
+// the started requests as it found them, an MPI_Cancel not where it cancels
+// MPI_Irecv's receives alone (PersistentRequests).
 bool outlives_its_run(const FoldedProgram& p, uint32_t n) {
   const uint32_t f = identity_of(p, n).func;
   switch (call_class(f)) {
@@ -860,7 +978,7 @@ std::vector<TopRun> shortest_closed_runs(const FoldedProgram& p, const NodeTimes
     balance.add_instances(p, id, static_cast<uint64_t>(times), iterations);
     for (uint32_t r : event_of(p, id).ranks) rank_calls[r] += times;
     collectives.add(p, id, times);
-    run.may_leave = run.may_leave && !outlives_its_run(p, id);
+    run.may_leave = run.may_leave && (!outlives_its_run(p, id) || persistent.cancels_receives_only(id));
     run.has_work |= times > 1 || message_role(identity_of(p, id).func) != MessageRole::kNone;
   };
   size_t step_end = 0;
@@ -869,8 +987,11 @@ std::vector<TopRun> shortest_closed_runs(const FoldedProgram& p, const NodeTimes
     auto step = plan.steps.find(id);
     if (step != plan.steps.end()) step_end = std::max(step_end, i + step->second.nodes.size());
     add(id, 1.0, 0);
-    persistent.add(id, [&](uint32_t r, const PersistentRequests::Made& made, bool start) {
-      balance.add_persistent(p, r, made, start);
+    persistent.add(id, [&](uint32_t r, const PersistentRequests::Made& made, PersistentRequests::Move move) {
+      if (move == PersistentRequests::Move::kCancel)
+        balance.add_cancelled(p, r, made);
+      else
+        balance.add_persistent(p, r, made, move == PersistentRequests::Move::kStart);
     });
     for (uint32_t r = 0; r < P; ++r) clock[r] += on_clock(p, t, id, r);
     const bool in_farm = plan.farm_at(i) >= 0 && plan.farm_at(i + 1) == plan.farm_at(i);  // a farm runs whole

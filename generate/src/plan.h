@@ -136,8 +136,10 @@ struct Plan {
 // the other way round (per sender, receiver, communicator and tag), and
 // every collective call in it is made by every member of its communicator
 // in the same node, so that cutting it removes the same calls on every
-// rank. `why` (optional) says what fails.
-bool closed(const FoldedProgram& p, uint32_t loop, std::string* why = nullptr);
+// rank. `why` (optional) says what fails. With the program's request slots,
+// a receive made by an MPI_Irecv and cancelled in the iteration (MPI_Cancel)
+// counts as no receive (the MPI matched no message to it).
+bool closed(const FoldedProgram& p, uint32_t loop, std::string* why = nullptr, const RequestSlots* slots = nullptr);
 
 // A loop whose calls are all MPI_Iprobe (with the computation between them,
 // in loops of its own or not): a wait for a message, which the application
@@ -154,7 +156,8 @@ bool probe_found_nothing(const FoldedProgram& p, uint32_t n);
 
 // A run of nodes (p.top[first, end), or a loop's body) is closed in the same
 // sense: messages and collectives all inside it.
-bool closed_items(const FoldedProgram& p, const std::vector<uint32_t>& items, std::string* why = nullptr);
+bool closed_items(const FoldedProgram& p, const std::vector<uint32_t>& items, std::string* why = nullptr,
+                  const RequestSlots* slots = nullptr);
 
 // The iterations after which a loop's calls come back to the same values
 // (1, or the period its cycle rules span); a cut keeps whole periods.

@@ -784,6 +784,63 @@ TEST(Cuts, ACycleOfCountsThatDriftALittleDoesNotKeepTheLoopWhole) {
   for (const skt::gen::CutLoop& c : whole.cuts) EXPECT_NE(c.node, steps2) << "a loop of one period of counts cut";
 }
 
+// 20 steps on 2 ranks as a Monte Carlo transport code's cycles (LLNL
+// Quicksilver, tests/apps/cancel.c): a receive posted, a message sent to the
+// other rank and the receive completed, another receive posted for a message
+// that never comes, cancelled and completed, and an MPI_Allreduce as the
+// step ends. The cancelled
+// receive matched nothing: the loop of steps is closed and cut. With a send
+// that the posted receive was left for instead of the cancel (a message
+// into the next step), it is not.
+TEST(Cuts, AReceiveCancelledInTheLoopDoesNotKeepItWhole) {
+  auto steps_of = [](bool cancel) {
+    return program(2, [cancel](uint32_t r) {
+      std::vector<Syn> v;
+      int64_t req = 0;
+      for (int step = 0; step < 20; ++step) {
+        Syn got = message(skt::kFunc_MPI_Irecv, 1, 1 - r, 7);
+        got.reqs = {++req};
+        v.push_back(got);
+        Syn send = message(skt::kFunc_MPI_Send, 2, 1 - r, 7);
+        send.gap = 1'000'000;
+        v.push_back(send);
+        Syn wait = call(skt::kFunc_MPI_Wait, 3);
+        wait.reqs = {req};
+        wait.sources = {1 - static_cast<int64_t>(r)};
+        v.push_back(wait);
+        Syn open = message(skt::kFunc_MPI_Irecv, 1, 1 - r, 7);
+        open.reqs = {++req};
+        v.push_back(open);
+        if (cancel) {  // else left posted: the next step's message is for it
+          Syn c = call(skt::kFunc_MPI_Cancel, 5);
+          c.reqs = {req};
+          v.push_back(c);
+          Syn done = call(skt::kFunc_MPI_Wait, 6);
+          done.reqs = {req};
+          done.sources = {-1};
+          v.push_back(done);
+        }
+        v.push_back(collective(skt::kFunc_MPI_Allreduce, 4));  // after the cancel: no message meets it
+      }
+      return v;
+    });
+  };
+  const skt::FoldedProgram cancelled = steps_of(true);
+  const uint32_t steps = loop_with_count(cancelled, 20);
+  ASSERT_NE(steps, UINT32_MAX) << cancelled.to_string();
+  std::string why;
+  EXPECT_FALSE(skt::gen::closed(cancelled, steps, &why)) << "without the request slots a cancel is not followed";
+  const skt::gen::Plan cut = plan_of(cancelled, 10);
+  EXPECT_TRUE(skt::gen::closed(cancelled, steps, &why, &cut.slots)) << why;
+  ASSERT_EQ(cut.cuts.size(), 1u) << cancelled.to_string();
+  EXPECT_EQ(cut.cuts[0].node, steps);
+  EXPECT_EQ(cut.cuts[0].iterations, 2u);
+  EXPECT_TRUE(check(cancelled, cut).ok()) << check(cancelled, cut).message;
+  const skt::FoldedProgram posted = steps_of(false);
+  for (const skt::gen::CutLoop& c : plan_of(posted, 10).cuts)
+    EXPECT_NE(posted.nodes[c.node].count, 20u) << "a loop whose receives are left posted cut";
+}
+
 // A loop of 30 iterations whose MPI_Alltoallv rank 3 reaches from a call
 // site of its own (PRK's AMR kernel, HIGH_WATER: the refinement's rank):
 // merged as two events, ranks 0-2 and rank 3, neither made by every member
