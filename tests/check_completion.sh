@@ -62,6 +62,16 @@ for ((i = 0; i < count; i++)); do
     else
       ran="stops (exit $rc$(grep -q 'watchdog' "$out.$mode.out" && echo ', watchdog' || true))"
       stopped=$((stopped + 1))
+      # the watchdog's line names the call, its call site and its node, one of the skeleton's (skel_calls[]),
+      # or the skeleton's MPI_Finalize
+      if [[ "$ran" == *watchdog* ]] && ! grep -q "watchdog: no progress for [0-9]* s in MPI_Finalize (the skeleton's end)" \
+           "$out.$mode.out"; then
+        node=$(sed -nE 's/.*watchdog: no progress for [0-9]+ s in MPI_[A-Za-z_]+ at [^ ]+ \(n([0-9]+)\).*/\1/p' \
+               "$out.$mode.out" | head -1)
+        if [ -z "$node" ] || ! grep -Eq "\{[0-9]+, $node, " "$out.c"; then
+          cat "$out.$mode.out" >&2; echo "FAIL: the watchdog's line does not name a call of the skeleton" >&2; exit 1
+        fi
+      fi
     fi
     expect=stops
     if [ $verdict = strict ] || { [ $verdict = eager ] && [ $mode = default ]; }; then expect=completes; fi

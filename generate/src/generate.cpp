@@ -164,7 +164,8 @@ class Emitter {
   // The calls written, for the watchdog's message (skel_calls[]): what, 100 x
   // the longest traced duration, the loops around it.
   struct CallRecord {
-    std::string what;
+    std::string what;  // the call site's text: "MPI_Recv at app+0x1a2"
+    int64_t node;      // the program's node, -1: none
     double traced_s;
     std::vector<uint32_t> loops;
   };
@@ -243,7 +244,8 @@ class Emitter {
   std::string window_operation(uint32_t n);
   std::vector<std::string> file_call(uint32_t n);
   std::string enter(uint32_t n);
-  size_t record_call(uint32_t n, const std::string& what);
+  // `node`: named in the watchdog's message after `what` (-1: none).
+  size_t record_call(uint32_t n, const std::string& what, int64_t node = -1);
   void emit_farm(size_t k);
   std::string farm_tables_;  // the farms' struct skel_farm, after templates/skel_farm.h
   // first: per rank, whether node n holds the rank's first call of its
@@ -1298,14 +1300,14 @@ std::string Emitter::compute(uint32_t n, const std::string& work, const std::vec
 // k-th call written: what it is, its traced time, the loops around it).
 std::string Emitter::enter(uint32_t n) {
   const std::string thread = at_.index ? "thread " + std::to_string(p_.thread) + ": " : "";
-  return "skel_enter(" + std::to_string(record_call(n, thread + where(n) + " (n" + std::to_string(n) + ")")) + ");";
+  return "skel_enter(" + std::to_string(record_call(n, thread + where(n), n)) + ");";
 }
 
 // The watchdog's record of a call made for node n (its index in skel_calls[]).
-size_t Emitter::record_call(uint32_t n, const std::string& what) {
+size_t Emitter::record_call(uint32_t n, const std::string& what, int64_t node) {
   double longest = 0;
   for (const RankStat& d : p_.nodes[n].dur) longest = std::max(longest, d.max);
-  CallRecord c{what, 100 * longest * 1e-9, {}};
+  CallRecord c{what, node, 100 * longest * 1e-9, {}};
   for (const OpenLoop& l : open_loops_) c.loops.push_back(l.node);
   calls_.push_back(std::move(c));
   return at_.call_base + calls_.size() - 1;
@@ -1452,21 +1454,29 @@ std::string Emitter::runtime_tables(const std::vector<const Emitter*>& all) {
     return q + "\"";
   };
   std::vector<uint32_t> ids;
-  size_t calls = 0;
-  t << "/* the calls, for the watchdog's message: what, 100 x the longest traced time (s), loops around it */\n"
-    << "SKEL_MAYBE_UNUSED static const struct skel_call skel_calls[] = {\n";
+  std::vector<std::string> sites, entries;  // each call site's text once; a call's entry names its own
+  std::map<std::string, size_t> site_of;
+  auto site = [&](const std::string& what) {
+    auto [it, added] = site_of.emplace(what, sites.size());
+    if (added) sites.push_back(quoted(what));
+    return it->second;
+  };
   std::vector<const Emitter*> by_call(all);  // the programs in the order of their calls' numbers
   std::sort(by_call.begin(), by_call.end(),
             [](const Emitter* a, const Emitter* b) { return a->at_.call_base < b->at_.call_base; });
   for (const Emitter* e : by_call)
     for (const CallRecord& c : e->calls_) {
-      t << "  {" << quoted(c.what) << ", " << num(c.traced_s) << ", " << c.loops.size() << ", " << ids.size() << "},\n";
+      entries.push_back("{" + std::to_string(site(c.what)) + ", " + std::to_string(c.node) + ", " + num(c.traced_s) +
+                        ", " + std::to_string(c.loops.size()) + ", " + std::to_string(ids.size()) + "}");
       ids.insert(ids.end(), c.loops.begin(), c.loops.end());
-      ++calls;
     }
-  t << "  {\"MPI_Finalize (the skeleton's end)\", 0, 0, 0}\n};\n"
-    << "#define SKEL_FINALIZE_CALL " << calls << "\n"
-;
+  const size_t calls = entries.size();
+  entries.push_back("{" + std::to_string(site("MPI_Finalize (the skeleton's end)")) + ", -1, 0, 0, 0}");
+  t << "/* the calls, for the watchdog's message: the call site's text, node, 100 x the longest traced time (s),\n"
+       " * loops around it and where their ids start in skel_call_loops[] */\n";
+  write_table(t, "SKEL_MAYBE_UNUSED static const char* const skel_call_sites[]", sites, 2);
+  write_table(t, "SKEL_MAYBE_UNUSED static const struct skel_call skel_calls[]", entries, 3);
+  t << "#define SKEL_FINALIZE_CALL " << calls << "\n";
   if (ids.empty()) ids.push_back(0);
   write_table(t, "SKEL_MAYBE_UNUSED static const int skel_call_loops[]", texts(ids));
   t << "/* each rank's traced computation (s, every thread), by which skel_spread_over_cores() pins ranks that share cores */\n";

@@ -143,7 +143,7 @@ static inline MPI_Group skel_group_of(int n, const int* world_ranks)
  * times the call's traced duration prints one line naming rank, call, call
  * site and loop, and exits with status 3; the launcher then ends the
  * job. Not under SimGrid, which finds a deadlock itself. */
-/* skel_calls[] and skel_call_loops[] are among the generated tables. */
+/* skel_calls[], skel_call_sites[] and skel_call_loops[] are among the generated tables. */
 /* Per thread (skel_tid): the call it is in (-1: none), calls entered so
  * far, the iteration of each loop it is in. */
 SKEL_MAYBE_UNUSED static int skel_in_calls[SKEL_NUM_THREADS] = {-1};
@@ -166,13 +166,14 @@ static double skel_now(void)
 static void skel_watchdog_report(int tid, int call, double waited, double limit)
 {
   const struct skel_call* c = &skel_calls[call];
-  char loops[512] = "";
+  char loops[512] = "", node[32] = "";
   int d, used = 0;
+  if (c->node >= 0) snprintf(node, sizeof node, " (n%d)", c->node);
   for (d = c->depth - 1; d >= 0 && used < (int)sizeof loops - 64; --d)
     used += snprintf(loops + used, sizeof loops - (size_t)used, "%s loop n%d at iteration %ld",
                      d == c->depth - 1 ? " in" : ",", skel_call_loops[c->loops + d], skel_iters[tid][d]);
-  fprintf(stderr, "%s: rank %d: watchdog: no progress for %.0f s in %s%s (limit %.0f s, SKELGEN_WATCHDOG_S); "
-          "aborting\n", SKEL_NAME, skel_rank, waited, c->what, loops, limit);
+  fprintf(stderr, "%s: rank %d: watchdog: no progress for %.0f s in %s%s%s (limit %.0f s, SKELGEN_WATCHDOG_S); "
+          "aborting\n", SKEL_NAME, skel_rank, waited, skel_call_sites[c->what], node, loops, limit);
   fflush(stderr);
 }
 static void* skel_watchdog(void* arg)
