@@ -992,7 +992,8 @@ Message Checker::message_of(uint32_t a, uint32_t n, bool send, Param peer, Param
 void Checker::execute_point_to_point(uint32_t a, uint32_t n, CallClass c) {
   const Identity& id = identity(n);
   const uint32_t f = id.func;
-  const bool any = id.peer_class == PeerClass::kAnySource && !plan_.pin_wildcards;
+  const bool any = plan_.any_source(id, event(n), Param::peer);
+  const bool any2 = plan_.any_source(id, event(n), Param::peer2);  // MPI_Sendrecv's receive
   const int64_t dtype2 = id.dtype2 >= 0 ? id.dtype2 : id.dtype;
   auto message = [&](bool send, Param peer, Param tag, Param count, int64_t dtype, bool any_source) {
     return message_of(a, n, send, peer, tag, count, dtype, any_source);
@@ -1018,8 +1019,8 @@ void Checker::execute_point_to_point(uint32_t a, uint32_t n, CallClass c) {
       const bool replace = f == kFunc_MPI_Sendrecv_replace;
       const uint32_t s = post_send(a, n, message(true, Param::peer, Param::tag, Param::count, id.dtype, false),
                                    SendMode::kStandard);
-      const uint32_t r = post_recv(a, n, replace ? message(false, Param::peer2, Param::tag2, Param::count, id.dtype, any)
-                                                 : message(false, Param::peer2, Param::tag2, Param::count2, dtype2, any));
+      const uint32_t r = post_recv(a, n, replace ? message(false, Param::peer2, Param::tag2, Param::count, id.dtype, any2)
+                                                 : message(false, Param::peer2, Param::tag2, Param::count2, dtype2, any2));
       wait_for(a, s);
       wait_for(a, r);
       break;
@@ -1032,7 +1033,7 @@ void Checker::execute_point_to_point(uint32_t a, uint32_t n, CallClass c) {
 void Checker::execute_probe(uint32_t a, uint32_t n) {
   Actor& ac = actors_[a];
   const Identity& id = identity(n);
-  const bool any = id.peer_class == PeerClass::kAnySource && !plan_.pin_wildcards;
+  const bool any = plan_.any_source(id, event(n), Param::peer);
   Message m = message_of(a, n, false, Param::peer, Param::tag, Param::count, id.dtype, any);
   m.tag = tag_of(ac, n, Param::tag, false);  // MPI_Probe's tag is the traced one (Emitter::call: tag())
   if (m.src == kNoPeer) return;

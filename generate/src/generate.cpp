@@ -847,7 +847,7 @@ std::vector<std::string> Emitter::listed_call(uint32_t n) {
   const CallArgs a = call_args(id.func);
   const CallClass cls = call_class(id.func);
   const bool receive = cls == CallClass::kRecv || cls == CallClass::kIrecv || cls == CallClass::kRecvInit;
-  const bool any = id.peer_class == PeerClass::kAnySource && !plan_.pin_wildcards;  // pinned: the traced source
+  const bool any = plan_.any_source(id, event(n), Param::peer);  // pinned: the traced source
   std::vector<std::string> args;
   std::string last_list, last_length, after;  // a count list and how many entries it has
   int displs = 0;
@@ -962,7 +962,7 @@ std::vector<std::string> Emitter::completion_lines(uint32_t n) {
 // what they receive is what a forwarding send passes on next.
 std::vector<std::string> Emitter::sendrecv_call(uint32_t n) {
   const Identity& id = identity(n);
-  const bool any = id.peer_class == PeerClass::kAnySource && !plan_.pin_wildcards;
+  const bool any = plan_.any_source(id, event(n), Param::peer2);
   const std::string fn = func_name(id.func), C = comm(n);
   // each argument in its own statement: their tables come out in argument order
   auto rtag = [&] { return plan_.any_tag_receives ? std::string("MPI_ANY_TAG") : count(n, Param::tag2); };

@@ -58,6 +58,16 @@ struct Plan {
   // Receives from MPI_ANY_SOURCE take the source they took in the trace
   // (where which message the MPI matches first would decide completion).
   bool pin_wildcards = false;
+  // Whether node e's receive end (its `peer` parameter: Param::peer, or
+  // Param::peer2 of an MPI_Sendrecv) takes any source in the skeleton: an
+  // MPI_ANY_SOURCE receive unless the wildcards are pinned and the trace
+  // names its source (a blocking receive's; an MPI_Irecv's is named at its
+  // completion, not on the receive: HPCC's RandomAccess, pinned to
+  // MPI_PROC_NULL, took no message, and its senders waited for ever).
+  bool any_source(const Identity& id, const MergedEvent& e, Param peer) const {
+    return id.peer_class == PeerClass::kAnySource &&
+           (!pin_wildcards || e.params[static_cast<size_t>(peer)].kind == ParamKind::kAbsent);
+  }
   // Receives that post room for more than their own counts say, by node:
   // the longest message (bytes) the completion check saw sent to them.
   // A send's count that is the mean of counts that vary (small messages,

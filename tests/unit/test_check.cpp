@@ -283,6 +283,46 @@ TEST(Check, AProgramThatReliesOnBufferingKeepsItsCuts) {
   EXPECT_TRUE(done.repairs.empty()) << done.repairs.front();
 }
 
+// Rank 0 posts two MPI_Irecv from MPI_ANY_SOURCE and completes both with
+// MPI_Waitall (the sources, ranks 1 and 2, named at the completion, not on
+// the receives); ranks 1 and 2 first swap a message each way by MPI_Send
+// before MPI_Recv (complete only where the MPI buffers them), then send
+// rank 0 one each. The wildcards have two messages to choose from, so the
+// repair pins them to their traced sources; an MPI_Irecv's is not in the
+// trace, and it stays a wildcard. Pinned to MPI_PROC_NULL, the receives
+// took nothing and both messages to rank 0 were never received (HPCC's
+// RandomAccess on 2 Open MPI ranks: a skeleton that hung in its senders).
+TEST(Check, AnIrecvFromAnySourcePinnedKeepsTakingAnySource) {
+  skt::FoldedProgram p = program(3, [](uint32_t r) {
+    std::vector<Syn> v;
+    if (r == 0) {
+      for (int64_t q = 1; q <= 2; ++q) {
+        Syn any = message(skt::kFunc_MPI_Irecv, 1, skt::kNone, 0);
+        any.flags = skt::kFlagAnySource;
+        any.reqs = {q};
+        v.push_back(any);
+      }
+      Syn all = call(skt::kFunc_MPI_Waitall, 2);
+      all.reqs = {1, 2};
+      all.sources = {1, 2};
+      v.push_back(all);
+      return v;
+    }
+    const int64_t other = 3 - static_cast<int64_t>(r);
+    v.push_back(message(skt::kFunc_MPI_Send, 3, other, 5));
+    v.push_back(message(skt::kFunc_MPI_Recv, 4, other, 5));
+    Syn big = message(skt::kFunc_MPI_Send, 5, 0, 0);
+    big.count = 1 << 20;
+    v.push_back(big);
+    return v;
+  });
+  skt::gen::Plan plan = plan_of(p, 1);
+  skt::gen::Completion done = skt::gen::ensure_completion(p, plan, {});
+  ASSERT_TRUE(done.complete) << done.verdict;
+  EXPECT_TRUE(plan.pin_wildcards) << done.verdict;
+  EXPECT_EQ(done.last.unreceived, 0u) << "a wildcard receive took no message: " << done.warning;
+}
+
 TEST(Check, AMessageNobodyReceivesHangsUnlessSentEagerly) {
   // a send that is never received: with rendezvous the sender waits for
   // ever; sent eagerly, it is counted (MPI drops it at MPI_Finalize)
