@@ -19,7 +19,6 @@
 namespace skt::fold {
 namespace {
 
-bool count_like(Param p) { return p == Param::count || p == Param::count2 || p == Param::bytes || p == Param::bytes2; }
 bool tag_like(Param p) { return p == Param::tag || p == Param::tag2; }
 bool peer_like(Param p) { return p == Param::peer || p == Param::peer2; }
 // Parameters that may change from one instance of a call to the next and

@@ -27,21 +27,17 @@
 namespace skt::gen {
 namespace {
 
-std::string num(double v) {
+std::string num(double v, int digits = 9) {
   char b[64];
-  std::snprintf(b, sizeof b, "%.9g", v);
+  std::snprintf(b, sizeof b, "%.*g", digits, v);
   return b;
 }
 
 // Kernel units of a computation: 7 significant digits, a part in 10^7 of
-// it, far below the timing's own noise (9, as num() writes, wrapped most
-// per-rank tables of 4 ranks to three lines: p4est's step-3 example, 1,264
-// of a 15,622-line skeleton).
-std::string units_num(double v) {
-  char b[64];
-  std::snprintf(b, sizeof b, "%.7g", v);
-  return b;
-}
+// it, far below the timing's own noise (with 9, most per-rank tables of 4
+// ranks wrapped to three lines: p4est's step-3 example, 1,264 of a
+// 15,622-line skeleton).
+constexpr int kUnitsDigits = 7;
 
 // The columns a table's declaration and values may take on one line.
 constexpr size_t kTableColumns = 100;
@@ -716,7 +712,7 @@ std::string Emitter::work(uint32_t n, const std::vector<uint32_t>& ranks) {
   for (uint32_t r : ranks) {
     double units = computation_ns(node, r) * rate_[r];
     any |= units > 0;
-    vals.push_back(units_num(units));
+    vals.push_back(num(units, kUnitsDigits));
   }
   if (!any) return "";
   return per_rank(n, "work", ranks, vals, "double") + profile(n) + phases(n);

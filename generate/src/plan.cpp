@@ -727,9 +727,7 @@ bool only_polls(const FoldedProgram& p, uint32_t loop) {
 constexpr double kAlikeCycle = 1.25;
 
 bool alike_cycle(const CountRule& rule) {
-  const bool sizes = rule.param == Param::count || rule.param == Param::count2 || rule.param == Param::bytes ||
-                     rule.param == Param::bytes2;
-  if (!sizes || rule.cycle.empty()) return false;
+  if (!count_like(rule.param) || rule.cycle.empty()) return false;
   const auto [lo, hi] = std::minmax_element(rule.cycle.begin(), rule.cycle.end());
   return *lo > 0 && static_cast<double>(*hi) <= kAlikeCycle * static_cast<double>(*lo);
 }

@@ -29,6 +29,10 @@ enum class Param : uint8_t {
 };
 inline constexpr size_t kNumParams = static_cast<size_t>(Param::kCount);
 const char* param_name(Param p);
+// A message's size: its count or bytes, either end.
+inline bool count_like(Param p) {
+  return p == Param::count || p == Param::count2 || p == Param::bytes || p == Param::bytes2;
+}
 
 // A list-valued field (counts of v-collectives, requests completed, Cart
 // dims ...): one list for every rank, or one per rank. reqrefs: for each
