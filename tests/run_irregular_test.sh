@@ -18,11 +18,20 @@ rm -rf "$work" && mkdir -p "$work"
 bench_fold_twice "$skelgen" "$work" "$app" "$@"
 echo "folded: $(wc -w < "$work/program1.txt") words$([ "${BENCH_SAME_FOLD:-1}" = 0 ] || echo ", the same for both traces")"
 "$skelgen" generate "$work/trace1.skf" -K 10 -o "$work/skel.c" > "$work/generate.txt" 2>&1
-grep -q "did not fold into one loop" "$work/generate.txt" || { cat "$work/generate.txt"; echo "FAIL: no time steps left out" >&2; exit 1; }
+# STEPS_MAY_FOLD=1 (environment): a trace whose steps folded into loops that are cut is as good (a program
+# that polls: how many polls each step makes is the timing's, and some traces' steps fold)
+if ! grep -q "did not fold into one loop" "$work/generate.txt"; then
+  if [ "${STEPS_MAY_FOLD:-0}" = 1 ] && grep -q "^cut: *loop n" "$work/generate.txt"; then
+    echo "its steps folded into loops that are cut"
+  else
+    cat "$work/generate.txt"; echo "FAIL: no time steps left out" >&2; exit 1
+  fi
+fi
 # EXPECT_NOTE (environment): a note the generator must also write
 [ -z "${EXPECT_NOTE:-}" ] || grep -qF "$EXPECT_NOTE" "$work/generate.txt" ||
   { cat "$work/generate.txt"; echo "FAIL: no note \"$EXPECT_NOTE\"" >&2; exit 1; }
-grep -Eq "^left out: [1-9][0-9]* of [0-9]+ top-level nodes .*, [1-9][0-9]* kept runs" "$work/generate.txt" ||
+! grep -q "did not fold into one loop" "$work/generate.txt" ||
+  grep -Eq "^left out: [1-9][0-9]* of [0-9]+ top-level nodes .*, [1-9][0-9]* kept runs" "$work/generate.txt" ||
   { cat "$work/generate.txt"; echo "FAIL: generate does not say how many top-level nodes it left out" >&2; exit 1; }
 traced=$(sed -n 's/^traced: *\([0-9.]*\) s.*/\1/p' "$work/generate.txt")
 expected=$(sed -n 's/^expected: *\([0-9.]*\) s.*/\1/p' "$work/generate.txt")
