@@ -194,6 +194,7 @@ int run_merge(const MergeOptions& opt) {
                         {"distinct_calls", m.identities.size()},
                         {"completions_made_one", loaded.coalesced_completions.made_one},
                         {"idle_calls_left_out", loaded.coalesced_completions.idle_calls},
+                        {"spun_probes_left_out", loaded.coalesced_completions.spun_probes},
                         {"order_asked", opt.order},
                         {"order", skt::merge::order_name(ordered.used)},
                         {"walk_events", or_null(ordered.walk_events)},

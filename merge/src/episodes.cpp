@@ -11,13 +11,6 @@
 namespace skt::merge {
 namespace {
 
-// A poll followed by the next call within this many ns computed nothing
-// between them: the rank spins (Coalescer::spins). A spin's gaps are some
-// 100 ns; a farm master on 4 Open MPI ranks over 2 cores spinning on
-// MPI_Test had a median of 1.09 us after its first test of each request.
-// A master computing between polls keeps them where it computes longer.
-constexpr int64_t kSpinNs = 5000;
-
 // A request the rank has started and not completed yet.
 struct Active {
   uint32_t creator_func = 0;  // the call that made it (Irecv, Send_init ...)

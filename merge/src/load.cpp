@@ -2,8 +2,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
+#include <optional>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
 #include "skel/merge.h"
@@ -223,12 +226,123 @@ void lower_floors_to_shortest_gaps(MergedRank& mr, const RankData& rd, const Tra
 
 // One thread's calls on one rank while loading: where they go, their
 // distinct parameter tuples, and the end of the last one (for its gaps).
+// Time of calls left out while loading, carried into the next call kept.
+struct Carried {
+  int64_t gap = 0, dur = 0, blocked = 0, work = 0, team = 0;
+};
+
+// An MPI_Iprobe that found nothing: what another must share to continue its spin.
+struct FailedProbe {
+  uint32_t callsite = 0;
+  int64_t comm = 0, peer = 0, tag = 0;
+  uint64_t flags = 0;
+  auto key() const { return std::tie(callsite, comm, peer, tag, flags); }
+  bool operator==(const FailedProbe& o) const { return key() == o.key(); }
+  bool operator<(const FailedProbe& o) const { return key() < o.key(); }
+};
+
+// A probe's repeats (the same probe finding nothing again, next after
+// itself): how many, and how many within kSpinNs of it.
+struct SpinSite {
+  uint64_t repeats = 0, fast = 0;
+  bool spins() const { return 2 * fast > repeats; }  // its median gap is under kSpinNs
+};
+
 struct ThreadSink {
   RankData* data = nullptr;
   std::unordered_map<ParamTuple, uint32_t, TupleHash> tuples;
   int64_t last_end = -1;
   int64_t first_start = -1;
+  std::optional<FailedProbe> last_probe;  // the last call kept, where it is an MPI_Iprobe that found nothing
+  Carried carried;                         // spun probes' time, for the next call kept
+  uint64_t spun = 0;                       // probes left out (spun_probe, leave_out_slow_repeats)
+  std::map<FailedProbe, SpinSite> spin_sites;
+  std::vector<std::pair<size_t, FailedProbe>> slow_repeats;  // repeats kept (kSpinNs or more after): event index
 };
+
+std::optional<FailedProbe> failed_probe(const Event& ev) {
+  if (replayed_as(ev.func) != kFunc_MPI_Iprobe || !(ev.flags & kFlagTestFailed)) return std::nullopt;
+  return FailedProbe{ev.callsite, ev.comm, ev.peer, ev.tag, ev.flags};
+}
+
+// A thread's gap before ev: from the end of its own previous call (the
+// first: from the end of the first thread's last call before it, MainCalls).
+// The tracer takes its own time out of the rank's one time line, the other
+// threads' too: a thread's short gap can come out below 0, and is 0.
+int64_t gap_before(const ThreadSink& sink, const Event& ev) {
+  return sink.last_end >= 0 ? std::max<int64_t>(0, ev.t_start_ns - sink.last_end) : ev.gap_ns;
+}
+
+int64_t unread_cpu_gap_extra(const TraceHeader& h);
+
+// Spinning probes, left out as they are read (docs/merge.md, "Spinning
+// probes"): an MPI_Iprobe that found nothing, within kSpinNs of the call
+// before it, which was the same probe finding nothing (same call site,
+// communicator, source and tag). An active-message layer polls so, nothing
+// computed between its probes: Ray, the genome assembler, made 47 million
+// on each of 2 ranks in a 13 s run (80 ns apart), a merge of them all
+// more memory than the machine's 23 GB. The first probe of each spin is
+// kept; the others' gaps are carried into the next call kept as
+// computation, their durations as time in it, as the spinning polls of
+// coalesce_timed_completions(). A probe does not change MPI's state, and
+// the skeleton's next calls (the probe that found the message, the
+// receive) wait as long as the message takes. A farm master that computes
+// between its probes (more than kSpinNs) keeps every one. A repeat kept
+// because it came later (an interrupt) is left out after the rank is read
+// where most of its probe's repeats spin (leave_out_slow_repeats).
+bool spun_probe(ThreadSink& sink, const Event& ev, bool cpu_work, const TraceHeader& h) {
+  const std::optional<FailedProbe> probe = failed_probe(ev);
+  if (!probe || !sink.last_probe || !(*sink.last_probe == *probe)) return false;
+  const int64_t gap = gap_before(sink, ev);
+  SpinSite& site = sink.spin_sites[*probe];
+  ++site.repeats;
+  if (gap >= kSpinNs) {
+    sink.slow_repeats.emplace_back(sink.data->events.size(), *probe);
+    return false;
+  }
+  ++site.fast;
+  sink.carried.gap += gap;
+  sink.carried.dur += ev.duration_ns;
+  sink.carried.blocked += ev.blocked_ns;
+  if (cpu_work) {
+    sink.carried.work += ev.cpu_gap_ns != kNone ? ev.cpu_gap_ns : gap + unread_cpu_gap_extra(h);
+    sink.carried.team += ev.team_cpu_ns;
+  }
+  sink.last_end = ev.t_start_ns + ev.duration_ns;
+  ++sink.spun;
+  return true;
+}
+
+// The repeats spun_probe() kept for their gap, where their probe spins: left
+// out, their time carried into the next call kept as it carries the others'
+// (so that a spin leaves one probe however often it was interrupted).
+void leave_out_slow_repeats(ThreadSink& sink) {
+  std::vector<RankEvent>& ev = sink.data->events;
+  Carried c;
+  size_t kept = 0, next = 0;
+  for (size_t i = 0; i < ev.size(); ++i) {
+    RankEvent e = ev[i];
+    if (next < sink.slow_repeats.size() && sink.slow_repeats[next].first == i &&
+        sink.spin_sites[sink.slow_repeats[next++].second].spins()) {
+      c.gap += e.gap;
+      c.dur += e.dur;
+      c.blocked += e.blocked;
+      if (e.work != kNone) c.work += e.work;
+      c.team += e.team;
+      ++sink.spun;
+      continue;
+    }
+    e.gap += c.gap;
+    e.dur += c.dur;
+    e.blocked += c.blocked;
+    if (e.work != kNone) e.work += c.work;
+    e.team += c.team;
+    c = {};
+    ev[kept++] = e;
+  }
+  ev.resize(kept);
+  sink.slow_repeats.clear();
+}
 
 // The ends of the first thread's calls, in order, with their file positions:
 // where another thread started and ended among them (its fork and join).
@@ -316,18 +430,19 @@ void add_event(Interner& in, RankMaps& maps, const TraceFile& f, const Event& ev
   RankData& rd = *sink.data;
   RankEvent re;
   re.seq = static_cast<uint32_t>(ev.seq);
-  re.gap = ev.gap_ns;
-  // A thread's gap runs from the end of its own previous call (the first:
-  // from the end of the first thread's last call before it, MainCalls). The
-  // tracer takes its own time out of the rank's one time line, the other
-  // threads' too: a thread's short gap can come out below 0, and is 0.
-  if (sink.last_end >= 0) re.gap = std::max<int64_t>(0, ev.t_start_ns - sink.last_end);
+  re.gap = gap_before(sink, ev);
   if (sink.first_start < 0) sink.first_start = ev.t_start_ns;
   sink.last_end = ev.t_start_ns + ev.duration_ns;
   if (cpu_work) re.work = ev.cpu_gap_ns != kNone ? ev.cpu_gap_ns : re.gap + unread_cpu_gap_extra(f.header());
   re.dur = ev.duration_ns;
   re.blocked = ev.blocked_ns;
-  if (cpu_work) re.team = ev.team_cpu_ns;
+  re.gap += sink.carried.gap;  // the spun probes' before it (spun_probe)
+  re.dur += sink.carried.dur;
+  re.blocked += sink.carried.blocked;
+  if (cpu_work) re.work += sink.carried.work;
+  if (cpu_work) re.team = ev.team_cpu_ns + sink.carried.team;
+  sink.carried = {};
+  sink.last_probe = failed_probe(ev);
   rd.any_blocked |= re.blocked > 0;
   Identity id;
   id.func = replayed_as(ev.func);  // MPI_Mrecv merged as the MPI_Recv the skeleton makes
@@ -489,6 +604,8 @@ void read_run(const TraceDir& td, const Options& opt, Interner& in, Loaded& out)
     uint64_t read = 0;
     while (f->next(ev)) {
       ++read;
+      if (opt.progress && read % 1000000 == 0)
+        opt.progress("rank " + std::to_string(r) + ": " + std::to_string(read) + " events read");
       if (std::string why = bounds::event_problem(*f, ev); !why.empty()) {
         const char* name = func_name(ev.func);
         throw TraceError(td.rank_path(r) + ": corrupt event " + std::to_string(ev.seq) + " (" + (name ? name : "?") +
@@ -504,17 +621,16 @@ void read_run(const TraceDir& td, const Options& opt, Interner& in, Loaded& out)
         sink.data->cpu_work = rd.cpu_work;
         sink.last_end = main_calls.end_before(ev.t_start_ns);  // its first call's gap starts there
       }
+      if (opt.coalesce_completions && spun_probe(sink, ev, rd.cpu_work, h)) continue;
       add_event(in, maps, *f, ev, r, P, rd.cpu_work, sink);
       if (ev.thread == 0) {
         main_calls.starts.push_back(ev.t_start_ns);
         main_calls.ends.push_back(ev.t_start_ns + ev.duration_ns);
         main_calls.seqs.push_back(static_cast<uint32_t>(ev.seq));
       }
-      if (opt.progress && read % 1000000 == 0)
-        opt.progress("rank " + std::to_string(r) + ": " + std::to_string(read) + " events read");
     }
     mr.end = f->end();
-    mr.events = rd.events.size();
+    mr.events = rd.events.size() + sinks[0].spun;
     if (rd.cpu_work && h.core_sharing == CoreSharing::kOwnCores && sinks.size() == 1) read_wall_gaps(rd);
     else if (rd.cpu_work && sinks.size() == 1) add_team_work(rd);
     lower_floors_to_shortest_gaps(mr, rd, h);
@@ -526,8 +642,12 @@ void read_run(const TraceDir& td, const Options& opt, Interner& in, Loaded& out)
       LoadedThread& lt = thread_stream(out, number, P);
       lt.fork_seq[r] = main_calls.ended_by(sink.first_start);
       lt.join_seq[r] = main_calls.started_from(sink.last_end);
-      lt.traced_calls[r] = sink.data->events.size();
+      lt.traced_calls[r] = sink.data->events.size() + sink.spun;
       main_calls.waited_for(rd, sink.last_end);
+    }
+    for (auto& [number, sink] : sinks) {
+      if (opt.coalesce_completions) leave_out_slow_repeats(sink);
+      out.coalesced_completions.spun_probes += sink.spun;
     }
     if (opt.coalesce_completions) coalesce_streams(in, sinks, out);
   }
@@ -559,6 +679,11 @@ Loaded load_one(const std::string& dir, const Options& opt) {
                  " MPI_Test* or MPI_Wait* calls that completed nothing left out, their time added to the next "
                  "call's (spinning polls: as time in it, others as computation before it; --keep-completions: as "
                  "traced)");
+  if (out.coalesced_completions.spun_probes && opt.progress)
+    opt.progress("note: " + std::to_string(out.coalesced_completions.spun_probes) +
+                 " MPI_Iprobe calls that found nothing within " + std::to_string(kSpinNs / 1000) +
+                 " us of the same probe finding nothing left out, "
+                 "their time added to the next call's (spinning probes; --keep-completions: as traced)");
   return out;
 }
 

@@ -1092,6 +1092,7 @@ TEST(Generate, APollingLoopEndsWhenAMessageIsIn) {
         poll.tag = 2;
         poll.flags = skt::kFlagTestFailed | (any_source ? skt::kFlagAnySource : 0);
         poll.peer = any_source ? skt::kNone : 1;
+        poll.gap = 20'000;  // it computes between its polls: they are kept (merge: spinning probes)
         for (int i = 0; i < 50; ++i) v.push_back(poll);
         poll.flags &= ~uint64_t(skt::kFlagTestFailed);
         poll.peer = 1;
