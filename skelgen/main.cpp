@@ -1,9 +1,12 @@
 // skelgen: build performance skeletons of MPI applications.
+#include <cstdint>
 #include <cstdio>
 #include <exception>
+#include <new>
 #include <string>
 
 #include "commands.h"
+#include "skel/memory.h"
 #include "skel/trace.h"
 
 int main(int argc, char** argv) {
@@ -56,6 +59,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "skelgen: error: %s (see skelgen --help)\n", what.c_str());
     return e.get_exit_code();
   }
+  // The offline stages: running out of memory is an error message, not the
+  // kernel's OOM killer (skel/memory.h). Not trace, time or predict, whose
+  // applications and skeletons would inherit the cap.
+  uint64_t memory = 0;
+  if (*merge || *compress || *generate) memory = skt::mem::cap_address_space();
   try {
     if (*trace) return skelgen::run_trace(trace_opt);
     if (*merge) return skelgen::run_merge(merge_opt);
@@ -68,6 +76,12 @@ int main(int argc, char** argv) {
     if (*dump) return skelgen::run_dump(dump_opt);
   } catch (const skt::TraceError& e) {
     std::fprintf(stderr, "skelgen: error: %s\n", e.what());
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr,
+                 "skelgen: error: out of memory: this needs more than the %.3g GB available when it started "
+                 "(set SKELGEN_MEMORY_GB to allow more, or trace a shorter run)\n",
+                 static_cast<double>(memory) / 1e9);
     return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "skelgen: error: %s\n", e.what());

@@ -5,7 +5,7 @@
 // zeros); across blocks, a sparse table of block minima. About 1.5 bytes per
 // position for the table, 8 for the masks.
 #include <algorithm>
-#include <thread>
+#include <future>
 
 #include "skel/fold.h"
 
@@ -97,13 +97,15 @@ struct Lce::Side {
 
 Lce::Lce(const std::vector<int32_t>& s) : n_(static_cast<uint32_t>(s.size())) {
   // The two sides are independent: from 2^16 symbols on, a second thread
-  // builds the forward one.
-  std::thread forward;
-  if (s.size() >= (size_t{1} << 16)) forward = std::thread([&] { fwd_ = Side::build(s); });
+  // builds the forward one. A std::bad_alloc in either reaches the caller
+  // (skelgen reports it): the future carries the thread's, and waits for
+  // the thread where this one's throws.
+  std::future<Side*> forward;
+  if (s.size() >= (size_t{1} << 16)) forward = std::async(std::launch::async, [&s] { return Side::build(s); });
   else fwd_ = Side::build(s);
   std::vector<int32_t> rev(s.rbegin(), s.rend());
   bwd_ = Side::build(rev);
-  if (forward.joinable()) forward.join();
+  if (forward.valid()) fwd_ = forward.get();
 }
 
 Lce::~Lce() {

@@ -9,6 +9,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "skel/memory.h"
 #include "skel/merge.h"
 #include "skel/skel_funcs.h"
 #include "skel/value_bounds.h"
@@ -34,6 +35,30 @@ struct IdentityHash {
   }
 };
 
+// What a loaded call takes while the rank files are read: the call itself
+// (64 bytes, and up to as much again while its vector grows) and its place
+// among the first thread's calls (20): 124 bytes a call were measured at
+// 20 million calls (Ray's trace, --keep-completions). The merge itself
+// takes more, from 125 bytes a call where every rank makes every call to
+// some 1,200 where no call merges across ranks (NBX with its polls kept):
+// skelgen caps its address space to turn that into an error
+// (skel/memory.h).
+constexpr uint64_t kLoadBytesPerCall = 160;
+
+// Stops a merge whose calls would not fit in memory with a one-line error
+// as soon as it reads one call more than fit, instead of the kernel
+// killing it (and perhaps the user's other work) later: a trace of tens of
+// millions of calls per rank that nothing folds before the merge (an
+// active-message program's polls kept with --keep-completions: Ray's 94
+// million needed more than this machine's 23 GB).
+std::string too_many_calls(uint64_t calls, uint64_t limit) {
+  char gb[32];
+  std::snprintf(gb, sizeof gb, "%.1f", static_cast<double>(limit * kLoadBytesPerCall) / 1e9);
+  return "the traces hold more calls than this machine's memory can load: " + std::to_string(calls) +
+         " read, about " + std::to_string(kLoadBytesPerCall) + " bytes each, " + gb +
+         " GB available (set SKELGEN_MEMORY_GB to allow more, or trace a shorter run)";
+}
+
 // Global tables shared by all ranks while loading.
 struct Interner {
   MergedTrace& t;
@@ -48,6 +73,9 @@ struct Interner {
   std::map<std::array<int64_t, 3>, uint32_t> slots;  // per (creating func, callsite, parent): slots made
   // per (creating func, callsite, parent) and group (CommInfo::runs): the slot the group was last given
   std::map<std::pair<std::array<int64_t, 3>, std::vector<int64_t>>, uint32_t> slot_of_group;
+
+  uint64_t calls = 0;       // calls kept so far, every rank and run
+  uint64_t call_limit = 0;  // more than this many would not fit in memory (call_limit()); 0: no limit
 
   explicit Interner(MergedTrace& tables) : t(tables) {}
 
@@ -622,6 +650,8 @@ void read_run(const TraceDir& td, const Options& opt, Interner& in, Loaded& out)
         sink.last_end = main_calls.end_before(ev.t_start_ns);  // its first call's gap starts there
       }
       if (opt.coalesce_completions && spun_probe(sink, ev, rd.cpu_work, h)) continue;
+      if (++in.calls > in.call_limit && in.call_limit > 0)
+        throw TraceError(td.rank_path(r) + ": " + too_many_calls(in.calls, in.call_limit));
       add_event(in, maps, *f, ev, r, P, rd.cpu_work, sink);
       if (ev.thread == 0) {
         main_calls.starts.push_back(ev.t_start_ns);
@@ -668,6 +698,7 @@ Loaded load_one(const std::string& dir, const Options& opt) {
   Loaded out;
   start_tables(out, td.world_size(), opt, dir);
   Interner in(out.tables);
+  in.call_limit = mem::available_bytes() / kLoadBytesPerCall;
   read_run(td, opt, in, out);
   finish(out);
   if (out.coalesced_completions.made_one && opt.progress)
@@ -804,6 +835,7 @@ bool read_runs(const std::vector<std::string>& dirs, const Options& opt, std::ve
   for (const std::string& d : dirs) tds.emplace_back(d);
   start_tables(runs[0], tds[0].world_size(), opt, dirs[0]);
   Interner in(runs[0].tables);
+  in.call_limit = mem::available_bytes() / kLoadBytesPerCall;
   bool same_world = true;
   for (size_t k = 0; k < dirs.size(); ++k) {
     if (tds[k].world_size() != tds[0].world_size()) {

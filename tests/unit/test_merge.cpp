@@ -2126,3 +2126,25 @@ TEST(Merge, SpinningProbesAreLeftOutAsTheyAreReadAndTheirTimeKept) {
     EXPECT_EQ(loaded.ranks[r].events.size(), probing_ring(r, P, kSteps, 1, false, &unused).size()) << "rank " << r;
   }
 }
+
+// A trace of more calls than the memory can merge is refused as it is read,
+// with the calls read and the memory in the message, not left to the
+// kernel's OOM killer; with the memory to merge it, it loads.
+TEST(Merge, MoreCallsThanTheMemoryCanMergeAreRefusedAsTheyAreRead) {
+  std::string dir = temp_dir("memory");
+  write_synthetic(dir, 2, [](uint32_t r) {
+    size_t unused = 0;
+    return probing_ring(r, 2, 50, 1, false, &unused);  // 2 + 50 * (4 + 1..300) calls a rank
+  });
+  ::setenv("SKELGEN_MEMORY_GB", "0.00001", 1);  // 10,000 bytes: 62 calls of 160 bytes
+  try {
+    merge::load(dir, merge::Options{});
+    ADD_FAILURE() << "loaded";
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("more calls than this machine's memory can load: 63 read"), std::string::npos)
+        << e.what();
+  }
+  ::setenv("SKELGEN_MEMORY_GB", "1", 1);
+  EXPECT_EQ(merge::load(dir, merge::Options{}).ranks.size(), 2u);
+  ::unsetenv("SKELGEN_MEMORY_GB");
+}

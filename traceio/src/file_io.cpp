@@ -4,8 +4,11 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zstd.h>
+#include <zstd_errors.h>
 
 #include <cstring>
+#include <new>
 
 #include "skel/trace.h"
 
@@ -20,6 +23,11 @@ const char* kind_of(mode_t m) {
   return "not a regular file";
 }
 }  // namespace
+
+void throw_if_zstd_out_of_memory(size_t zstd_result) {
+  if (ZSTD_isError(zstd_result) && ZSTD_getErrorCode(zstd_result) == ZSTD_error_memory_allocation)
+    throw std::bad_alloc();
+}
 
 InFile::InFile(const std::string& path) : path_(path) {
   fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);

@@ -399,6 +399,7 @@ void write_compressed_file(const std::string& path, const char* magic, uint16_t 
   ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 1);
   size_t n = ZSTD_compress2(cctx, &out[head], bound, body.data(), body.size());
   ZSTD_freeCCtx(cctx);
+  throw_if_zstd_out_of_memory(n);
   if (ZSTD_isError(n)) throw TraceError(path + ": compression failed: " + ZSTD_getErrorName(n));
   out.resize(head + n);
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
@@ -462,6 +463,7 @@ std::string read_compressed_file(const std::string& path, const char* magic, uin
            16);
   std::string body(static_cast<size_t>(size), '\0');
   size_t n = ZSTD_decompress(&body[0], body.size(), frame.data(), frame.size());
+  throw_if_zstd_out_of_memory(n);
   if (ZSTD_isError(n) || n != size)
     f.fail(std::string("corrupt or truncated ") + what + " (" +
                (ZSTD_isError(n) ? ZSTD_getErrorName(n) : "wrong size") + ")",

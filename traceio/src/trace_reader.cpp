@@ -8,6 +8,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <new>
 #include <set>
 
 #include "skel/codec.h"
@@ -173,7 +174,7 @@ TraceFile::TraceFile(const std::string& path) : path_(path), io_(new Io) {
   header_.start_realtime_ns = static_cast<int64_t>(rt);
   header_.start_monotonic_ns = static_cast<int64_t>(mono);
   io_->dctx = ZSTD_createDCtx();
-  if (!io_->dctx) fail("cannot create a zstd context");
+  if (!io_->dctx) throw std::bad_alloc();  // zstd could not allocate its context
   if (!kCheckChecksums) ZSTD_DCtx_setParameter(io_->dctx, ZSTD_d_forceIgnoreChecksum, ZSTD_d_ignoreChecksum);
 }
 
@@ -231,6 +232,7 @@ bool TraceFile::load_chunk() {
     f.fail(chunk + " (payload is not one checksummed zstd frame of " + std::to_string(raw_len) + " bytes)", at);
   io.raw.resize(raw_len);
   size_t n = ZSTD_decompressDCtx(io.dctx, &io.raw[0], raw_len, io.compressed.data(), payload_len);
+  throw_if_zstd_out_of_memory(n);
   if (ZSTD_isError(n) || n != raw_len)
     f.fail(chunk + " (" + (ZSTD_isError(n) ? ZSTD_getErrorName(n) : "wrong decompressed size") + ")", at);
   io.rec_pos = 0;

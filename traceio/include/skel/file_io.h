@@ -20,6 +20,10 @@ inline uint64_t plausible_content_bytes(uint64_t compressed) {
   return compressed > kMaxCompressedBytes / kMaxZstdRatio ? kMaxCompressedBytes : compressed * kMaxZstdRatio;
 }
 
+// Throws std::bad_alloc where a zstd function's result says it ran out of
+// memory: skelgen then says so, not that the file is corrupt.
+void throw_if_zstd_out_of_memory(size_t zstd_result);
+
 class InFile {
  public:
   // Opens a regular file for reading. Throws TraceError("<path>: ...") when
