@@ -5,7 +5,8 @@
 # aside), and its K = 10 skeleton leaves time steps out (the generator's
 # note), is at least 7 (MIN_SHRINK) times shorter than the traced run as planned
 # (traced / expected), at most 5,000 lines of C, and runs to its end; with
-# EXPECT_NOTE set, the generator also writes that note.
+# EXPECT_NOTE set, the generator also writes that note; with EXPECT_SPUN=1,
+# the merge left spinning probes out.
 # Prints the figures (C lines, compile seconds, traced and expected times).
 #   run_irregular_test.sh SKELGEN FLAVOR NP APP WORK ARGS...
 set -euo pipefail
@@ -33,6 +34,17 @@ fi
 ! grep -q "did not fold into one loop" "$work/generate.txt" ||
   grep -Eq "^left out: [1-9][0-9]* of [0-9]+ top-level nodes .*, [1-9][0-9]* kept runs" "$work/generate.txt" ||
   { cat "$work/generate.txt"; echo "FAIL: generate does not say how many top-level nodes it left out" >&2; exit 1; }
+# EXPECT_SPUN=1 (environment): the merge left spinning probes out as it read them (docs/merge.md,
+# "Spinning probes"), so that far fewer merged events than calls reached it
+if [ "${EXPECT_SPUN:-0}" = 1 ]; then
+  python3 - "$work/merge1.json" <<'PY' || exit 1
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(f"merge: {d['calls']} calls, {d['spun_probes_left_out']} spinning probes left out, {d['merged_events']} merged events")
+if not d["spun_probes_left_out"] or 2 * d["merged_events"] > d["calls"]:
+    sys.exit("FAIL: the spinning probes reached the merge")
+PY
+fi
 traced=$(sed -n 's/^traced: *\([0-9.]*\) s.*/\1/p' "$work/generate.txt")
 expected=$(sed -n 's/^expected: *\([0-9.]*\) s.*/\1/p' "$work/generate.txt")
 lines=$(wc -l < "$work/skel.c")
