@@ -281,7 +281,7 @@ struct ThreadSink {
   std::unordered_map<ParamTuple, uint32_t, TupleHash> tuples;
   int64_t last_end = -1;
   int64_t first_start = -1;
-  std::optional<FailedProbe> last_probe;  // the last call kept, where it is an MPI_Iprobe that found nothing
+  std::optional<FailedProbe> last_probe;  // the last probe kept, where it and every call since found nothing
   Carried carried;                         // spun probes' time, for the next call kept
   uint64_t spun = 0;                       // probes left out (spun_probe, leave_out_slow_repeats)
   std::map<FailedProbe, SpinSite> spin_sites;
@@ -305,8 +305,10 @@ int64_t unread_cpu_gap_extra(const TraceHeader& h);
 
 // Spinning probes, left out as they are read (docs/merge.md, "Spinning
 // probes"): an MPI_Iprobe that found nothing, within kSpinNs of the call
-// before it, which was the same probe finding nothing (same call site,
-// communicator, source and tag). An active-message layer polls so, nothing
+// before it, where the last probe kept was the same probe finding nothing
+// (same call site, communicator, source and tag) and every call kept since
+// found or completed nothing too (a sparse exchange by NBX tests its sends
+// between its probes). An active-message layer polls so, nothing
 // computed between its probes: Ray, the genome assembler, made 47 million
 // on each of 2 ranks in a 13 s run (80 ns apart), a merge of them all
 // more memory than the machine's 23 GB. The first probe of each spin is
@@ -470,7 +472,9 @@ void add_event(Interner& in, RankMaps& maps, const TraceFile& f, const Event& ev
   if (cpu_work) re.work += sink.carried.work;
   if (cpu_work) re.team = ev.team_cpu_ns + sink.carried.team;
   sink.carried = {};
-  sink.last_probe = failed_probe(ev);
+  // a poll that found nothing between two probes continues the spin (NBX: a probe, a test of the sends)
+  if (std::optional<FailedProbe> probe = failed_probe(ev)) sink.last_probe = probe;
+  else if (!(ev.flags & kFlagTestFailed)) sink.last_probe.reset();
   rd.any_blocked |= re.blocked > 0;
   Identity id;
   id.func = replayed_as(ev.func);  // MPI_Mrecv merged as the MPI_Recv the skeleton makes
