@@ -27,18 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static unsigned mix(unsigned x) {
-  x ^= x >> 16;
-  x *= 0x7feb352dU;
-  x ^= x >> 15;
-  x *= 0x846ca68bU;
-  return x ^ (x >> 16);
-}
-
-static double compute(long n, double x) {
-  for (long i = 0; i < n; ++i) x = x * 0.999999 + 1e-7 * (double)(i & 7);
-  return x;
-}
+#include "am_common.h"
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);

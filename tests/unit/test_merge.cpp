@@ -1947,6 +1947,23 @@ int64_t work_of(const std::vector<Syn>& calls) {
   return t;
 }
 
+// Rank r's loaded calls keep the program's time, its time in MPI and its
+// computation, where spinning polls were left out: a spinning poll's time
+// in MPI stays time in MPI (the skeleton waits there), the computation
+// before it computation.
+void expect_spins_time_kept(const merge::RankData& rd, const std::vector<Syn>& program, uint32_t r) {
+  int64_t gaps = 0, durations = 0, work = 0, traced_durations = 0;
+  for (const merge::RankEvent& e : rd.events) {
+    gaps += e.gap;
+    durations += e.dur;
+    work += e.work;
+  }
+  for (const Syn& c : program) traced_durations += c.dur;
+  EXPECT_EQ(durations, traced_durations) << "rank " << r;
+  EXPECT_EQ(gaps + durations, time_of(program)) << "rank " << r;
+  EXPECT_EQ(work, work_of(program)) << "rank " << r;
+}
+
 }  // namespace
 
 TEST(Merge, CallsThatCompleteNothingAreLeftOutAndTheStepsFold) {
@@ -2014,18 +2031,7 @@ TEST(Merge, SpinningPollsAreLeftOutWhereAWildcardReceiveIsActive) {
       // Per step: Irecv, Isend, two Allreduces, the test that found the message, the send's wait (a
       // wildcard receive's completion is not made one with it).
       ASSERT_EQ(rd.events.size(), 2 + kSteps * 6u) << "rank " << r;
-      int64_t gaps = 0, durations = 0, work = 0, traced_durations = 0;
-      for (const merge::RankEvent& e : rd.events) {
-        gaps += e.gap;
-        durations += e.dur;
-        work += e.work;
-      }
-      for (const Syn& c : program) traced_durations += c.dur;
-      // a spinning poll's time in MPI stays time in MPI (the skeleton waits there), the computation before it
-      // computation
-      EXPECT_EQ(durations, traced_durations) << "rank " << r;
-      EXPECT_EQ(gaps + durations, time_of(program)) << "rank " << r;
-      EXPECT_EQ(work, work_of(program)) << "rank " << r;
+      expect_spins_time_kept(rd, program, r);
     }
     lengths.push_back(polls_left_out_and_folded(loaded, idle));
   }
@@ -2104,16 +2110,7 @@ TEST(Merge, SpinningProbesAreLeftOutAsTheyAreReadAndTheirTimeKept) {
       // tests are spinning polls, coalesce_timed_completions()).
       ASSERT_EQ(rd.events.size(), 2 + kSteps * 5u) << "rank " << r;
       EXPECT_EQ(loaded.tables.ranks[r].events, program.size()) << "rank " << r << ": its calls as traced";
-      int64_t gaps = 0, durations = 0, work = 0, traced_durations = 0;
-      for (const merge::RankEvent& e : rd.events) {
-        gaps += e.gap;
-        durations += e.dur;
-        work += e.work;
-      }
-      for (const Syn& c : program) traced_durations += c.dur;
-      EXPECT_EQ(durations, traced_durations) << "rank " << r;
-      EXPECT_EQ(gaps + durations, time_of(program)) << "rank " << r;
-      EXPECT_EQ(work, work_of(program)) << "rank " << r;
+      expect_spins_time_kept(rd, program, r);
     }
     EXPECT_EQ(loaded.coalesced_completions.spun_probes, misses - P * kSteps);
     MergedTrace merged = merge::merge(loaded, merge::Options{});
