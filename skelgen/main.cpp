@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "skelgen: error: out of memory: this needs more than the %.3g GB available when it started "
                  "(set SKELGEN_MEMORY_GB to allow more, or trace a shorter run)\n",
-                 static_cast<double>(memory) / 1e9);
+                 static_cast<double>(memory ? memory : skt::mem::available_bytes()) / 1e9);
     return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "skelgen: error: %s\n", e.what());

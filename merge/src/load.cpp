@@ -2,7 +2,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <map>
 #include <optional>
 #include <set>
@@ -75,7 +74,7 @@ struct Interner {
   std::map<std::pair<std::array<int64_t, 3>, std::vector<int64_t>>, uint32_t> slot_of_group;
 
   uint64_t calls = 0;       // calls kept so far, every rank and run
-  uint64_t call_limit = 0;  // more than this many would not fit in memory (call_limit()); 0: no limit
+  uint64_t call_limit = 0;  // more than this many would not fit in memory (kLoadBytesPerCall); 0: no limit
 
   explicit Interner(MergedTrace& tables) : t(tables) {}
 
@@ -252,8 +251,6 @@ void lower_floors_to_shortest_gaps(MergedRank& mr, const RankData& rd, const Tra
   }
 }
 
-// One thread's calls on one rank while loading: where they go, their
-// distinct parameter tuples, and the end of the last one (for its gaps).
 // Time of calls left out while loading, carried into the next call kept.
 struct Carried {
   int64_t gap = 0, dur = 0, blocked = 0, work = 0, team = 0;
@@ -276,6 +273,9 @@ struct SpinSite {
   bool spins() const { return 2 * fast > repeats; }  // its median gap is under kSpinNs
 };
 
+// One thread's calls on one rank while loading: where they go, their
+// distinct parameter tuples, and the end of the last one (for its gaps).
+// And the spinning probes it is leaving out (spun_probe).
 struct ThreadSink {
   RankData* data = nullptr;
   std::unordered_map<ParamTuple, uint32_t, TupleHash> tuples;
