@@ -323,24 +323,45 @@ int64_t to_world(int64_t cid, int64_t local) {
   return local < static_cast<int64_t>(m.size()) ? m[static_cast<size_t>(local)] : local;
 }
 
-int64_t register_comm(MPI_Comm c, int64_t parent, uint32_t func) {
-  State& s = st();
-  MPI_Group g, wg;
+// The world ranks of a group's members, in the group's order.
+std::vector<int64_t> world_ranks_of(MPI_Group g) {
+  MPI_Group wg;
   int n = 0;
-  PMPI_Comm_group(c, &g);
   PMPI_Group_size(g, &n);
   PMPI_Comm_group(MPI_COMM_WORLD, &wg);
   std::vector<int> local(static_cast<size_t>(n)), world(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) local[static_cast<size_t>(i)] = i;
   PMPI_Group_translate_ranks(g, n, local.data(), wg, world.data());
-  PMPI_Group_free(&g);
   PMPI_Group_free(&wg);
-  auto id = static_cast<uint32_t>(s.comms.size());
+  return std::vector<int64_t>(world.begin(), world.end());
+}
+
+// A new communicator: its members (world ranks, by rank) are recorded. An
+// intercommunicator is recorded as the communicator of both its groups (the
+// world ranks of both, in world order), which the skeleton makes with
+// MPI_Comm_create_group; its peers and roots name ranks of the remote
+// group, so they are read as world ranks through that group (members).
+int64_t register_comm(MPI_Comm c, int64_t parent, uint32_t func) {
+  State& s = st();
+  MPI_Group g;
+  PMPI_Comm_group(c, &g);
   CommEntry e;
-  e.members.assign(world.begin(), world.end());
+  e.members = world_ranks_of(g);
+  PMPI_Group_free(&g);
+  std::vector<int64_t> recorded = e.members;
+  int inter = 0;
+  PMPI_Comm_test_inter(c, &inter);
+  if (inter) {
+    PMPI_Comm_remote_group(c, &g);
+    e.members = world_ranks_of(g);
+    PMPI_Group_free(&g);
+    recorded.insert(recorded.end(), e.members.begin(), e.members.end());
+    std::sort(recorded.begin(), recorded.end());
+  }
+  auto id = static_cast<uint32_t>(s.comms.size());
   s.comms.push_back(e);
   s.comm_ids.put(handle_bits(c), id);
-  s.writer.define_comm(id, parent, func, s.comms.back().members.data(), s.comms.back().members.size());
+  s.writer.define_comm(id, parent, func, recorded.data(), recorded.size());
   return id;
 }
 
@@ -1056,7 +1077,8 @@ void record(Rec& r) {
   if (r.tag2 != kNone) w.put_int(Field::kTag2, r.tag2);
   if (r.count2 != kNone) w.put_int(Field::kCount2, r.count2);
   if (dt2 != kNone) w.put_int(Field::kDtype2, dt2);
-  if (r.root != kNone) w.put_int(Field::kRoot, to_world(cid, r.root));
+  // an intercommunicator's root passes MPI_ROOT: itself
+  if (r.root != kNone) w.put_int(Field::kRoot, r.root == MPI_ROOT ? s.rank : to_world(cid, r.root));
   if (op != kNone) w.put_int(Field::kOp, op);
   if (r.flags) w.put_int(Field::kFlags, static_cast<int64_t>(r.flags));
   if (r.bytes != kNone) w.put_int(Field::kBytes, r.bytes);

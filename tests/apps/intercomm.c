@@ -1,0 +1,89 @@
+/* A master–worker farm over an intercommunicator, as mpi4py.futures and
+ * coupled codes build one: rank 0 alone in one group, the other ranks in
+ * the other (MPI_Comm_split), joined by MPI_Intercomm_create over
+ * MPI_COMM_WORLD. The master broadcasts the set-up to the workers
+ * (MPI_Bcast with MPI_ROOT), then hands TASKS tasks, each to whichever
+ * worker asks (MPI_Recv from MPI_ANY_SOURCE on the intercommunicator, ranks
+ * of the remote group), task k of WORK * (1 + k % 4) terms; a task of -1
+ * stops a worker. The workers agree on what they did (MPI_Allreduce over
+ * their own group), the two groups meet at an MPI_Barrier of the
+ * intercommunicator, which is freed.
+ *
+ *   intercomm [TASKS=100] [WORK=200000]
+ *
+ * Prints the tasks each worker did on rank 0. Needs 2 ranks or more. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+enum { kTagTask = 1, kTagResult = 2 };
+
+static double compute(long n, double x) {
+  for (long i = 0; i < n; ++i) x = x * 0.999999 + 1e-7 * (double)(i & 7);
+  return x;
+}
+
+static void master(MPI_Comm inter, int workers, int tasks, long work) {
+  long setup[2] = {tasks, work};
+  MPI_Bcast(setup, 2, MPI_LONG, MPI_ROOT, inter);
+  int next = 0, running = 0;
+  for (int w = 0; w < workers; ++w) { /* seed every worker, or stop it */
+    int task = next < tasks ? next++ : -1;
+    MPI_Send(&task, 1, MPI_INT, w, kTagTask, inter);
+    running += task >= 0;
+  }
+  double acc = 0;
+  while (running > 0) {
+    double result;
+    MPI_Status st;
+    MPI_Recv(&result, 1, MPI_DOUBLE, MPI_ANY_SOURCE, kTagResult, inter, &st);
+    acc += result;
+    int task = next < tasks ? next++ : -1;
+    MPI_Send(&task, 1, MPI_INT, st.MPI_SOURCE, kTagTask, inter);
+    running -= task < 0;
+  }
+  printf("intercomm: %d tasks over %d workers, checksum %.6g\n", tasks, workers, acc);
+}
+
+static void worker(MPI_Comm inter, MPI_Comm group) {
+  long setup[2];
+  MPI_Bcast(setup, 2, MPI_LONG, 0, inter);
+  int done = 0;
+  double x = 1;
+  for (;;) {
+    int task;
+    MPI_Recv(&task, 1, MPI_INT, 0, kTagTask, inter, MPI_STATUS_IGNORE);
+    if (task < 0) break;
+    x = compute(setup[1] * (1 + task % 4), x);
+    MPI_Send(&x, 1, MPI_DOUBLE, 0, kTagResult, inter);
+    ++done;
+  }
+  int all = 0;
+  MPI_Allreduce(&done, &all, 1, MPI_INT, MPI_SUM, group);
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const int tasks = argc > 1 ? atoi(argv[1]) : 100;
+  const long work = argc > 2 ? atol(argv[2]) : 200000;
+  if (size < 2 || tasks < 0 || work < 0) {
+    if (rank == 0) fprintf(stderr, "usage: intercomm [TASKS>=0] [WORK>=0], on 2 ranks or more\n");
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  MPI_Comm group, inter;
+  MPI_Comm_split(MPI_COMM_WORLD, rank == 0 ? 0 : 1, rank, &group);
+  /* the local leader is each group's rank 0; the remote leader, the other group's in MPI_COMM_WORLD */
+  MPI_Intercomm_create(group, 0, MPI_COMM_WORLD, rank == 0 ? 1 : 0, 77, &inter);
+  if (rank == 0)
+    master(inter, size - 1, tasks, work);
+  else
+    worker(inter, group);
+  MPI_Barrier(inter);
+  MPI_Comm_free(&inter);
+  MPI_Comm_free(&group);
+  MPI_Finalize();
+  return 0;
+}
