@@ -560,6 +560,73 @@ LoadedThread& thread_stream(Loaded& out, uint32_t number, uint32_t world_size) {
   return t;
 }
 
+// Whether every thread of a rank but the first made its calls in one run,
+// no call of another thread among them (by file position), while the first
+// thread waited: its call after the run computed at most a tenth of its gap
+// (a CPU-clock trace; MPI_THREAD_MULTIPLE traces are). Then the rank made
+// its calls in one order, and computed in one thread at a time, which one
+// stream replays. A pool's master thread does so while the main thread
+// waits for the pool (mpi4py.futures: the main thread makes the
+// intercommunicator, the master thread every call with the workers, the
+// main thread MPI_Finalize, 6 ms of CPU in its 1.4 s gap); kept apart, the
+// master's calls would pair with the workers' main threads, which the
+// skeleton's threads do not (docs/merge.md, "Threads").
+bool threads_take_turns_in_runs(const std::map<uint32_t, ThreadSink>& sinks) {
+  if (sinks.size() < 2) return false;
+  const auto after = [](const std::vector<RankEvent>& e, uint32_t seq) {
+    return std::upper_bound(e.begin(), e.end(), seq, [](uint32_t v, const RankEvent& x) { return v < x.seq; });
+  };
+  const std::vector<RankEvent>& first = sinks.at(0).data->events;
+  for (const auto& [number, sink] : sinks) {
+    if (number == 0) continue;
+    const std::vector<RankEvent>& t = sink.data->events;
+    if (t.empty()) return false;
+    const uint32_t lo = t.front().seq, hi = t.back().seq;
+    for (const auto& [other, o] : sinks) {
+      if (other == number) continue;
+      auto at = after(o.data->events, lo);
+      if (at != o.data->events.end() && at->seq < hi) return false;
+    }
+    auto next = after(first, hi);
+    if (next == first.end() || next->work == kNone || next->work * 10 > next->gap) return false;
+  }
+  return true;
+}
+
+// Moves every other thread's calls into the first thread's stream, at their
+// file positions (threads_take_turns_in_runs()): their parameter tuples and
+// lists re-indexed, their threads' streams left empty on this rank.
+void take_threads_into_one_stream(std::map<uint32_t, ThreadSink>& sinks, Loaded& out, uint32_t r, uint32_t P) {
+  ThreadSink& main = sinks.at(0);
+  RankData& rd = *main.data;
+  for (auto it = sinks.begin(); it != sinks.end();) {
+    if (it->first == 0) {
+      ++it;
+      continue;
+    }
+    RankData& t = *it->second.data;
+    std::vector<uint32_t> param_at(t.params.size());
+    for (size_t i = 0; i < t.params.size(); ++i) {
+      auto [at, fresh] = main.tuples.emplace(t.params[i], static_cast<uint32_t>(rd.params.size()));
+      if (fresh) rd.params.push_back(t.params[i]);
+      param_at[i] = at->second;
+    }
+    const auto list_base = static_cast<int32_t>(rd.lists.size());
+    rd.lists.insert(rd.lists.end(), t.lists.begin(), t.lists.end());
+    for (RankEvent& e : t.events) {
+      e.params = param_at[e.params];
+      if (e.lists >= 0) e.lists += list_base;
+    }
+    auto at = std::upper_bound(rd.events.begin(), rd.events.end(), t.events.front().seq,
+                               [](uint32_t v, const RankEvent& x) { return v < x.seq; });
+    rd.events.insert(at, t.events.begin(), t.events.end());
+    rd.any_blocked |= t.any_blocked;
+    main.spun += it->second.spun;
+    thread_stream(out, it->first, P).ranks[r] = RankData{};
+    it = sinks.erase(it);
+  }
+}
+
 void copy_header(MergedRank& mr, const TraceHeader& h) {
   mr.hostname = h.hostname;
   mr.mpi_library = h.mpi_library;
@@ -663,6 +730,13 @@ void read_run(const TraceDir& td, const Options& opt, Interner& in, Loaded& out)
         main_calls.seqs.push_back(static_cast<uint32_t>(ev.seq));
       }
     }
+    if (threads_take_turns_in_runs(sinks)) {
+      for (const auto& [number, sink] : sinks)  // the first thread's call after each run waited for it
+        if (number != 0) main_calls.waited_for(rd, sink.last_end);
+      if (opt.coalesce_completions)
+        for (auto& [number, sink] : sinks) leave_out_slow_repeats(sink);
+      take_threads_into_one_stream(sinks, out, r, P);
+    }
     mr.end = f->end();
     mr.events = rd.events.size() + sinks[0].spun;
     if (rd.cpu_work && h.core_sharing == CoreSharing::kOwnCores && sinks.size() == 1) read_wall_gaps(rd);
@@ -685,6 +759,13 @@ void read_run(const TraceDir& td, const Options& opt, Interner& in, Loaded& out)
     }
     if (opt.coalesce_completions) coalesce_streams(in, sinks, out);
   }
+  // threads whose calls every rank took into its one stream
+  out.threads.erase(std::remove_if(out.threads.begin(), out.threads.end(),
+                                   [](const LoadedThread& t) {
+                                     return std::all_of(t.ranks.begin(), t.ranks.end(),
+                                                        [](const RankData& d) { return d.events.empty(); });
+                                   }),
+                    out.threads.end());
   std::sort(out.threads.begin(), out.threads.end(),
             [](const LoadedThread& a, const LoadedThread& b) { return a.number < b.number; });
 }

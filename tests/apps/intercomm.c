@@ -7,14 +7,18 @@
  * of the remote group), task k of WORK * (1 + k % 4) terms; a task of -1
  * stops a worker. The workers agree on what they did (MPI_Allreduce over
  * their own group), the two groups meet at an MPI_Barrier of the
- * intercommunicator, which is freed.
+ * intercommunicator, which is freed. With `thread`, the master runs in a
+ * thread of its own while rank 0's main thread waits for it
+ * (MPI_THREAD_MULTIPLE), as mpi4py.futures' pool does.
  *
- *   intercomm [TASKS=100] [WORK=200000]
+ *   intercomm [TASKS=100] [WORK=200000] [thread]
  *
  * Prints the tasks each worker did on rank 0. Needs 2 ranks or more. */
 #include <mpi.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 enum { kTagTask = 1, kTagResult = 2 };
 
@@ -62,24 +66,43 @@ static void worker(MPI_Comm inter, MPI_Comm group) {
   MPI_Allreduce(&done, &all, 1, MPI_INT, MPI_SUM, group);
 }
 
+struct master_args {
+  MPI_Comm inter;
+  int workers, tasks;
+  long work;
+};
+
+static void* master_thread(void* p) {
+  const struct master_args* a = p;
+  master(a->inter, a->workers, a->tasks, a->work);
+  return NULL;
+}
+
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  const int threaded = argc > 3 && strcmp(argv[3], "thread") == 0;
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Init_thread(&argc, &argv, threaded ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided);
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const int tasks = argc > 1 ? atoi(argv[1]) : 100;
   const long work = argc > 2 ? atol(argv[2]) : 200000;
-  if (size < 2 || tasks < 0 || work < 0) {
-    if (rank == 0) fprintf(stderr, "usage: intercomm [TASKS>=0] [WORK>=0], on 2 ranks or more\n");
+  if (size < 2 || tasks < 0 || work < 0 || (threaded && provided < MPI_THREAD_MULTIPLE)) {
+    if (rank == 0) fprintf(stderr, "usage: intercomm [TASKS>=0] [WORK>=0] [thread], on 2 ranks or more\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   MPI_Comm group, inter;
   MPI_Comm_split(MPI_COMM_WORLD, rank == 0 ? 0 : 1, rank, &group);
   /* the local leader is each group's rank 0; the remote leader, the other group's in MPI_COMM_WORLD */
   MPI_Intercomm_create(group, 0, MPI_COMM_WORLD, rank == 0 ? 1 : 0, 77, &inter);
-  if (rank == 0)
+  if (rank == 0 && threaded) {
+    struct master_args a = {inter, size - 1, tasks, work};
+    pthread_t t;
+    pthread_create(&t, NULL, master_thread, &a);
+    pthread_join(t, NULL);
+  } else if (rank == 0) {
     master(inter, size - 1, tasks, work);
-  else
+  } else
     worker(inter, group);
   MPI_Barrier(inter);
   MPI_Comm_free(&inter);

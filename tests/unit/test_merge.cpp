@@ -1497,6 +1497,57 @@ TEST(Merge, OneCallingThreadWithCoresEnoughIsReadByItsWallClock) {
   }
 }
 
+// A pool's master thread (mpi4py.futures) makes every call with the
+// workers while the main thread waits: rank 0's calls are one stream, its
+// second thread's taken into it at their places, and merge with the
+// workers' first threads. Where the main thread computed meanwhile (half of
+// its gap), or called MPI among the other thread's calls, they stay apart.
+TEST(MergeThreads, AThreadCallingWhileTheFirstWaitsIsTakenIntoItsStream) {
+  auto program = [](int64_t main_work, bool main_calls_between) {
+    return [=](uint32_t r) {
+      Syn init = simple(kFunc_MPI_Init, 0), fin = simple(kFunc_MPI_Finalize, 9);
+      init.work = 0;
+      std::vector<Syn> v{init};
+      if (r == 0) {
+        for (int64_t w = 1; w < 3; ++w) {
+          Syn a = send(1, w), b = recv(2, w);
+          a.thread = b.thread = 3;
+          a.work = b.work = 800;
+          v.push_back(a);
+          if (main_calls_between && w == 2) v.push_back(simple(kFunc_MPI_Barrier, 8));
+          v.push_back(b);
+        }
+        fin.gap = 1000000, fin.work = main_work;
+      } else {
+        Syn a = recv(3, 0), b = send(4, 0);
+        a.work = b.work = 800;
+        v.push_back(a);
+        v.push_back(b);
+        fin.work = 800;
+      }
+      v.push_back(fin);
+      return v;
+    };
+  };
+  const auto load = [](const std::function<std::vector<Syn>(uint32_t)>& p) {
+    std::string dir = temp_dir("pool_thread");
+    write_synthetic(dir, 3, p, 7, CoreSharing::kShared);
+    return merge::load(dir, merge::Options{});
+  };
+  const merge::Loaded one = load(program(20000, false));
+  EXPECT_TRUE(one.threads.empty());
+  ASSERT_EQ(one.ranks[0].events.size(), 6u);
+  std::vector<uint32_t> funcs;
+  for (const merge::RankEvent& e : one.ranks[0].events) funcs.push_back(one.tables.identities[e.identity].func);
+  EXPECT_EQ(funcs, (std::vector<uint32_t>{kFunc_MPI_Init, kFunc_MPI_Send, kFunc_MPI_Recv, kFunc_MPI_Send,
+                                          kFunc_MPI_Recv, kFunc_MPI_Finalize}));
+  MergedTrace merged = merge::merge(one, merge::Options{});
+  for (const auto& p : merge::verify(merged, one)) ADD_FAILURE() << p;
+  EXPECT_TRUE(merged.threads.empty()) << "one stream a rank: rank 0's calls pair with the workers' first threads";
+  EXPECT_EQ(load(program(500000, false)).threads.size(), 1u) << "the main thread computed meanwhile";
+  EXPECT_EQ(load(program(20000, true)).threads.size(), 1u) << "the main thread called MPI meanwhile";
+}
+
 // Where the ranks shared their cores and one thread made every MPI call, the
 // CPU time the rank's other threads used (trace 2.4 field kTeamCpu: an
 // OpenMP team's work) is the gap's work too, and the calling thread's sleep
