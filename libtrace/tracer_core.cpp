@@ -1077,8 +1077,9 @@ void record(Rec& r) {
   if (r.tag2 != kNone) w.put_int(Field::kTag2, r.tag2);
   if (r.count2 != kNone) w.put_int(Field::kCount2, r.count2);
   if (dt2 != kNone) w.put_int(Field::kDtype2, dt2);
-  // an intercommunicator's root passes MPI_ROOT: itself
-  if (r.root != kNone) w.put_int(Field::kRoot, r.root == MPI_ROOT ? s.rank : to_world(cid, r.root));
+  // on an intercommunicator the root passes MPI_ROOT (itself), its group-mates MPI_PROC_NULL
+  if (r.root != kNone)
+    w.put_int(Field::kRoot, r.root == MPI_ROOT ? s.rank : r.root == MPI_PROC_NULL ? kProcNull : to_world(cid, r.root));
   if (op != kNone) w.put_int(Field::kOp, op);
   if (r.flags) w.put_int(Field::kFlags, static_cast<int64_t>(r.flags));
   if (r.bytes != kNone) w.put_int(Field::kBytes, r.bytes);

@@ -707,11 +707,16 @@ void read_run(const TraceDir& td, const Options& opt, Interner& in, Loaded& out)
       ++read;
       if (opt.progress && read % 1000000 == 0)
         opt.progress("rank " + std::to_string(r) + ": " + std::to_string(read) + " events read");
-      if (std::string why = bounds::event_problem(*f, ev); !why.empty()) {
+      const auto call = [&ev] {  // for an error only
         const char* name = func_name(ev.func);
-        throw TraceError(td.rank_path(r) + ": corrupt event " + std::to_string(ev.seq) + " (" + (name ? name : "?") +
-                         "): " + why);
-      }
+        return std::to_string(ev.seq) + " (" + (name ? name : "?") + ")";
+      };
+      if (ev.root == kProcNull)  // checked before the bounds: not corrupt, not replayed
+        throw TraceError(td.rank_path(r) + ": event " + call() +
+                         " has the root MPI_PROC_NULL (a root's group-mate on an intercommunicator), which "
+                         "skelgen does not replay: no skeleton can be made of this trace");
+      if (std::string why = bounds::event_problem(*f, ev); !why.empty())
+        throw TraceError(td.rank_path(r) + ": corrupt event " + call() + ": " + why);
       // A 1.2 trace's MPI_Finalize carries the kernel's rate over the whole
       // run (MPI_Init's calibration and the samples since): it replaces MPI_Init's.
       if (ev.kernel_rate != kNone && ev.kernel_rate > 0) mr.kernel_units_per_s = static_cast<double>(ev.kernel_rate);

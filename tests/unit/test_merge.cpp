@@ -2206,3 +2206,23 @@ TEST(Merge, MoreCallsThanTheMemoryCanMergeAreRefusedAsTheyAreRead) {
   EXPECT_EQ(merge::load(dir, merge::Options{}).ranks.size(), 2u);
   ::unsetenv("SKELGEN_MEMORY_GB");
 }
+
+// On an intercommunicator a root's group-mates pass MPI_PROC_NULL as the
+// root, which the skeleton cannot replay over both groups: merge says so
+// (not "corrupt") and names the file and the call.
+TEST(MergeThreads, AnIntercommunicatorsProcNullRootIsRefusedByName) {
+  std::string dir = temp_dir("proc_null_root");
+  write_synthetic(dir, 2, [](uint32_t r) {
+    Syn bcast = simple(kFunc_MPI_Bcast, 1);
+    bcast.root = r == 0 ? 0 : kProcNull;
+    return std::vector<Syn>{simple(kFunc_MPI_Init, 0), bcast, simple(kFunc_MPI_Finalize, 2)};
+  });
+  try {
+    merge::load(dir, merge::Options{});
+    ADD_FAILURE() << "loaded";
+  } catch (const TraceError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("rank-00001.skt: event 1 (MPI_Bcast) has the root MPI_PROC_NULL"), std::string::npos) << what;
+    EXPECT_EQ(what.find("corrupt"), std::string::npos) << what;
+  }
+}
