@@ -141,20 +141,8 @@ class Coalescer {
   // the next call kept as time in that call. Its gap is the computation
   // before it (the first poll of a spin may follow real work), carried as
   // computation.
-  void carry_spin(const RankEvent& e) {
-    carried_.gap += e.gap;
-    carried_.dur += e.dur;
-    carried_.blocked += e.blocked;
-    if (e.work != kNone) carried_.work += e.work;
-  }
-  RankEvent carried_into(RankEvent e) {
-    e.gap += carried_.gap;
-    e.dur += carried_.dur;
-    e.blocked += carried_.blocked;
-    if (e.work != kNone) e.work += carried_.work;
-    carried_ = {};
-    return e;
-  }
+  void carry_spin(const RankEvent& e) { carried_.add(e); }
+  RankEvent carried_into(const RankEvent& e) { return carried_.into(e); }
 
   // Requests made, started and freed by a call outside an episode.
   void note_call(const RankEvent& e) {
@@ -261,9 +249,7 @@ class Coalescer {
   std::unordered_map<int64_t, Active> active_, persistent_;
   std::vector<Done> completed_;
   const std::unordered_set<uint32_t> spinning_;  // spinning_sites()
-  struct {
-    int64_t gap = 0, dur = 0, blocked = 0, work = 0;
-  } carried_;
+  CarriedTime carried_;
   size_t made_ = 0, episodes_ = 0;
 };
 

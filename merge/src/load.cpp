@@ -251,11 +251,6 @@ void lower_floors_to_shortest_gaps(MergedRank& mr, const RankData& rd, const Tra
   }
 }
 
-// Time of calls left out while loading, carried into the next call kept.
-struct Carried {
-  int64_t gap = 0, dur = 0, blocked = 0, work = 0, team = 0;
-};
-
 // An MPI_Iprobe that found nothing: what another must share to continue its spin.
 struct FailedProbe {
   uint32_t callsite = 0;
@@ -282,7 +277,7 @@ struct ThreadSink {
   int64_t last_end = -1;
   int64_t first_start = -1;
   std::optional<FailedProbe> last_probe;  // the last probe kept, where it and every call since found nothing
-  Carried carried;                         // spun probes' time, for the next call kept
+  CarriedTime carried;                     // spun probes' time, for the next call kept
   uint64_t spun = 0;                       // probes left out (spun_probe, leave_out_slow_repeats)
   std::map<FailedProbe, SpinSite> spin_sites;
   std::vector<std::pair<size_t, FailedProbe>> slow_repeats;  // repeats kept (kSpinNs or more after): event index
@@ -302,6 +297,16 @@ int64_t gap_before(const ThreadSink& sink, const Event& ev) {
 }
 
 int64_t unread_cpu_gap_extra(const TraceHeader& h);
+
+// The CPU time of ev's gap (of `gap` ns) on a thread CPU trace.
+int64_t gap_work(const Event& ev, int64_t gap, const TraceHeader& h) {
+  return ev.cpu_gap_ns != kNone ? ev.cpu_gap_ns : gap + unread_cpu_gap_extra(h);
+}
+
+// The first of a stream's calls (in file order) after file position seq.
+std::vector<RankEvent>::const_iterator after_seq(const std::vector<RankEvent>& e, uint32_t seq) {
+  return std::upper_bound(e.begin(), e.end(), seq, [](uint32_t v, const RankEvent& x) { return v < x.seq; });
+}
 
 // Spinning probes, left out as they are read (docs/merge.md, "Spinning
 // probes"): an MPI_Iprobe that found nothing, within kSpinNs of the call
@@ -331,13 +336,15 @@ bool spun_probe(ThreadSink& sink, const Event& ev, bool cpu_work, const TraceHea
     return false;
   }
   ++site.fast;
-  sink.carried.gap += gap;
-  sink.carried.dur += ev.duration_ns;
-  sink.carried.blocked += ev.blocked_ns;
+  RankEvent left_out;
+  left_out.gap = gap;
+  left_out.dur = ev.duration_ns;
+  left_out.blocked = ev.blocked_ns;
   if (cpu_work) {
-    sink.carried.work += ev.cpu_gap_ns != kNone ? ev.cpu_gap_ns : gap + unread_cpu_gap_extra(h);
-    sink.carried.team += ev.team_cpu_ns;
+    left_out.work = gap_work(ev, gap, h);
+    left_out.team = ev.team_cpu_ns;
   }
+  sink.carried.add(left_out);
   sink.last_end = ev.t_start_ns + ev.duration_ns;
   ++sink.spun;
   return true;
@@ -347,28 +354,18 @@ bool spun_probe(ThreadSink& sink, const Event& ev, bool cpu_work, const TraceHea
 // out, their time carried into the next call kept as it carries the others'
 // (so that a spin leaves one probe however often it was interrupted).
 void leave_out_slow_repeats(ThreadSink& sink) {
+  if (sink.slow_repeats.empty()) return;
   std::vector<RankEvent>& ev = sink.data->events;
-  Carried c;
+  CarriedTime c;
   size_t kept = 0, next = 0;
   for (size_t i = 0; i < ev.size(); ++i) {
-    RankEvent e = ev[i];
     if (next < sink.slow_repeats.size() && sink.slow_repeats[next].first == i &&
         sink.spin_sites[sink.slow_repeats[next++].second].spins()) {
-      c.gap += e.gap;
-      c.dur += e.dur;
-      c.blocked += e.blocked;
-      if (e.work != kNone) c.work += e.work;
-      c.team += e.team;
+      c.add(ev[i]);
       ++sink.spun;
       continue;
     }
-    e.gap += c.gap;
-    e.dur += c.dur;
-    e.blocked += c.blocked;
-    if (e.work != kNone) e.work += c.work;
-    e.team += c.team;
-    c = {};
-    ev[kept++] = e;
+    ev[kept++] = c.into(ev[i]);
   }
   ev.resize(kept);
   sink.slow_repeats.clear();
@@ -463,15 +460,11 @@ void add_event(Interner& in, RankMaps& maps, const TraceFile& f, const Event& ev
   re.gap = gap_before(sink, ev);
   if (sink.first_start < 0) sink.first_start = ev.t_start_ns;
   sink.last_end = ev.t_start_ns + ev.duration_ns;
-  if (cpu_work) re.work = ev.cpu_gap_ns != kNone ? ev.cpu_gap_ns : re.gap + unread_cpu_gap_extra(f.header());
+  if (cpu_work) re.work = gap_work(ev, re.gap, f.header());
   re.dur = ev.duration_ns;
   re.blocked = ev.blocked_ns;
-  re.gap += sink.carried.gap;  // the spun probes' before it (spun_probe)
-  re.dur += sink.carried.dur;
-  re.blocked += sink.carried.blocked;
-  if (cpu_work) re.work += sink.carried.work;
-  if (cpu_work) re.team = ev.team_cpu_ns + sink.carried.team;
-  sink.carried = {};
+  if (cpu_work) re.team = ev.team_cpu_ns;
+  re = sink.carried.into(re);  // the spun probes' before it (spun_probe)
   // a poll that found nothing between two probes continues the spin (NBX: a probe, a test of the sends)
   if (std::optional<FailedProbe> probe = failed_probe(ev)) sink.last_probe = probe;
   else if (!(ev.flags & kFlagTestFailed)) sink.last_probe.reset();
@@ -575,9 +568,6 @@ LoadedThread& thread_stream(Loaded& out, uint32_t number, uint32_t world_size) {
 // did on some runs), and one stream would replay them one after the other.
 bool threads_take_turns_in_runs(const std::map<uint32_t, ThreadSink>& sinks) {
   if (sinks.size() != 2) return false;
-  const auto after = [](const std::vector<RankEvent>& e, uint32_t seq) {
-    return std::upper_bound(e.begin(), e.end(), seq, [](uint32_t v, const RankEvent& x) { return v < x.seq; });
-  };
   const std::vector<RankEvent>& first = sinks.at(0).data->events;
   for (const auto& [number, sink] : sinks) {
     if (number == 0) continue;
@@ -586,10 +576,10 @@ bool threads_take_turns_in_runs(const std::map<uint32_t, ThreadSink>& sinks) {
     const uint32_t lo = t.front().seq, hi = t.back().seq;
     for (const auto& [other, o] : sinks) {
       if (other == number) continue;
-      auto at = after(o.data->events, lo);
+      auto at = after_seq(o.data->events, lo);
       if (at != o.data->events.end() && at->seq < hi) return false;
     }
-    auto next = after(first, hi);
+    auto next = after_seq(first, hi);
     if (next == first.end() || next->work == kNone || next->work * 10 > next->gap) return false;
   }
   return true;
@@ -619,9 +609,7 @@ void take_threads_into_one_stream(std::map<uint32_t, ThreadSink>& sinks, Loaded&
       e.params = param_at[e.params];
       if (e.lists >= 0) e.lists += list_base;
     }
-    auto at = std::upper_bound(rd.events.begin(), rd.events.end(), t.events.front().seq,
-                               [](uint32_t v, const RankEvent& x) { return v < x.seq; });
-    rd.events.insert(at, t.events.begin(), t.events.end());
+    rd.events.insert(after_seq(rd.events, t.events.front().seq), t.events.begin(), t.events.end());
     rd.any_blocked |= t.any_blocked;
     main.spun += it->second.spun;
     thread_stream(out, it->first, P).ranks[r] = RankData{};

@@ -77,6 +77,29 @@ struct RankEvent {
   int64_t created_request = kNone;   // the rank's id of the request this call creates
 };
 
+// The time of calls left out, carried into the next call kept: their gaps,
+// their time in MPI, their blocked and CPU time (and, while loading, their
+// other threads' CPU time).
+struct CarriedTime {
+  int64_t gap = 0, dur = 0, blocked = 0, work = 0, team = 0;
+  void add(const RankEvent& e) {  // each of e's times into the same of the next call
+    gap += e.gap;
+    dur += e.dur;
+    blocked += e.blocked;
+    if (e.work != kNone) work += e.work;
+    team += e.team;
+  }
+  RankEvent into(RankEvent e) {  // e with the time carried; nothing carried after
+    e.gap += gap;
+    e.dur += dur;
+    e.blocked += blocked;
+    if (e.work != kNone) e.work += work;
+    e.team += team;
+    *this = {};
+    return e;
+  }
+};
+
 struct RankData {
   std::vector<RankEvent> events;     // normalised order
   bool cpu_work = false;             // traced with GapClock::kThreadCpu: events carry work
