@@ -203,7 +203,16 @@ class Finder {
   const Op& op(uint32_t r, size_t j) const { return ops_[r][j]; }
   bool noise(uint32_t r, size_t j) const { return op(r, j).kind == OpKind::kPost || op(r, j).kind == OpKind::kDone; }
   static bool chooses(uint32_t f) { return completion_of(f) == Completion::kChoose; }
-  bool failed_probe(uint32_t r, size_t j) const { return probe_found_nothing(p_, calls_[r][j].node); }
+  // An MPI_Iprobe that found nothing (on this rank: its event may hold other ranks' that found one).
+  bool failed_probe(uint32_t r, size_t j) const {
+    const Call& c = calls_[r][j];
+    return probe_found_nothing(p_, c.node) || (func(c.node) == kFunc_MPI_Iprobe && value(c, Param::peer, r) == kNone);
+  }
+  // Worker w's probe (MPI_Probe, or MPI_Iprobe that found one) of a message from f's master.
+  bool probes_master(const Farm& f, uint32_t w, size_t j) const {
+    const Op& o = op(w, j);
+    return o.kind == OpKind::kProbe && o.comm == f.comm && o.peer == f.master;
+  }
   // A poll that found nothing: such an MPI_Iprobe, or an MPI_Test* that completed no request.
   bool failed_poll(uint32_t r, size_t j) const {
     const uint32_t f = func(calls_[r][j].node);
@@ -245,6 +254,7 @@ class Finder {
   void completed_by(uint32_t r, size_t j, const std::vector<size_t>& made);
   Op op_of(uint32_t r, size_t j) const;
   Op completion_op(uint32_t r, size_t j) const;
+  Op freed_op(uint32_t r, size_t j) const;
 
   // A parameter's value at a call of the application, uncut: kNone where
   // absent; a rule's cycle entry at the call's instance or iteration; a
@@ -367,6 +377,7 @@ Op Finder::op_of(uint32_t r, size_t j) const {
   const uint32_t f = func(c.node);
   if (completes(f)) return completion_op(r, j);
   if (f == kFunc_MPI_Cancel) return Op{OpKind::kDone};  // its requests' completion follows
+  if (f == kFunc_MPI_Request_free) return freed_op(r, j);
   Op o;
   if (f == kFunc_MPI_Send || f == kFunc_MPI_Ssend || f == kFunc_MPI_Rsend) o.kind = OpKind::kSend;
   else if (f == kFunc_MPI_Isend || f == kFunc_MPI_Issend) o.kind = OpKind::kSend, o.nonblocking = true;
@@ -375,13 +386,24 @@ Op Finder::op_of(uint32_t r, size_t j) const {
   else if (f == kFunc_MPI_Iprobe) o.kind = OpKind::kProbe, o.nonblocking = true;
   else if (f == kFunc_MPI_Irecv) o.kind = OpKind::kPost;
   else return o;
-  if (probe_found_nothing(p_, c.node)) return Op{OpKind::kDone};  // a poll: the master computes on
+  if (failed_probe(r, j)) return Op{OpKind::kDone};  // a poll: the master computes on
   o.any_source = identity(c.node).peer_class == PeerClass::kAnySource;
   o.comm = comm(c.node);
   o.peer = value(c, Param::peer, r);
   o.tag = value(c, Param::tag, r);
   o.bytes = f == kFunc_MPI_Probe ? 0 : bytes(c, r);
   return o;
+}
+
+// An MPI_Request_free: kDone where it frees sends only (mpi4py's tasks,
+// MPI_Issend whose request is freed: the message goes on), else kOther.
+Op Finder::freed_op(uint32_t r, size_t j) const {
+  const RankRequests& q = reqs_[r];
+  for (uint32_t k = q.first[j]; k < q.first[j + 1]; ++k) {
+    const size_t by = q.made_by[k];
+    if (by == SIZE_MAX || !(ops_[r][by].kind == OpKind::kSend && ops_[r][by].nonblocking)) return Op{};
+  }
+  return Op{OpKind::kDone};
 }
 
 // A completion: kRecv where it completes one MPI_Irecv (and perhaps sends)
@@ -431,14 +453,18 @@ size_t Finder::receive_step(uint32_t m, size_t j, int64_t c, int64_t tag, int64_
   if (o.comm != c || o.tag != tag) return 0;
   const bool probe = o.kind == OpKind::kProbe && o.any_source;
   if (!probe && !(o.kind == OpKind::kRecv && (o.any_source || o.chosen))) return 0;
-  from = o.peer;
   at = k;
   size_t e = k + 1;
+  if (probe)  // probes in a row (mpi4py: MPI_Iprobe, then MPI_Mprobe): the message received is the last one's
+    for (; e < n && op(m, e).kind == OpKind::kProbe && op(m, e).any_source && op(m, e).comm == c && op(m, e).tag == tag; ++e) {
+    }
+  from = op(m, e - 1).peer;
+  const size_t probes = e - k;
   for (; e < n; ++e) {
     const Op& x = op(m, e);
     if (x.kind != OpKind::kRecv || x.any_source || x.chosen || x.comm != c || x.peer != from) break;
   }
-  return probe && e == k + 1 ? 0 : e - j;
+  return probe && e == k + probes ? 0 : e - j;
 }
 
 // The master's farm starting at calls[i]: sends to the first workers
@@ -456,12 +482,11 @@ size_t Finder::master_run(uint32_t m, size_t i, std::vector<MasterStep>& steps) 
   size_t j = i;
   std::set<int64_t> seeded;
   for (; j < n; ) {
+    size_t k = j;  // receives posted, sends completed or polls in vain between the seeds (not before a request)
+    while (k < n && noise(m, k)) ++k;
+    if (k >= n || op(m, k).kind != OpKind::kSend || op(m, k).comm != c) break;
+    j = k;
     const Op& o = op(m, j);
-    if (o.kind == OpKind::kPost) {
-      ++j;
-      continue;
-    }
-    if (o.kind != OpKind::kSend || o.comm != c) break;
     if (!seeded.insert(o.peer).second) return i;
     const size_t e = sends_to(m, j, c, o.peer);
     steps.push_back({SIZE_MAX, SIZE_MAX, SIZE_MAX, j, j, e, o.peer});
@@ -556,6 +581,7 @@ bool Finder::worker_run(const Farm& f, uint32_t w, bool seeded, uint64_t asks, s
     while (j < n && noise(w, j)) ++j;
     return j;
   };
+  auto probe = [&](size_t j) { return j < n && probes_master(f, w, j); };
   auto answer_end = [&](size_t j) {
     while (answer(j) || (j < n && op(w, j).kind == OpKind::kDone)) ++j;
     return j;
@@ -563,7 +589,9 @@ bool Finder::worker_run(const Farm& f, uint32_t w, bool seeded, uint64_t asks, s
   size_t j = cursor_[w];
   while (j < n && !(seeded ? answer(j) : request(j))) ++j;
   begin = j;
-  while (begin > cursor_[w] && op(w, begin - 1).kind == OpKind::kPost) --begin;  // the answer's receive, posted first
+  // the answer's receive, posted first, or the probes that found it (and the polls before them)
+  while (begin > cursor_[w] && (op(w, begin - 1).kind == OpKind::kPost || probe(begin - 1) || failed_probe(w, begin - 1)))
+    --begin;
   if (seeded) {
     if (!answer(j)) return false;
     j = answer_end(j);
@@ -571,7 +599,7 @@ bool Finder::worker_run(const Farm& f, uint32_t w, bool seeded, uint64_t asks, s
   for (uint64_t k = 0; k < asks; ++k) {
     j = skip(j);
     if (!request(j)) return false;
-    while (to_master(j) || (j < n && noise(w, j))) ++j;
+    while (to_master(j) || probe(j) || (j < n && noise(w, j))) ++j;
     if (!answer(j)) return false;
     j = answer_end(j);
   }
@@ -591,13 +619,16 @@ bool Finder::worker_figures(Farm& f, uint32_t w, size_t begin, size_t end, std::
   double wait = 0;
   size_t requests = 0;
   bool answered = false;
-  auto in_answer = [&](size_t j) { return op(w, j).kind == OpKind::kRecv || op(w, j).kind == OpKind::kDone; };
+  // an answer: the probes that found it, its receives, completions of sends and polls after them
+  auto answering = [&](size_t j) { return op(w, j).kind == OpKind::kRecv || probes_master(f, w, j); };
+  auto in_answer = [&](size_t j) { return answering(j) || op(w, j).kind == OpKind::kDone; };
+  const bool seeded = std::find(f.seeded.begin(), f.seeded.end(), w) != f.seeded.end();
   for (size_t j = begin; j < end;) {
-    const bool asking = op(w, j).kind != OpKind::kRecv;
+    const bool asking = j == begin && seeded ? false : !answering(j);  // a seed's polls go with it
     const size_t from = j;
     uint64_t bytes_sent = 0;
     int64_t tag = kNone;  // the first send's or receive's
-    for (; j < end && (asking ? op(w, j).kind != OpKind::kRecv : in_answer(j)); ++j) {
+    for (; j < end && (asking ? !answering(j) : in_answer(j)); ++j) {
       const Op& o = op(w, j);
       if (o.kind == OpKind::kSend) bytes_sent += o.bytes;
       if (tag == kNone && o.kind == (asking ? OpKind::kSend : OpKind::kRecv)) tag = o.tag;
@@ -706,7 +737,8 @@ void Finder::set_symbols_and_styles(Farm& f, const MasterStep& asked,
                                     const std::map<uint32_t, std::pair<size_t, size_t>>& runs) {
   const uint32_t m = f.master, w0 = f.workers[0];
   const Op& took = op(m, asked.recv_at);
-  const size_t recv = asked.recv_at + (took.kind == OpKind::kProbe ? 1 : 0);
+  size_t recv = asked.recv_at;  // the receive, after the probes that found it
+  while (op(m, recv).kind == OpKind::kProbe) ++recv;
   const auto [begin, end] = runs.at(w0);
   size_t request = begin, answer = end - 1;
   while (request + 1 < end && op(w0, request).kind != OpKind::kSend) ++request;

@@ -2,7 +2,7 @@
  * sizes drawn from a skewed random distribution (a fixed seed: the same
  * tasks every run; which worker gets which changes from run to run).
  *
- *   farm2 [TASKS=150] [WORK=20000] [MODE=seeded|probe|chunks|drain|poll]
+ *   farm2 [TASKS=150] [WORK=20000] [MODE=seeded|probe|chunks|drain|poll|mprobe]
  *
  * seeded (the matrix-vector farm of the MPI textbooks): the master
  *   broadcasts the parameters, sends each worker its first task unasked
@@ -25,6 +25,17 @@
  *   MPI_Iprobe(MPI_ANY_SOURCE) and does a slice of its own work (WORK / 20)
  *   after each poll that found none, then takes the result with MPI_Recv
  *   from the rank the probe found.
+ *
+ * mprobe (the pool of mpi4py.futures, on a duplicate of MPI_COMM_WORLD):
+ *   the master sends each task with MPI_Issend and frees its request
+ *   (MPI_Request_free) once that worker's result is in; it polls with
+ *   MPI_Iprobe(MPI_ANY_SOURCE), sleeping between polls that found none
+ *   (from 20 us, doubling to 1 ms), takes a result with
+ *   MPI_Mprobe(MPI_ANY_SOURCE) and MPI_Mrecv, answers while tasks remain,
+ *   then stops every worker with an MPI_Issend each and MPI_Waitall.
+ *   Workers poll the same way (MPI_Iprobe from MPI_ANY_SOURCE with
+ *   MPI_ANY_TAG), take a task with MPI_Mprobe and MPI_Mrecv, and send the
+ *   result with MPI_Issend, polling it with MPI_Test until the master took it.
  *
  * Each call is logged (applog.h); sources and tags are the ones matched. */
 #include <string.h>
@@ -215,6 +226,95 @@ static void drained(int rank, int size, int tasks, long work, int poll) {
   }
 }
 
+/* Sleep between polls that found nothing: 20 us, doubling up to 1 ms. */
+static void backoff(int* polls) {
+  long us = 20L << (*polls < 6 ? *polls : 6);
+  struct timespec left = {0, (us < 1000 ? us : 1000) * 1000L};
+  while (nanosleep(&left, &left) != 0) {
+  }
+  ++*polls;
+}
+
+/* Polls until a message matching (source, tag) is there, then takes it with MPI_Mprobe and MPI_Mrecv. */
+static void take(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status* st) {
+  int flag = 0, polls = 0;
+  MPI_Message msg;
+  for (;;) {
+    MPI_Iprobe(source, tag, comm, &flag, st);
+    if (flag) break;
+    LOG("MPI_Iprobe tag=%d any_source=1 flag=0 comm=farm", tag);
+    backoff(&polls);
+  }
+  LOG("MPI_Iprobe peer=%d tag=%d any_source=1 flag=1 comm=farm", st->MPI_SOURCE, tag);
+  MPI_Mprobe(source, tag, comm, &msg, st);
+  LOG("MPI_Mprobe peer=%d tag=%d comm=farm", st->MPI_SOURCE, st->MPI_TAG);
+  MPI_Mrecv(buf, count, type, &msg, st);
+  LOG("MPI_Mrecv peer=%d tag=%d count=%d comm=farm", st->MPI_SOURCE, st->MPI_TAG, count);
+}
+
+static void mprobed(int rank, int size, int tasks, long work) {
+  MPI_Comm farm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &farm);
+  LOG("MPI_Comm_dup comm=farm");
+  if (rank == 0) {
+    MPI_Request* sent = malloc(sizeof(MPI_Request) * (size_t)size);
+    int* task = malloc(sizeof(int) * (size_t)size);
+    int next = 0, running = 0, w;
+    double acc = 0;
+    for (w = 1; w < size && next < tasks; ++w, ++next, ++running) {
+      task[w] = next;
+      MPI_Issend(&task[w], 1, MPI_INT, w, kTagWork, farm, &sent[w]);
+      LOG("MPI_Issend peer=%d tag=%d count=1 comm=farm", w, kTagWork);
+    }
+    while (running > 0) {
+      double result;
+      MPI_Status st;
+      take(&result, 1, MPI_DOUBLE, MPI_ANY_SOURCE, kTagAsk, farm, &st);
+      w = st.MPI_SOURCE;
+      MPI_Request_free(&sent[w]);  /* the worker had its task: it sent the result */
+      LOG("MPI_Request_free");
+      acc += result * 1e-12;
+      --running;
+      if (next < tasks) {
+        task[w] = next++;
+        ++running;
+        MPI_Issend(&task[w], 1, MPI_INT, w, kTagWork, farm, &sent[w]);
+        LOG("MPI_Issend peer=%d tag=%d count=1 comm=farm", w, kTagWork);
+      }
+    }
+    for (w = 1; w < size; ++w) {
+      task[w] = -1;
+      MPI_Issend(&task[w], 1, MPI_INT, w, kTagWork, farm, &sent[w]);
+      LOG("MPI_Issend peer=%d tag=%d count=1 comm=farm", w, kTagWork);
+    }
+    MPI_Waitall(size - 1, sent + 1, MPI_STATUSES_IGNORE);
+    LOG("MPI_Waitall");
+    if (acc < 0) printf("farm2: %g\n", acc);
+    free(sent);
+    free(task);
+  } else {
+    for (;;) {
+      int task, done = 0, polls = 0;
+      double result;
+      MPI_Status st;
+      MPI_Request req;
+      take(&task, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, farm, &st);
+      if (task < 0) break;
+      result = compute(task_size(task, work), task);
+      MPI_Issend(&result, 1, MPI_DOUBLE, 0, kTagAsk, farm, &req);
+      LOG("MPI_Issend peer=0 tag=%d count=1 comm=farm", kTagAsk);
+      for (;;) {
+        MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+        LOG("MPI_Test");
+        if (done) break;
+        backoff(&polls);
+      }
+    }
+  }
+  MPI_Comm_free(&farm);
+  LOG("MPI_Comm_free comm=farm");
+}
+
 int main(int argc, char** argv) {
   int rank, size;
   int tasks = argc > 1 ? atoi(argv[1]) : 150;
@@ -222,14 +322,15 @@ int main(int argc, char** argv) {
   const char* mode = argc > 3 ? argv[3] : "seeded";
   if (tasks < 1 || work < 0 ||
       (strcmp(mode, "seeded") != 0 && strcmp(mode, "probe") != 0 && strcmp(mode, "chunks") != 0 &&
-       strcmp(mode, "drain") != 0 && strcmp(mode, "poll") != 0)) {
-    fprintf(stderr, "usage: farm2 [TASKS] [WORK] [seeded|probe|chunks|drain|poll]\n");
+       strcmp(mode, "drain") != 0 && strcmp(mode, "poll") != 0 && strcmp(mode, "mprobe") != 0)) {
+    fprintf(stderr, "usage: farm2 [TASKS] [WORK] [seeded|probe|chunks|drain|poll|mprobe]\n");
     return 2;
   }
   app_start(&argc, &argv, &rank, &size);
   if (strcmp(mode, "seeded") == 0) seeded(rank, size, tasks, work);
   else if (strcmp(mode, "probe") == 0) probed(rank, size, tasks, work);
   else if (strcmp(mode, "chunks") == 0) chunks(rank, size, tasks, work);
+  else if (strcmp(mode, "mprobe") == 0) mprobed(rank, size, tasks, work);
   else drained(rank, size, tasks, work, strcmp(mode, "poll") == 0);
   if (rank == 0) printf("farm2 %s: %d tasks done\n", mode, tasks);
   LOG("MPI_Finalize");

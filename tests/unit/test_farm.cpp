@@ -250,6 +250,98 @@ TEST(Farm, MasterPollingWithIprobeFromAnySource) {
   EXPECT_LT(farms[0].master_recv_units, 1'000);
 }
 
+// mpi4py.futures' pool (tests/apps/farm2.c mprobe): the master sends each
+// task with MPI_Issend and frees its request once that worker's result is
+// in; it polls with MPI_Iprobe(MPI_ANY_SOURCE), 0.5 ms of sleep or work
+// after each that found none, and takes the result with
+// MPI_Mprobe(MPI_ANY_SOURCE), which may match another rank than the probe
+// before it, and MPI_Mrecv; the stops go out by MPI_Issend and MPI_Waitall.
+// Workers poll for their task the same way (any source, any tag), and on
+// their result's MPI_Issend with MPI_Test.
+std::vector<Syn> pool_master() {
+  std::vector<Syn> v{call(skt::kFunc_MPI_Init, 0)};
+  int64_t id = 0, sent[kRanks] = {0, 0, 0};
+  auto poll_in_vain = [&](uint32_t site, int64_t tag, uint32_t flags, int64_t gap) {
+    Syn none = call(skt::kFunc_MPI_Iprobe, site);
+    none.tag = tag, none.flags = flags | skt::kFlagAnySource | skt::kFlagTestFailed, none.gap = gap;
+    v.push_back(none);
+  };
+  auto issend = [&](int64_t w, int64_t tag) {
+    Syn s = message(skt::kFunc_MPI_Issend, 30, w, tag);
+    s.reqs = {sent[w] = id++};
+    v.push_back(s);
+  };
+  for (int64_t w = 1; w < kRanks; ++w) issend(w, kTask), poll_in_vain(31, kAsk, 0, 1'000);
+  for (int k = 2; k < kTasks + 2; ++k) {
+    const int64_t w = worker_of(k);
+    for (int miss = 0; miss < 3; ++miss) poll_in_vain(31, kAsk, 0, miss > 0 ? 500'000 : 1'000);
+    Syn found = message(skt::kFunc_MPI_Iprobe, 31, k == 4 ? 3 - w : w, kAsk);  // another's result, once
+    found.flags = skt::kFlagAnySource, found.gap = 500'000;
+    v.push_back(found);
+    Syn mprobe = message(skt::kFunc_MPI_Mprobe, 32, w, kAsk);
+    mprobe.flags = skt::kFlagAnySource;
+    v.push_back(mprobe);
+    v.push_back(message(skt::kFunc_MPI_Mrecv, 33, w, kAsk));
+    Syn freed = call(skt::kFunc_MPI_Request_free, 34);
+    freed.reqs = {sent[w]};
+    v.push_back(freed);
+    if (k < kTasks) issend(w, kTask);
+  }
+  Syn all = call(skt::kFunc_MPI_Waitall, 35);
+  for (int64_t w = 1; w < kRanks; ++w) issend(w, kStop), all.reqs.push_back(sent[w]);
+  v.push_back(all);
+  v.push_back(call(skt::kFunc_MPI_Finalize, 8));
+  return v;
+}
+
+std::vector<Syn> pool_worker(uint32_t r) {
+  std::vector<Syn> v{call(skt::kFunc_MPI_Init, 0)};
+  int64_t id = 0;
+  auto answer = [&] {
+    for (int miss = 0; miss < 2; ++miss) {
+      Syn none = call(skt::kFunc_MPI_Iprobe, 40);
+      none.tag = kAnyTag, none.flags = skt::kFlagAnySource | skt::kFlagAnyTag | skt::kFlagTestFailed;
+      v.push_back(none);
+    }
+    Syn found = message(skt::kFunc_MPI_Iprobe, 40, 0, kAnyTag);
+    found.flags = skt::kFlagAnySource | skt::kFlagAnyTag;
+    v.push_back(found);
+    v.push_back(message(skt::kFunc_MPI_Mprobe, 41, 0, kAnyTag));
+    v.back().flags = skt::kFlagAnyTag;
+    v.push_back(message(skt::kFunc_MPI_Mrecv, 42, 0, kAnyTag));
+  };
+  answer();
+  for (int k = 2; k < kTasks + 2; ++k) {
+    if (worker_of(k) != r) continue;
+    Syn result = message(skt::kFunc_MPI_Issend, 43, 0, kAsk);
+    result.gap = 2'000'000, result.reqs = {id};
+    v.push_back(result);
+    Syn test = call(skt::kFunc_MPI_Test, 44);
+    test.flags = skt::kFlagTestFailed;
+    v.push_back(test);
+    test.flags = 0, test.reqs = {id++};
+    v.push_back(test);
+    answer();
+  }
+  v.push_back(call(skt::kFunc_MPI_Finalize, 8));
+  return v;
+}
+
+TEST(Farm, PoolOfMpi4pyFuturesWithIssendRequestFreeAndMprobe) {
+  skt::FoldedProgram p =
+      skt::testing::folded_from(kRanks, [&](uint32_t r) { return r == 0 ? pool_master() : pool_worker(r); });
+  std::set<std::string> notes;
+  const std::vector<skt::gen::Farm> farms = skt::gen::find_farms(p, std::vector<double>(kRanks, 0.1), 1, notes);
+  expect_farm(farms);
+  ASSERT_EQ(farms.size(), 1u);
+  EXPECT_EQ(farms[0].seeded, (std::vector<uint32_t>{1, 2}));
+  EXPECT_EQ(farms[0].master_recv, skt::gen::FarmRecv::kPoll);
+  EXPECT_TRUE(farms[0].answer_isend);
+  EXPECT_TRUE(farms[0].ask_isend);
+  EXPECT_FALSE(farms[0].worker_irecv);
+  EXPECT_NEAR(farms[0].master_poll_units, 50'000, 10);  // a poll's gap: its node's mean, the seeds' polls too
+}
+
 // Receives re-posted after the stops and never completed: the skeleton
 // could not end them as the application did, so no farm (replayed as traced).
 TEST(Farm, PostedReceiveNeverCompletedIsNoFarm) {
