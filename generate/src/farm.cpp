@@ -763,7 +763,7 @@ bool Finder::master_figures(Farm& f, size_t begin, const std::vector<MasterStep>
   std::map<uint32_t, uint64_t> left, given;  // per worker: answers still to come, tasks given
   for (const MasterStep& s : steps) ++left[static_cast<uint32_t>(s.worker)];
   bool first_stop = true, first_task = true;
-  double recv_ns = 0, answer_ns = 0, poll_ns = 0;
+  double recv_ns = 0, answer_ns = 0, poll_ns = 0, poll_sleep_ns = 0;
   size_t requests = 0, polls = 0;
   for (const MasterStep& s : steps) {
     const uint32_t w = static_cast<uint32_t>(s.worker);
@@ -792,7 +792,7 @@ bool Finder::master_figures(Farm& f, size_t begin, const std::vector<MasterStep>
       for (size_t k = from; k < to; ++k) {
         const double gap = k > begin ? mc[k].gap_ns : 0;
         (request ? recv_ns : answer_ns) += gap;
-        if (request && k > from && failed_poll(m, k - 1)) poll_ns += gap, ++polls;
+        if (request && k > from && failed_poll(m, k - 1)) poll_ns += gap, poll_sleep_ns += mc[k].sleep_ns, ++polls;
         const FoldedNode& node = p_.nodes[mc[k].node];
         f.traced_ns += gap + (m < node.dur.size() ? node.dur[m].mean : 0);
       }
@@ -803,6 +803,7 @@ bool Finder::master_figures(Farm& f, size_t begin, const std::vector<MasterStep>
   if (f.task_ns.empty() || f.task_ns.size() > kMaxTasks) return false;
   f.entry_units[m] = mc[begin].gap_ns * rate_[m];
   f.master_poll_units = polls ? poll_ns / static_cast<double>(polls) * rate_[m] : 0;
+  f.master_poll_sleep_s = polls ? poll_sleep_ns / static_cast<double>(polls) * 1e-9 : 0;
   recv_ns -= poll_ns;  // polling is waiting: the skeleton polls, computing as much after each poll
   f.master_recv_units = requests ? recv_ns / static_cast<double>(requests) * rate_[m] : 0;
   f.master_answer_units = answer_ns / static_cast<double>(steps.size()) * rate_[m];

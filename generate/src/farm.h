@@ -96,6 +96,7 @@ struct Farm {
   // or MPI_Test* on its receives: the skeleton then polls with MPI_Test /
   // MPI_Testany, not MPI_Wait / MPI_Waitany), kernel units.
   double master_poll_units = 0;
+  double master_poll_sleep_s = 0;  // and the seconds it slept after each (mpi4py's pool backs off)
   std::vector<double> worker_wait_units;
   double traced_ns = 0;          // the master's time in the farm (from its first call's start)
   std::vector<uint32_t> symbols; // a node of each role, for messages: master receive, answer, request, worker receive

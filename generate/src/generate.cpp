@@ -1374,7 +1374,7 @@ void Emitter::emit_farm(size_t k) {
      << f.task_ns.size() << ", " << f.kept.size() << ", " << id << "_kept, " << id << "_task, " << id << "_sleep, "
      << num(f.master_recv_units) << ", " << num(f.master_answer_units) << ", " << id << "_entry, " << id << "_wait, "
      << calls[0] << ", " << calls[1] << ", " << calls[2] << ", " << calls[3] << ", " << farm_recv_name(f.master_recv) << ", "
-     << f.answer_isend << ", " << f.ask_isend << ", " << f.worker_irecv << ", " << num(f.master_poll_units) << "};\n";
+     << f.answer_isend << ", " << f.ask_isend << ", " << f.worker_irecv << ", " << num(f.master_poll_units) << ", " << num(f.master_poll_sleep_s) << "};\n";
   farm_tables_ += st.str();
   buf_bytes_ = std::max<int64_t>(buf_bytes_, static_cast<int64_t>(std::max({f.first_ask_bytes, f.ask_bytes, f.task_bytes, f.stop_bytes})) + 8);
   std::string workers = rank_list(f.workers);

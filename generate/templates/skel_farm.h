@@ -63,6 +63,7 @@ struct skel_farm {
   int answer_isend, ask_isend;              /* answers, requests: MPI_Isend and MPI_Wait (else MPI_Send) */
   int wait_irecv;                           /* a worker's receives: MPI_Irecv and MPI_Wait (else MPI_Recv) */
   double poll_units;                        /* the master's computation after a poll (MPI_Iprobe, MPI_Test*) that found nothing */
+  double poll_sleep;                        /* and the seconds it slept after it */
 };
 
 #define SKEL_FARM_MIN_BYTES 8
@@ -217,6 +218,13 @@ static void skel_farm_open(const struct skel_farm* f, MPI_Comm comm, struct skel
   }
 }
 
+/* What the master did after a poll that found nothing: computed, slept. */
+static inline void skel_farm_after_poll(const struct skel_farm* f)
+{
+  skel_compute(f->poll_units);
+  if (f->poll_sleep > 0) skel_sleep(f->poll_sleep);
+}
+
 /* The next request: its data (the first 8 bytes: the seconds its sender spent on its last task). */
 static const unsigned char* skel_farm_take(const struct skel_farm* f, MPI_Comm comm, struct skel_farm_inbox* in,
                                            MPI_Status* status)
@@ -228,28 +236,28 @@ static const unsigned char* skel_farm_take(const struct skel_farm* f, MPI_Comm c
     for (;;) {
       MPI_Iprobe(MPI_ANY_SOURCE, f->ask_tag, comm, &flag, status);
       if (flag) break;
-      skel_compute(f->poll_units);
+      skel_farm_after_poll(f);
     }
     source = status->MPI_SOURCE, tag = status->MPI_TAG;
     MPI_Recv(any, in->capacity, MPI_BYTE, source, tag, comm, status);
     return any;
   }
-  if (f->recv == SKEL_FARM_IRECV_ANY && f->poll_units > 0) { /* MPI_Test polling, computing between tests */
+  if (f->recv == SKEL_FARM_IRECV_ANY && (f->poll_units > 0 || f->poll_sleep > 0)) { /* MPI_Test polling */
     MPI_Request r;
     int flag = 0;
     MPI_Irecv(any, in->capacity, MPI_BYTE, MPI_ANY_SOURCE, f->ask_tag, comm, &r);
-    for (MPI_Test(&r, &flag, status); !flag; MPI_Test(&r, &flag, status)) skel_compute(f->poll_units);
+    for (MPI_Test(&r, &flag, status); !flag; MPI_Test(&r, &flag, status)) skel_farm_after_poll(f);
     return any;
   }
   if (f->recv != SKEL_FARM_IRECV_EACH) {
     skel_farm_recv(f->recv == SKEL_FARM_IRECV_ANY, any, in->capacity, MPI_ANY_SOURCE, f->ask_tag, comm, status);
     return any;
   }
-  if (f->poll_units > 0) { /* MPI_Testany polling */
+  if (f->poll_units > 0 || f->poll_sleep > 0) { /* MPI_Testany polling */
     int flag = 0;
     for (MPI_Testany(f->workers, in->posted, &w, &flag, status); !flag;
          MPI_Testany(f->workers, in->posted, &w, &flag, status))
-      skel_compute(f->poll_units);
+      skel_farm_after_poll(f);
   } else {
     MPI_Waitany(f->workers, in->posted, &w, status);
   }

@@ -252,8 +252,8 @@ TEST(Farm, MasterPollingWithIprobeFromAnySource) {
 
 // mpi4py.futures' pool (tests/apps/farm2.c mprobe): the master sends each
 // task with MPI_Issend and frees its request once that worker's result is
-// in; it polls with MPI_Iprobe(MPI_ANY_SOURCE), 0.5 ms of sleep or work
-// after each that found none, and takes the result with
+// in; it polls with MPI_Iprobe(MPI_ANY_SOURCE), computing 0.5 ms and
+// sleeping 0.3 ms after each that found none, and takes the result with
 // MPI_Mprobe(MPI_ANY_SOURCE), which may match another rank than the probe
 // before it, and MPI_Mrecv; the stops go out by MPI_Issend and MPI_Waitall.
 // Workers poll for their task the same way (any source, any tag), and on
@@ -264,6 +264,7 @@ std::vector<Syn> pool_master() {
   auto poll_in_vain = [&](uint32_t site, int64_t tag, uint32_t flags, int64_t gap) {
     Syn none = call(skt::kFunc_MPI_Iprobe, site);
     none.tag = tag, none.flags = flags | skt::kFlagAnySource | skt::kFlagTestFailed, none.gap = gap;
+    none.blocked = gap > 1'000 ? 300'000 : 0;  // and 0.3 ms asleep (a gap is computation, blocked time besides)
     v.push_back(none);
   };
   auto issend = [&](int64_t w, int64_t tag) {
@@ -276,7 +277,7 @@ std::vector<Syn> pool_master() {
     const int64_t w = worker_of(k);
     for (int miss = 0; miss < 3; ++miss) poll_in_vain(31, kAsk, 0, miss > 0 ? 500'000 : 1'000);
     Syn found = message(skt::kFunc_MPI_Iprobe, 31, k == 4 ? 3 - w : w, kAsk);  // another's result, once
-    found.flags = skt::kFlagAnySource, found.gap = 500'000;
+    found.flags = skt::kFlagAnySource, found.gap = 500'000, found.blocked = 300'000;
     v.push_back(found);
     Syn mprobe = message(skt::kFunc_MPI_Mprobe, 32, w, kAsk);
     mprobe.flags = skt::kFlagAnySource;
@@ -339,7 +340,10 @@ TEST(Farm, PoolOfMpi4pyFuturesWithIssendRequestFreeAndMprobe) {
   EXPECT_TRUE(farms[0].answer_isend);
   EXPECT_TRUE(farms[0].ask_isend);
   EXPECT_FALSE(farms[0].worker_irecv);
-  EXPECT_NEAR(farms[0].master_poll_units, 50'000, 10);  // a poll's gap: its node's mean, the seeds' polls too
+  // after each poll in vain: 0.5 ms of computation at 0.1 units per ns, 0.3 ms asleep (a poll's figures
+  // are its node's mean: the seeds' polls, 1 us and awake, count a little)
+  EXPECT_NEAR(farms[0].master_poll_units, 50'000, 10);
+  EXPECT_NEAR(farms[0].master_poll_sleep_s, 3e-4, 1e-5);
 }
 
 // Receives re-posted after the stops and never completed: the skeleton
