@@ -503,6 +503,7 @@ std::string Emitter::root(uint32_t n) {
   const MergedEvent& e = event(n);
   int64_t root = identity(n).root, c = identity(n).comm;
   if (root == kNone) return "0";
+  if (c < 0 || static_cast<size_t>(c) >= m_.comms.size()) return std::to_string(root);  // made on MPI_COMM_WORLD
   std::vector<std::string> vals;
   for (uint32_t r : e.ranks) {
     const std::vector<int64_t>& members = m_.comms.at(static_cast<size_t>(c)).members(r);

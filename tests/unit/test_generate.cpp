@@ -193,6 +193,22 @@ TEST(Generate, ARefusalNamesCallsOnCommunicatorsTheTracerDidNotSeeCreated) {
   }
 }
 
+// Every rank broadcasts on a communicator the tracer did not see created:
+// the skeleton makes the call on MPI_COMM_WORLD with the traced root (it
+// once stopped with "vector::_M_range_check": the root was looked up among
+// the members of communicator -3).
+TEST(Generate, ARootedCollectiveOnACommunicatorTheTracerDidNotSeeCreatedIsMadeOnTheWorld) {
+  skt::FoldedProgram p = folded_from(2, [&](uint32_t) {
+    std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0), call(skt::kFunc_MPI_Bcast, 1)};
+    v.back().comm = skt::kUnknownComm, v.back().root = 1, v.back().count = 4;
+    v.push_back(call(skt::kFunc_MPI_Finalize, 2));
+    return v;
+  });
+  skt::gen::GenerateOptions opt;
+  const auto g = skt::gen::generate(p, opt);
+  EXPECT_NE(g.code.find(", 1, MPI_COMM_WORLD"), std::string::npos) << "the broadcast from rank 1 on the world";
+}
+
 // The time a rank slept in its gaps (trace field blocked) is slept, not
 // computed: rank 0 slept 1 ms before every barrier, rank 1 never; both
 // computed 0.5 ms of CPU time. (The loop holds its first iteration's gap:
