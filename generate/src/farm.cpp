@@ -631,7 +631,8 @@ bool Finder::worker_figures(Farm& f, uint32_t w, size_t begin, size_t end, std::
     for (; j < end && (asking ? !answering(j) : in_answer(j)); ++j) {
       const Op& o = op(w, j);
       if (o.kind == OpKind::kSend) bytes_sent += o.bytes;
-      if (tag == kNone && o.kind == (asking ? OpKind::kSend : OpKind::kRecv)) tag = o.tag;
+      // an answer's tag: its probe's, where it was probed for (MPI_Mrecv has none of its own), else its receive's
+      if (tag == kNone && (asking ? o.kind == OpKind::kSend : answering(j))) tag = o.tag;
       if (j > from || (!asking && j > begin)) wait += calls[j].gap_ns;
     }
     if (asking) {

@@ -2,7 +2,7 @@
  * sizes drawn from a skewed random distribution (a fixed seed: the same
  * tasks every run; which worker gets which changes from run to run).
  *
- *   farm2 [TASKS=150] [WORK=20000] [MODE=seeded|probe|chunks|drain|poll|mprobe]
+ *   farm2 [TASKS=150] [WORK=20000] [MODE=seeded|probe|chunks|drain|poll|mprobe|mrecv]
  *
  * seeded (the matrix-vector farm of the MPI textbooks): the master
  *   broadcasts the parameters, sends each worker its first task unasked
@@ -37,12 +37,19 @@
  *   MPI_ANY_TAG), take a task with MPI_Mprobe and MPI_Mrecv, and send the
  *   result with MPI_Issend, polling it with MPI_Test until the master took it.
  *
+ * mrecv (mpi4py's pickle API, comm.recv: MPI_Mprobe and MPI_Mrecv): the
+ *   master sends each worker its first task unasked, then takes each result
+ *   with MPI_Mprobe(MPI_ANY_SOURCE, MPI_ANY_TAG) and MPI_Mrecv and answers
+ *   with the next task (tag kTagWork) or a stop (tag kTagStop); workers
+ *   take their answers with MPI_Mprobe(0, MPI_ANY_TAG) and MPI_Mrecv and
+ *   tell a stop by its tag.
+ *
  * Each call is logged (applog.h); sources and tags are the ones matched. */
 #include <string.h>
 
 #include "applog.h"
 
-enum { kTagWork = 7, kTagHeader = 8, kTagData = 9, kTagAsk = 10 };
+enum { kTagWork = 7, kTagHeader = 8, kTagData = 9, kTagAsk = 10, kTagStop = 11 };
 
 static double compute(long n, double seed) {
   double x = seed;
@@ -315,6 +322,49 @@ static void mprobed(int rank, int size, int tasks, long work) {
   LOG("MPI_Comm_free comm=farm");
 }
 
+/* MPI_Mprobe and MPI_Mrecv of one message of `count` ints or doubles, as mpi4py's comm.recv takes it. */
+static void mrecv(void* buf, int count, MPI_Datatype type, int source, MPI_Status* st) {
+  MPI_Message msg;
+  MPI_Mprobe(source, MPI_ANY_TAG, MPI_COMM_WORLD, &msg, st);
+  LOG("MPI_Mprobe peer=%d tag=%d%s", st->MPI_SOURCE, st->MPI_TAG, source == MPI_ANY_SOURCE ? " any_source=1" : "");
+  MPI_Mrecv(buf, count, type, &msg, st);
+  LOG("MPI_Mrecv peer=%d tag=%d count=%d", st->MPI_SOURCE, st->MPI_TAG, count);
+}
+
+static void mrecvd(int rank, int size, int tasks, long work) {
+  MPI_Status st;
+  if (rank == 0) {
+    int next = 0, running = 0, w;
+    double acc = 0, result;
+    for (w = 1; w < size; ++w, ++running) { /* a task each, or a stop where there is none */
+      int tag = next < tasks ? kTagWork : kTagStop;
+      MPI_Send(&next, 1, MPI_INT, w, tag, MPI_COMM_WORLD);
+      LOG("MPI_Send peer=%d tag=%d count=1", w, tag);
+      if (tag == kTagWork) ++next;
+      else --running;
+    }
+    while (running > 0) {
+      mrecv(&result, 1, MPI_DOUBLE, MPI_ANY_SOURCE, &st);
+      acc += result * 1e-12;
+      int tag = next < tasks ? kTagWork : kTagStop;
+      MPI_Send(&next, 1, MPI_INT, st.MPI_SOURCE, tag, MPI_COMM_WORLD);
+      LOG("MPI_Send peer=%d tag=%d count=1", st.MPI_SOURCE, tag);
+      if (tag == kTagWork) ++next;
+      else --running;
+    }
+    if (acc < 0) printf("farm2: %g\n", acc);
+  } else {
+    for (;;) {
+      int task;
+      mrecv(&task, 1, MPI_INT, 0, &st);
+      if (st.MPI_TAG == kTagStop) break;
+      double result = compute(task_size(task, work), task);
+      MPI_Send(&result, 1, MPI_DOUBLE, 0, kTagAsk, MPI_COMM_WORLD);
+      LOG("MPI_Send peer=0 tag=%d count=1", kTagAsk);
+    }
+  }
+}
+
 int main(int argc, char** argv) {
   int rank, size;
   int tasks = argc > 1 ? atoi(argv[1]) : 150;
@@ -322,8 +372,9 @@ int main(int argc, char** argv) {
   const char* mode = argc > 3 ? argv[3] : "seeded";
   if (tasks < 1 || work < 0 ||
       (strcmp(mode, "seeded") != 0 && strcmp(mode, "probe") != 0 && strcmp(mode, "chunks") != 0 &&
-       strcmp(mode, "drain") != 0 && strcmp(mode, "poll") != 0 && strcmp(mode, "mprobe") != 0)) {
-    fprintf(stderr, "usage: farm2 [TASKS] [WORK] [seeded|probe|chunks|drain|poll|mprobe]\n");
+       strcmp(mode, "drain") != 0 && strcmp(mode, "poll") != 0 && strcmp(mode, "mprobe") != 0 &&
+       strcmp(mode, "mrecv") != 0)) {
+    fprintf(stderr, "usage: farm2 [TASKS] [WORK] [seeded|probe|chunks|drain|poll|mprobe|mrecv]\n");
     return 2;
   }
   app_start(&argc, &argv, &rank, &size);
@@ -331,6 +382,7 @@ int main(int argc, char** argv) {
   else if (strcmp(mode, "probe") == 0) probed(rank, size, tasks, work);
   else if (strcmp(mode, "chunks") == 0) chunks(rank, size, tasks, work);
   else if (strcmp(mode, "mprobe") == 0) mprobed(rank, size, tasks, work);
+  else if (strcmp(mode, "mrecv") == 0) mrecvd(rank, size, tasks, work);
   else drained(rank, size, tasks, work, strcmp(mode, "poll") == 0);
   if (rank == 0) printf("farm2 %s: %d tasks done\n", mode, tasks);
   LOG("MPI_Finalize");
