@@ -624,17 +624,21 @@ bool Finder::worker_figures(Farm& f, uint32_t w, size_t begin, size_t end, std::
   auto in_answer = [&](size_t j) { return answering(j) || op(w, j).kind == OpKind::kDone; };
   const bool seeded = std::find(f.seeded.begin(), f.seeded.end(), w) != f.seeded.end();
   for (size_t j = begin; j < end;) {
-    const bool asking = j == begin && seeded ? false : !answering(j);  // a seed's polls go with it
+    const bool seed = j == begin && seeded;  // the seed's receive posted, its polls: they go with it
+    const bool asking = !seed && !answering(j);
     const size_t from = j;
     uint64_t bytes_sent = 0;
     int64_t tag = kNone;  // the first send's or receive's
-    for (; j < end && (asking ? !answering(j) : in_answer(j)); ++j) {
+    bool received = false;  // the seed's receive, after which its posts are the next request's
+    for (; j < end && (asking ? !answering(j) : in_answer(j) || (seed && !received && noise(w, j))); ++j) {
+      received |= op(w, j).kind == OpKind::kRecv;
       const Op& o = op(w, j);
       if (o.kind == OpKind::kSend) bytes_sent += o.bytes;
       // an answer's tag: its probe's, where it was probed for (MPI_Mrecv has none of its own), else its receive's
       if (tag == kNone && (asking ? o.kind == OpKind::kSend : answering(j))) tag = o.tag;
       if (j > from || (!asking && j > begin)) wait += calls[j].gap_ns;
     }
+    if (j == from) return false;  // a call of neither (not expected): no farm, rather than no end
     if (asking) {
       uint64_t& most = requests == 0 ? f.first_ask_bytes : f.ask_bytes;
       most = std::max(most, bytes_sent);

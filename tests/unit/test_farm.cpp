@@ -250,6 +250,41 @@ TEST(Farm, MasterPollingWithIprobeFromAnySource) {
   EXPECT_LT(farms[0].master_recv_units, 1'000);
 }
 
+// A seeded worker that takes each answer by an MPI_Irecv posted just before
+// its MPI_Wait (mpi4py's comm.irecv(...).wait()): its part starts at the
+// seed's post. (The finder once looped for ever on it: the post was
+// neither a request nor an answer.)
+TEST(Farm, SeededWorkerPostingEachReceiveBeforeItsWait) {
+  auto worker = [](uint32_t r) {
+    std::vector<Syn> v{call(skt::kFunc_MPI_Init, 0)};
+    int64_t id = 0;
+    auto answer = [&] {
+      v.push_back(post(25, 0, kAnyTag, id));
+      Syn done = call(skt::kFunc_MPI_Wait, 27);
+      done.reqs = {id++};
+      v.push_back(done);
+    };
+    answer();
+    for (int k = 2; k < kTasks + 2; ++k) {
+      if (worker_of(k) != r) continue;
+      v.push_back(message(skt::kFunc_MPI_Send, 26, 0, kAsk));
+      v.back().gap = 2'000'000;
+      answer();
+    }
+    v.push_back(call(skt::kFunc_MPI_Finalize, 8));
+    return v;
+  };
+  skt::FoldedProgram p =
+      skt::testing::folded_from(kRanks, [&](uint32_t r) { return r == 0 ? draining_master(false) : worker(r); });
+  std::set<std::string> notes;
+  const std::vector<skt::gen::Farm> farms = skt::gen::find_farms(p, std::vector<double>(kRanks, 0.1), 1, notes);
+  expect_farm(farms);
+  ASSERT_EQ(farms.size(), 1u);
+  EXPECT_EQ(farms[0].seeded, (std::vector<uint32_t>{1, 2}));
+  EXPECT_TRUE(farms[0].worker_irecv);
+  EXPECT_EQ(farms[0].worker_recv_tag, -1);
+}
+
 // mpi4py.futures' pool (tests/apps/farm2.c mprobe): the master sends each
 // task with MPI_Issend and frees its request once that worker's result is
 // in; it polls with MPI_Iprobe(MPI_ANY_SOURCE), computing 0.5 ms and
