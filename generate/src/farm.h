@@ -15,18 +15,22 @@
 //     / MPI_Testsome of one of the receives posted (an MPI_Irecv per worker,
 //     re-posted after an answer: the source its MPI_Irecv names), or an
 //     MPI_Iprobe from MPI_ANY_SOURCE that found one, after any that found
-//     none (polls, computing between them), and an MPI_Recv from the rank it
-//     found. An answer is an MPI_Send, MPI_Ssend, MPI_Rsend, or an
-//     MPI_Isend / MPI_Issend with its completion. The answer to a request
+//     none (polls, computing or sleeping between them), and an MPI_Recv from
+//     the rank it found (probes in a row, MPI_Iprobe then MPI_Mprobe as
+//     mpi4py makes them: the last one's; MPI_Mrecv is merged as MPI_Recv).
+//     An answer is an MPI_Send, MPI_Ssend, MPI_Rsend, or an MPI_Isend /
+//     MPI_Issend with its completion (an MPI_Request_free of it counts as
+//     one: the message goes on). The answer to a request
 //     may also come later, after other requests were taken (a master that
 //     takes the last results, then stops each worker: a drain);
 //   - each worker (every rank the master answered) receives its seed, if it
 //     had one, then alternates a request to the master (with that tag;
 //     MPI_Send ... or MPI_Isend and its completion) and a receive from the
 //     master (MPI_Recv, or an MPI_Irecv, posted before or after the
-//     request, and its completion); its last answer is its stop, every
-//     other one a task, and the computation before its next request is
-//     that task's.
+//     request, and its completion; probes of the master's message, and
+//     polls before them, go with it, and its tag is the probe's where it
+//     was probed for); its last answer is its stop, every other one a
+//     task, and the computation before its next request is that task's.
 // Non-blocking calls are followed through the requests their completions
 // name (reqback in the folded program): a message arrives where its
 // MPI_Irecv is completed, leaves where its MPI_Isend was posted; every
