@@ -2057,8 +2057,8 @@ void add_thread_summaries(const std::vector<Stream>& streams, Skeleton& s) {
 }
 
 // Where the program makes calls on communicators the tracer did not see
-// created (made by a call it does not record: MPI_Intercomm_create,
-// MPI_Comm_spawn, ...), those run on MPI_COMM_WORLD with their ranks
+// created (made by a call it does not record: MPI_Comm_spawn,
+// MPI_Comm_connect, ...), those run on MPI_COMM_WORLD with their ranks
 // as traced, which may well be why the skeleton cannot complete: say so.
 std::string unknown_comms_hint(const FoldedProgram& p) {
   std::set<std::string> funcs;
@@ -2073,7 +2073,8 @@ std::string unknown_comms_hint(const FoldedProgram& p) {
   for (const std::string& f : funcs) list += (list.empty() ? "" : ", ") + f;
   return " (the trace has calls on communicators the tracer did not see created, which the skeleton makes on "
          "MPI_COMM_WORLD: " + list + "; communicators made by calls it does not record, such as "
-         "MPI_Intercomm_create or MPI_Comm_spawn, are not reproduced)";
+         "MPI_Comm_spawn (a spawned world's calls are in a trace of their own) or MPI_Comm_connect, are not "
+         "reproduced)";
 }
 
 }  // namespace

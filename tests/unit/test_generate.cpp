@@ -164,7 +164,7 @@ TEST(Generate, ALongProgramBodyIsCompiledAtO0) {
 }
 
 // Ranks 0 and 2 reduce on a communicator the tracer did not see created
-// (made by a call it does not record, such as MPI_Intercomm_create): the skeleton
+// (made by a call it does not record, such as MPI_Comm_spawn): the skeleton
 // would make those calls on MPI_COMM_WORLD, where rank 1 never joins them.
 // The refusal says why (and the merged trace keeps the communicator unknown,
 // not absent).
