@@ -815,8 +815,12 @@ bool Finder::master_figures(Farm& f, size_t begin, const std::vector<MasterStep>
   return true;
 }
 
-// Every n-th task, evenly through the run (the middle one of each n), at
-// least kMinKeptPerWorker per worker where there are that many.
+// One task of each n, evenly through the run, at least kMinKeptPerWorker
+// per worker where there are that many. Within its n, the one kept moves
+// by the golden ratio from one n to the next (a Weyl sequence): the middle
+// of each n, kept before, aliased with tasks whose sizes repeat with a
+// period dividing n (a heavy task every 10th: every kept task heavy, the
+// skeleton's kept farm 5 times as long as a tenth of the application's).
 void Finder::keep_tasks(Farm& f) const {
   const uint64_t N = f.task_ns.size();
   uint64_t keep = N;
@@ -824,9 +828,12 @@ void Finder::keep_tasks(Farm& f) const {
     keep = (N + scale_ - 1) / scale_;
     keep = std::min<uint64_t>(N, std::max<uint64_t>(keep, kMinKeptPerWorker * f.workers.size()));
   }
-  for (uint64_t j = 0; j < keep; ++j)
-    f.kept.push_back(std::min<uint64_t>(N - 1, static_cast<uint64_t>((static_cast<double>(j) + 0.5) *
-                                                                     static_cast<double>(N) / static_cast<double>(keep))));
+  const double block = static_cast<double>(N) / static_cast<double>(keep);
+  for (uint64_t j = 0; j < keep; ++j) {
+    const double offset = keep == N ? 0 : std::fmod(0.5 + 0.6180339887498949 * static_cast<double>(j), 1.0);
+    const auto at = static_cast<uint64_t>((static_cast<double>(j) + offset) * block);
+    f.kept.push_back(std::min<uint64_t>(N - 1, std::max<uint64_t>(at, f.kept.empty() ? 0 : f.kept.back() + 1)));
+  }
 }
 
 }  // namespace

@@ -381,6 +381,49 @@ TEST(Farm, PoolOfMpi4pyFuturesWithIssendRequestFreeAndMprobe) {
   EXPECT_NEAR(farms[0].master_poll_sleep_s, 3e-4, 1e-5);
 }
 
+// 100 tasks, every tenth of them (the 5th, 15th, ...) ten times as long
+// as the others: at K = 10 the ten kept must not all be long ones (the
+// middle of each ten, kept before, were: the kept farm ran 5 times a tenth
+// of the application's).
+TEST(Farm, KeptTasksDoNotAliasWithAPeriodInTheTaskSizes) {
+  constexpr int kMany = 100;
+  auto size_ns = [](int k) { return k % 10 == 5 ? 10'000'000 : 1'000'000; };
+  skt::FoldedProgram p = skt::testing::folded_from(kRanks, [&](uint32_t r) {
+    std::vector<Syn> v{call(skt::kFunc_MPI_Init, 0)};
+    for (int k = 0; k < kMany + 2; ++k) {
+      const int64_t w = worker_of(k);
+      if (r == 0) {
+        Syn any = message(skt::kFunc_MPI_Recv, 50, w, kAsk);
+        any.flags = skt::kFlagAnySource;
+        v.push_back(any);
+        v.push_back(message(skt::kFunc_MPI_Send, 51, w, k < kMany ? kTask : kStop));
+      } else if (w == r) {
+        // the result of the task it had (a long one's sent from a call site of its own, so that each
+        // node's mean time is the task's: a fold keeps means)
+        const bool long_one = k >= 2 && size_ns(k - 2) > 1'000'000;
+        v.push_back(message(skt::kFunc_MPI_Send, long_one ? 54 : 52, 0, kAsk));
+        if (k >= 2) v.back().gap = size_ns(k - 2);
+        Syn recv = message(skt::kFunc_MPI_Recv, 53, 0, kAnyTag);
+        recv.flags = skt::kFlagAnyTag;
+        v.push_back(recv);
+      }
+    }
+    v.push_back(call(skt::kFunc_MPI_Finalize, 8));
+    return v;
+  });
+  std::set<std::string> notes;
+  const std::vector<skt::gen::Farm> farms = skt::gen::find_farms(p, std::vector<double>(kRanks, 0.1), 10, notes);
+  ASSERT_EQ(farms.size(), 1u);
+  const skt::gen::Farm& f = farms[0];
+  ASSERT_EQ(f.task_ns.size(), static_cast<size_t>(kMany));
+  ASSERT_EQ(f.kept.size(), 10u);
+  double all = 0, kept = 0;
+  for (double t : f.task_ns) all += t / kMany;
+  for (uint64_t k : f.kept) kept += f.task_ns[k] / 10;
+  EXPECT_LT(kept, 2 * all) << "kept tasks' mean " << kept << " ns, all tasks' " << all;
+  for (size_t j = 1; j < f.kept.size(); ++j) EXPECT_LT(f.kept[j - 1], f.kept[j]);
+}
+
 // Receives re-posted after the stops and never completed: the skeleton
 // could not end them as the application did, so no farm (replayed as traced).
 TEST(Farm, PostedReceiveNeverCompletedIsNoFarm) {
