@@ -202,10 +202,19 @@ std::vector<Syn> draining_master(bool poll) {
   return v;
 }
 
-// Its worker: the seed, then per task 2 ms of computation, the result, the next answer (any tag).
-std::vector<Syn> seeded_worker(uint32_t r) {
+// Its worker: the seed, then per task 2 ms of computation, the result, the
+// next answer (any tag; posted: an MPI_Irecv posted just before its MPI_Wait).
+std::vector<Syn> seeded_worker(uint32_t r, bool posted = false) {
   std::vector<Syn> v{call(skt::kFunc_MPI_Init, 0)};
+  int64_t id = 0;
   auto answer = [&] {
+    if (posted) {
+      v.push_back(post(25, 0, kAnyTag, id));
+      Syn done = call(skt::kFunc_MPI_Wait, 27);
+      done.reqs = {id++};
+      v.push_back(done);
+      return;
+    }
     Syn recv = message(skt::kFunc_MPI_Recv, 25, 0, kAnyTag);
     recv.flags = skt::kFlagAnyTag;
     v.push_back(recv);
@@ -255,27 +264,8 @@ TEST(Farm, MasterPollingWithIprobeFromAnySource) {
 // seed's post. (The finder once looped for ever on it: the post was
 // neither a request nor an answer.)
 TEST(Farm, SeededWorkerPostingEachReceiveBeforeItsWait) {
-  auto worker = [](uint32_t r) {
-    std::vector<Syn> v{call(skt::kFunc_MPI_Init, 0)};
-    int64_t id = 0;
-    auto answer = [&] {
-      v.push_back(post(25, 0, kAnyTag, id));
-      Syn done = call(skt::kFunc_MPI_Wait, 27);
-      done.reqs = {id++};
-      v.push_back(done);
-    };
-    answer();
-    for (int k = 2; k < kTasks + 2; ++k) {
-      if (worker_of(k) != r) continue;
-      v.push_back(message(skt::kFunc_MPI_Send, 26, 0, kAsk));
-      v.back().gap = 2'000'000;
-      answer();
-    }
-    v.push_back(call(skt::kFunc_MPI_Finalize, 8));
-    return v;
-  };
-  skt::FoldedProgram p =
-      skt::testing::folded_from(kRanks, [&](uint32_t r) { return r == 0 ? draining_master(false) : worker(r); });
+  skt::FoldedProgram p = skt::testing::folded_from(
+      kRanks, [&](uint32_t r) { return r == 0 ? draining_master(false) : seeded_worker(r, true); });
   std::set<std::string> notes;
   const std::vector<skt::gen::Farm> farms = skt::gen::find_farms(p, std::vector<double>(kRanks, 0.1), 1, notes);
   expect_farm(farms);
