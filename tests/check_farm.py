@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A dynamic master-worker farm's skeleton hands out the tasks as the application does.
 
-usage: check_farm.py [--time] [--spin] [--workers-wait] SKELGEN FLAVOR NP WORK TASKS APP [APP ARGS...]
+usage: check_farm.py [--time] [--spin] [--workers-poll] SKELGEN FLAVOR NP WORK TASKS APP [APP ARGS...]
 
 The farm test programs (tests/apps/farm.c, farm2.c, farm3.c) take TASKS as their first
 argument; rank 0 is the master, every other rank a worker. Checked against
@@ -18,9 +18,10 @@ what the program does, not against our own outputs:
      that spins on MPI_Test, computing nothing between its tests) it
      waits instead of polling (merge leaves spinning polls out,
      docs/merge.md "Spinning polls"): MPI_Wait, and no MPI_Test; with
-     --workers-wait (workers that poll for their task and on their
-     result, sleeping between polls, as mpi4py.futures' do) the skeleton's
-     workers wait: a blocking receive, MPI_Wait, no MPI_Iprobe or MPI_Test;
+     --workers-poll (workers that poll for their task with MPI_Iprobe and
+     on their result's MPI_Issend with MPI_Test, sleeping between polls,
+     as mpi4py.futures' do) the skeleton's workers poll for their task
+     with MPI_Iprobe and wait for their result's send: MPI_Wait, no MPI_Test;
   3. with one worker (rank 1) stopped 80 % of the time (tests/throttle.py),
      the application gives it fewer tasks than the others (the premise),
      and so must the skeleton (its
@@ -99,19 +100,17 @@ def traced_calls(skelgen, trace):
 NONBLOCKING = ("MPI_Isend", "MPI_Irecv", "MPI_Waitany", "MPI_Iprobe", "MPI_Test")
 
 
-def check_kinds(app, skel, np, spin=False, workers_wait=False):
+def check_kinds(app, skel, np, spin=False, workers_poll=False):
     """The skeleton's ranks make the non-blocking calls (and polls) the application's did, and complete every request.
 
     An MPI_Issend counts as the MPI_Isend the skeleton makes. spin: the application's polls were spinning
-    ones, which the skeleton makes as one MPI_Wait each. workers_wait: the workers' polls (MPI_Iprobe for
-    their task, MPI_Test on their result) are a blocking receive and an MPI_Wait in the skeleton."""
+    ones, which the skeleton makes as one MPI_Wait each. workers_poll: the workers' MPI_Test polls on their
+    result's send are an MPI_Wait in the skeleton (it polls for the task with MPI_Iprobe, as they did)."""
     for r in range(np):
-        kinds = NONBLOCKING + ("MPI_Wait",) if spin or (workers_wait and r > 0) else NONBLOCKING
+        kinds = NONBLOCKING + ("MPI_Wait",) if spin or (workers_poll and r > 0) else NONBLOCKING
         want = {f for f in kinds if app[r][f] or (f == "MPI_Isend" and app[r]["MPI_Issend"])}
-        if (spin or (workers_wait and r > 0)) and "MPI_Test" in want:
+        if (spin or (workers_poll and r > 0)) and "MPI_Test" in want:
             want = (want - {"MPI_Test"}) | {"MPI_Wait"}
-        if workers_wait and r > 0:
-            want.discard("MPI_Iprobe")
         got = {f for f in kinds if skel[r][f]}
         if want != got:
             raise SystemExit(f"FAIL: rank {r}: the application calls {sorted(want)}, the skeleton {sorted(got)}")
@@ -156,9 +155,9 @@ def check_times(skelgen, flavor, np, app, skels):
 
 def main():
     flags = []
-    while len(sys.argv) > 1 + len(flags) and sys.argv[1 + len(flags)] in ("--time", "--spin", "--workers-wait"):
+    while len(sys.argv) > 1 + len(flags) and sys.argv[1 + len(flags)] in ("--time", "--spin", "--workers-poll"):
         flags.append(sys.argv[1 + len(flags)])
-    timed, spin, workers_wait = "--time" in flags, "--spin" in flags, "--workers-wait" in flags
+    timed, spin, workers_poll = "--time" in flags, "--spin" in flags, "--workers-poll" in flags
     argv = [sys.argv[0]] + sys.argv[1 + len(flags):]
     if len(argv) < 7:
         print(__doc__)
@@ -190,7 +189,7 @@ def main():
     strace = os.path.join(work, "skel_trace")
     run([skelgen, "trace", "-q", "--force", "-o", strace, "--"] + launcher(flavor, np) + [skels[1]])
     calls = traced_calls(skelgen, strace)
-    check_kinds(traced_calls(skelgen, trace), calls, np, spin, workers_wait)
+    check_kinds(traced_calls(skelgen, trace), calls, np, spin, workers_poll)
     answers = sum(calls[0][f] for f in SENDS)
     if answers != tasks + workers:
         raise SystemExit(f"FAIL: the skeleton's master answered {answers} times, want {tasks + workers}")

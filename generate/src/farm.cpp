@@ -302,7 +302,13 @@ class Finder {
 
   bool farm_of(uint32_t m, size_t begin, size_t end, const std::vector<MasterStep>& steps, Farm& f);
   bool worker_run(const Farm& f, uint32_t w, bool seeded, uint64_t asks, size_t& begin, size_t& end);
-  bool worker_figures(Farm& f, uint32_t w, size_t begin, size_t end, std::vector<TaskTime>& tasks);
+  // The workers' polls in vain (for their answers) and the time they slept after them.
+  struct WorkerPolls {
+    std::vector<size_t> polls = std::vector<size_t>(Farm::kPollSleeps, 0);  // in vain, by their place in a wait
+    std::vector<double> sleep_ns = std::vector<double>(Farm::kPollSleeps, 0);
+    bool iprobes = false;  // an answer found by MPI_Iprobe (in vain before or not)
+  };
+  bool worker_figures(Farm& f, uint32_t w, size_t begin, size_t end, std::vector<TaskTime>& tasks, WorkerPolls& polled);
   bool master_figures(Farm& f, size_t begin, const std::vector<MasterStep>& steps,
                       std::map<uint32_t, std::vector<TaskTime>>& tasks);
   bool classify(Farm& f, const std::map<uint32_t, std::pair<size_t, size_t>>& runs) const;
@@ -613,11 +619,12 @@ bool Finder::worker_run(const Farm& f, uint32_t w, bool seeded, uint64_t asks, s
 // receives' tag. A request is the calls from the first after an answer
 // (its sends, and posts of the answer's receives) to the next receive; an
 // answer, its receives and the completions of sends after them.
-bool Finder::worker_figures(Farm& f, uint32_t w, size_t begin, size_t end, std::vector<TaskTime>& tasks) {
+bool Finder::worker_figures(Farm& f, uint32_t w, size_t begin, size_t end, std::vector<TaskTime>& tasks,
+                            WorkerPolls& polled) {
   const std::vector<Call>& calls = calls_[w];
   f.entry_units[w] = calls[begin].gap_ns * rate_[w];
-  double wait = 0;
-  size_t requests = 0;
+  double wait = 0, poll_ns = 0;
+  size_t requests = 0, polls = 0;
   bool answered = false;
   // an answer: the probes that found it, its receives, completions of sends and polls after them
   auto answering = [&](size_t j) { return op(w, j).kind == OpKind::kRecv || probes_master(f, w, j); };
@@ -630,12 +637,19 @@ bool Finder::worker_figures(Farm& f, uint32_t w, size_t begin, size_t end, std::
     uint64_t bytes_sent = 0;
     int64_t tag = kNone;  // the first send's or receive's
     bool received = false;  // the seed's receive, after which its posts are the next request's
+    size_t in_vain = 0;     // polls in vain so far in this wait
     for (; j < end && (asking ? !answering(j) : in_answer(j) || (seed && !received && noise(w, j))); ++j) {
       received |= op(w, j).kind == OpKind::kRecv;
       const Op& o = op(w, j);
       if (o.kind == OpKind::kSend) bytes_sent += o.bytes;
       // an answer's tag: its probe's, where it was probed for (MPI_Mrecv has none of its own), else its receive's
       if (tag == kNone && (asking ? o.kind == OpKind::kSend : answering(j))) tag = o.tag;
+      if (!asking && probes_master(f, w, j) && o.nonblocking) polled.iprobes = true;
+      if (asking && j > from && failed_poll(w, j - 1)) {  // polling for the answer: waiting, not computing
+        const size_t k = std::min(in_vain++, Farm::kPollSleeps - 1);
+        poll_ns += calls[j].gap_ns, polled.sleep_ns[k] += calls[j].sleep_ns, ++polls, ++polled.polls[k];
+        continue;
+      }
       if (j > from || (!asking && j > begin)) wait += calls[j].gap_ns;
     }
     if (j == from) return false;  // a call of neither (not expected): no farm, rather than no end
@@ -652,6 +666,7 @@ bool Finder::worker_figures(Farm& f, uint32_t w, size_t begin, size_t end, std::
     answered = true;
   }
   f.worker_wait_units[w] = requests ? wait / static_cast<double>(requests) * rate_[w] : 0;
+  f.worker_poll_units[w] = polls ? poll_ns / static_cast<double>(polls) * rate_[w] : 0;
   return true;
 }
 
@@ -725,9 +740,14 @@ bool Finder::farm_of(uint32_t m, size_t begin, size_t end, const std::vector<Mas
   if (!classify(f, runs)) return false;
   f.entry_units.assign(m_.world_size, 0);
   f.worker_wait_units.assign(m_.world_size, 0);
+  f.worker_poll_units.assign(m_.world_size, 0);
   std::map<uint32_t, std::vector<TaskTime>> tasks;  // per worker, its tasks in order
+  WorkerPolls polled;
   for (uint32_t w : f.workers)
-    if (!worker_figures(f, w, runs[w].first, runs[w].second, tasks[w])) return false;
+    if (!worker_figures(f, w, runs[w].first, runs[w].second, tasks[w], polled)) return false;
+  f.worker_polls = polled.iprobes;
+  for (size_t k = 0; k < Farm::kPollSleeps; ++k)
+    f.worker_poll_sleep_s.push_back(polled.polls[k] ? polled.sleep_ns[k] / static_cast<double>(polled.polls[k]) * 1e-9 : 0);
   if (!master_figures(f, begin, steps, tasks)) return false;
   set_symbols_and_styles(f, asked, runs);
   keep_tasks(f);

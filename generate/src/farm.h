@@ -102,6 +102,17 @@ struct Farm {
   double master_poll_units = 0;
   double master_poll_sleep_s = 0;  // and the seconds it slept after each (mpi4py's pool backs off)
   std::vector<double> worker_wait_units;
+  // Workers that found their answer with MPI_Iprobe (mpi4py.futures' do,
+  // with MPI_Iprobe and MPI_Test* in vain before it): the skeleton's
+  // worker then polls with MPI_Iprobe before its receive; per world rank,
+  // the computation after each poll in vain, kernel units; and the seconds
+  // slept after the k-th poll in vain of a wait, the mean over the
+  // workers' (a worker that backs off sleeps longer the longer it waits:
+  // kPollSleeps entries, the last for the k-th and later).
+  static constexpr size_t kPollSleeps = 16;
+  std::vector<double> worker_poll_units;
+  std::vector<double> worker_poll_sleep_s;
+  bool worker_polls = false;
   double traced_ns = 0;          // the master's time in the farm (from its first call's start)
   std::vector<uint32_t> symbols; // a node of each role, for messages: master receive, answer, request, worker receive
   FarmRecv master_recv = FarmRecv::kBlocking;

@@ -1362,6 +1362,8 @@ void Emitter::emit_farm(size_t k) {
   doubles(id + "_sleep", f.task_sleep_s);
   doubles(id + "_entry", f.entry_units);
   doubles(id + "_wait", f.worker_wait_units);
+  doubles(id + "_wait_poll", f.worker_poll_units);
+  doubles(id + "_wait_poll_sleep", f.worker_poll_sleep_s);
   const std::vector<size_t> calls{record_call(f.symbols[0], "farm " + std::to_string(k) + ": the master's receive of a request (" + where(f.symbols[0]) + ")"),
                                   record_call(f.symbols[1], "farm " + std::to_string(k) + ": the master's answer (" + where(f.symbols[1]) + ")"),
                                   record_call(f.symbols[2], "farm " + std::to_string(k) + ": a worker's request (" + where(f.symbols[2]) + ")"),
@@ -1375,7 +1377,9 @@ void Emitter::emit_farm(size_t k) {
      << f.task_ns.size() << ", " << f.kept.size() << ", " << id << "_kept, " << id << "_task, " << id << "_sleep, "
      << num(f.master_recv_units) << ", " << num(f.master_answer_units) << ", " << id << "_entry, " << id << "_wait, "
      << calls[0] << ", " << calls[1] << ", " << calls[2] << ", " << calls[3] << ", " << farm_recv_name(f.master_recv) << ", "
-     << f.answer_isend << ", " << f.ask_isend << ", " << f.worker_irecv << ", " << num(f.master_poll_units) << ", " << num(f.master_poll_sleep_s) << "};\n";
+     << f.answer_isend << ", " << f.ask_isend << ", " << f.worker_irecv << ", " << num(f.master_poll_units) << ", " << num(f.master_poll_sleep_s) << ", "
+     << f.worker_polls << ", " << id << "_wait_poll, " << id << "_wait_poll_sleep, " << f.worker_poll_sleep_s.size()
+     << "};\n";
   farm_tables_ += st.str();
   buf_bytes_ = std::max<int64_t>(buf_bytes_, static_cast<int64_t>(std::max({f.first_ask_bytes, f.ask_bytes, f.task_bytes, f.stop_bytes})) + 8);
   std::string workers = rank_list(f.workers);

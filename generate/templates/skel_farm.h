@@ -64,6 +64,10 @@ struct skel_farm {
   int wait_irecv;                           /* a worker's receives: MPI_Irecv and MPI_Wait (else MPI_Recv) */
   double poll_units;                        /* the master's computation after a poll (MPI_Iprobe, MPI_Test*) that found nothing */
   double poll_sleep;                        /* and the seconds it slept after it */
+  int wait_polls;                           /* a worker polls for its answer: MPI_Iprobe, then the receive */
+  const double* wait_poll_units;            /* [world]: a worker's computation after a poll in vain */
+  const double* wait_poll_sleep;            /* [wait_poll_sleeps]: the seconds it slept after its k-th in a wait */
+  int wait_poll_sleeps;                     /* (the last entry: the k-th and later) */
 };
 
 #define SKEL_FARM_MIN_BYTES 8
@@ -389,6 +393,13 @@ static void skel_farm_worker(const struct skel_farm* f, MPI_Comm comm)
       skel_compute(f->wait_units[skel_rank]);
     }
     skel_enter(f->call_wait);
+    if (f->wait_polls) /* as the application's worker: polls for its answer, computing and sleeping between */
+      for (int flag = 0, k = 0;; k += k + 1 < f->wait_poll_sleeps) {
+        MPI_Iprobe(f->master, f->recv_tag, comm, &flag, &status);
+        if (flag) break;
+        skel_compute(f->wait_poll_units[skel_rank]);
+        skel_sleep(f->wait_poll_sleep[k]);
+      }
     skel_farm_recv(f->wait_irecv, skel_rbuf, capacity, f->master, f->recv_tag, comm, &status);
     memcpy(&task, skel_rbuf, sizeof task);
     if (task < 0 || task >= f->tasks) break;

@@ -244,6 +244,7 @@ TEST(Farm, MasterTakingTheLastResultsThenStoppingEveryWorker) {
   EXPECT_EQ(farms[0].seeded, (std::vector<uint32_t>{1, 2}));
   EXPECT_EQ(farms[0].master_recv, skt::gen::FarmRecv::kBlocking);
   EXPECT_EQ(farms[0].master_poll_units, 0);
+  EXPECT_FALSE(farms[0].worker_polls) << "its workers wait in MPI_Recv";
 }
 
 // The polls are the master's waiting: the skeleton polls too, computing
@@ -327,10 +328,11 @@ std::vector<Syn> pool_worker(uint32_t r) {
     for (int miss = 0; miss < 2; ++miss) {
       Syn none = call(skt::kFunc_MPI_Iprobe, 40);
       none.tag = kAnyTag, none.flags = skt::kFlagAnySource | skt::kFlagAnyTag | skt::kFlagTestFailed;
+      none.gap = 20'000, none.blocked = 200'000;  // 20 us of work and 0.2 ms asleep before each poll
       v.push_back(none);
     }
     Syn found = message(skt::kFunc_MPI_Iprobe, 40, 0, kAnyTag);
-    found.flags = skt::kFlagAnySource | skt::kFlagAnyTag;
+    found.flags = skt::kFlagAnySource | skt::kFlagAnyTag, found.gap = 20'000, found.blocked = 200'000;
     v.push_back(found);
     v.push_back(message(skt::kFunc_MPI_Mprobe, 41, 0, kAnyTag));
     v.back().flags = skt::kFlagAnyTag;
@@ -365,6 +367,10 @@ TEST(Farm, PoolOfMpi4pyFuturesWithIssendRequestFreeAndMprobe) {
   EXPECT_TRUE(farms[0].answer_isend);
   EXPECT_TRUE(farms[0].ask_isend);
   EXPECT_FALSE(farms[0].worker_irecv);
+  // its workers found their tasks by MPI_Iprobe: the skeleton's poll too, sleeping 0.2 ms after a poll in vain
+  EXPECT_TRUE(farms[0].worker_polls);
+  ASSERT_EQ(farms[0].worker_poll_sleep_s.size(), skt::gen::Farm::kPollSleeps);
+  EXPECT_NEAR(farms[0].worker_poll_sleep_s[0], 2e-4, 1e-6);  // after its first poll in vain
   // after each poll in vain: 0.5 ms of computation at 0.1 units per ns, 0.3 ms asleep (a poll's figures
   // are its node's mean: the seeds' polls, 1 us and awake, count a little)
   EXPECT_NEAR(farms[0].master_poll_units, 50'000, 10);
