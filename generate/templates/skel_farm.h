@@ -222,6 +222,9 @@ static void skel_farm_open(const struct skel_farm* f, MPI_Comm comm, struct skel
   }
 }
 
+/* Whether the master polled (computed or slept after polls that found nothing), else waited. */
+static inline int skel_farm_master_polls(const struct skel_farm* f) { return f->poll_units > 0 || f->poll_sleep > 0; }
+
 /* What the master did after a poll that found nothing: computed, slept. */
 static inline void skel_farm_after_poll(const struct skel_farm* f)
 {
@@ -246,7 +249,7 @@ static const unsigned char* skel_farm_take(const struct skel_farm* f, MPI_Comm c
     MPI_Recv(any, in->capacity, MPI_BYTE, source, tag, comm, status);
     return any;
   }
-  if (f->recv == SKEL_FARM_IRECV_ANY && (f->poll_units > 0 || f->poll_sleep > 0)) { /* MPI_Test polling */
+  if (f->recv == SKEL_FARM_IRECV_ANY && skel_farm_master_polls(f)) { /* MPI_Test polling */
     MPI_Request r;
     int flag = 0;
     MPI_Irecv(any, in->capacity, MPI_BYTE, MPI_ANY_SOURCE, f->ask_tag, comm, &r);
@@ -257,7 +260,7 @@ static const unsigned char* skel_farm_take(const struct skel_farm* f, MPI_Comm c
     skel_farm_recv(f->recv == SKEL_FARM_IRECV_ANY, any, in->capacity, MPI_ANY_SOURCE, f->ask_tag, comm, status);
     return any;
   }
-  if (f->poll_units > 0 || f->poll_sleep > 0) { /* MPI_Testany polling */
+  if (skel_farm_master_polls(f)) { /* MPI_Testany polling */
     int flag = 0;
     for (MPI_Testany(f->workers, in->posted, &w, &flag, status); !flag;
          MPI_Testany(f->workers, in->posted, &w, &flag, status))
@@ -375,6 +378,21 @@ static void skel_farm_master(const struct skel_farm* f, MPI_Comm comm)
   free(st);
 }
 
+/* A worker that polled for its answer (f->wait_polls), as the application's: MPI_Iprobe until it is
+ * there, computing after each poll in vain and sleeping what the application's workers slept after
+ * their k-th in a wait (the last entry for the later ones). */
+static void skel_farm_poll_answer(const struct skel_farm* f, MPI_Comm comm, MPI_Status* status)
+{
+  int flag = 0, k = 0;
+  for (;;) {
+    MPI_Iprobe(f->master, f->recv_tag, comm, &flag, status);
+    if (flag) return;
+    skel_compute(f->wait_poll_units[skel_rank]);
+    skel_sleep(f->wait_poll_sleep[k]);
+    if (k + 1 < f->wait_poll_sleeps) ++k;
+  }
+}
+
 static void skel_farm_worker(const struct skel_farm* f, MPI_Comm comm)
 {
   int first = 1, asked = !f->seeded[skel_rank];
@@ -393,13 +411,7 @@ static void skel_farm_worker(const struct skel_farm* f, MPI_Comm comm)
       skel_compute(f->wait_units[skel_rank]);
     }
     skel_enter(f->call_wait);
-    if (f->wait_polls) /* as the application's worker: polls for its answer, computing and sleeping between */
-      for (int flag = 0, k = 0;; k += k + 1 < f->wait_poll_sleeps) {
-        MPI_Iprobe(f->master, f->recv_tag, comm, &flag, &status);
-        if (flag) break;
-        skel_compute(f->wait_poll_units[skel_rank]);
-        skel_sleep(f->wait_poll_sleep[k]);
-      }
+    if (f->wait_polls) skel_farm_poll_answer(f, comm, &status);
     skel_farm_recv(f->wait_irecv, skel_rbuf, capacity, f->master, f->recv_tag, comm, &status);
     memcpy(&task, skel_rbuf, sizeof task);
     if (task < 0 || task >= f->tasks) break;

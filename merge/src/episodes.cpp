@@ -30,7 +30,7 @@ class Coalescer {
     std::vector<RankEvent>& ev = rd_.events;
     CoalesceCounts counts;
     size_t kept = 0;
-    const auto keep = [&](RankEvent e) { ev[kept++] = carried_into(e); };
+    const auto keep = [&](const RankEvent& e) { ev[kept++] = carried_.into(e); };
     for (size_t i = 0; i < ev.size();) {
       if (completion(i) == Completion::kNone) {
         note_call(ev[i]);
@@ -55,7 +55,9 @@ class Coalescer {
       };
       for (; i < end; ++i) {
         if (spins(i)) {
-          carry_spin(ev[i]);
+          // a spinning poll's duration is waiting, not computation: carried into the next call kept as
+          // time in that call; its gap (the first poll of a spin may follow real work) as computation
+          carried_.add(ev[i]);
           ++counts.idle_calls;
         } else if (leave_out(i)) {
           carry(ev[i]);
@@ -137,12 +139,6 @@ class Coalescer {
     carried_.blocked += e.blocked;
     if (e.work != kNone) carried_.work += e.work;
   }
-  // A spinning poll's duration is waiting, not computation: carried into
-  // the next call kept as time in that call. Its gap is the computation
-  // before it (the first poll of a spin may follow real work), carried as
-  // computation.
-  void carry_spin(const RankEvent& e) { carried_.add(e); }
-  RankEvent carried_into(const RankEvent& e) { return carried_.into(e); }
 
   // Requests made, started and freed by a call outside an episode.
   void note_call(const RankEvent& e) {
