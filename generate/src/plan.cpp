@@ -1264,26 +1264,122 @@ std::vector<std::vector<size_t>> shapes(const TopSteps& steps, std::vector<size_
   return out;
 }
 
-// Of the steps rs[g, end), sorted by time, the one to keep: of those whose
-// time is within kNearMedian of the median's, the one of fewest nodes
-// (TopRun::written: the skeleton's lines; the step's factor makes up the
-// time), the median on a tie.
+// A group of steps of one kind and shape (group_by_time), sorted by
+// traced time, one of which is kept to stand for the others.
+struct StepGroup {
+  std::vector<size_t> runs;  // indices into TopSteps::runs, by time
+  int run_class = 0;
+  size_t keep = 0;           // index into runs
+};
+
+// What the skeleton writes of a run, but for its numbers (counts, tags,
+// peers, roots, communicators, trip counts: a row's) and comments (call
+// sites): each call's function, datatypes, op and the ranks making it, each
+// loop's bounds. Runs of one form are written once, each a row of a table
+// (outline.h).
+using RunForm = std::vector<int64_t>;
+RunForm form_of(const FoldedProgram& p, const TopRun& run) {
+  constexpr int64_t kLoopBegins = -1, kLoopEnds = -2;
+  RunForm form;
+  std::function<void(uint32_t)> add = [&](uint32_t n) {
+    const FoldedNode& node = p.nodes[n];
+    if (!node.is_loop()) {
+      const MergedEvent& e = event_of(p, n);
+      const Identity& id = p.symbols.identities[e.identity];
+      uint64_t ranks = 1469598103934665603ull;  // FNV-1a of the ranks
+      for (uint32_t r : e.ranks) ranks = (ranks ^ r) * 1099511628211ull;
+      form.insert(form.end(), {id.func, id.dtype, id.dtype2, id.op, static_cast<int64_t>(id.peer_class),
+                               static_cast<int64_t>(ranks >> 1)});
+      return;
+    }
+    form.push_back(kLoopBegins);
+    for (uint32_t c : node.body) add(c);
+    form.push_back(kLoopEnds);
+  };
+  for (size_t i = run.first; i < run.end; ++i) add(p.top[i]);
+  return form;
+}
+
+// Of a group's steps, those that may stand for it: within kNearMedian of
+// the median's time.
 constexpr double kNearMedian = 1.25;
-size_t smallest_near_median(const TopSteps& steps, const std::vector<size_t>& rs, size_t g, size_t end) {
-  const size_t median = g + (end - g) / 2;
-  const double t = steps.runs[rs[median]].time;
-  auto nodes = [&](size_t k) { return steps.runs[rs[k]].written; };
-  size_t best = median;
-  for (size_t k = g; k < end; ++k) {
-    const double tk = steps.runs[rs[k]].time;
-    if (tk * kNearMedian >= t && tk <= t * kNearMedian && nodes(k) < nodes(best)) best = k;
+std::vector<size_t> near_median(const TopSteps& steps, const StepGroup& g) {
+  const double t = steps.runs[g.runs[g.runs.size() / 2]].time;
+  std::vector<size_t> near;
+  for (size_t k = 0; k < g.runs.size(); ++k) {
+    const double tk = steps.runs[g.runs[k]].time;
+    if (tk * kNearMedian >= t && tk <= t * kNearMedian) near.push_back(k);
   }
-  return best;
+  return near;
+}
+
+// The step each group keeps, of those near its median's time: as few forms
+// as may be kept (each form is code of its own; the runs of one form are
+// rows of its table), by a greedy cover: the form most groups not yet
+// decided may keep (on a tie, the shorter) is kept by each of them, and
+// so on (in one way for one folded program). In a group, of its steps of that form, the one of fewest nodes
+// (TopRun::written: the skeleton's lines; the step's factor makes up the
+// time), the median on a tie. An adaptive code's steps differ by a
+// neighbour or two from one refinement to the next; kept by size alone,
+// p4est's step-3 example kept 26 runs unlike any other (5,900 of its
+// skeleton's 14,298 lines).
+using FormCandidates = std::vector<std::pair<size_t, const RunForm*>>;  // a group's steps near its median: (k, form)
+
+// Of a group's candidates of one form, the one of fewest nodes, the median on a tie.
+size_t fewest_nodes_of_form(const TopSteps& steps, const StepGroup& g, const FormCandidates& near, const RunForm* form) {
+  size_t keep = SIZE_MAX;
+  auto nodes = [&](size_t k) { return steps.runs[g.runs[k]].written; };
+  for (auto [k, f] : near)
+    if (f == form && (keep == SIZE_MAX || nodes(k) < nodes(keep) || (nodes(k) == nodes(keep) && k == g.runs.size() / 2)))
+      keep = k;
+  return keep;
+}
+
+void choose_kept_steps(const FoldedProgram& p, const TopSteps& steps, std::vector<StepGroup>& groups) {
+  std::map<RunForm, std::vector<size_t>> groups_of;  // by form: the groups that may keep it
+  std::vector<FormCandidates> near(groups.size());
+  for (size_t i = 0; i < groups.size(); ++i)
+    for (size_t k : near_median(steps, groups[i])) {
+      auto at = groups_of.try_emplace(form_of(p, steps.runs[groups[i].runs[k]])).first;
+      if (at->second.empty() || at->second.back() != i) at->second.push_back(i);
+      near[i].push_back({k, &at->first});
+    }
+  // the forms open, by the groups not yet decided that may keep them: most first, then the shorter, then
+  // the first by value (not by address)
+  using Open = std::pair<size_t, const RunForm*>;
+  auto first = [](const Open& x, const Open& y) {
+    if (x.first != y.first) return x.first > y.first;
+    if (x.second->size() != y.second->size()) return x.second->size() < y.second->size();
+    return *x.second < *y.second;
+  };
+  std::set<Open, decltype(first)> open(first);
+  std::map<const RunForm*, size_t> undecided;
+  for (auto& [form, gs] : groups_of) {
+    open.insert({gs.size(), &form});
+    undecided[&form] = gs.size();
+  }
+  std::vector<bool> decided(groups.size(), false);
+  while (!open.empty()) {
+    const RunForm* form = open.begin()->second;
+    open.erase(open.begin());
+    for (size_t i : groups_of[*form]) {
+      if (decided[i]) continue;
+      decided[i] = true;
+      groups[i].keep = fewest_nodes_of_form(steps, groups[i], near[i], form);
+      std::set<const RunForm*> others;  // the group's other forms: one group fewer for each
+      for (auto [k, f] : near[i])
+        if (f != form) others.insert(f);
+      for (const RunForm* f : others) {
+        size_t& n = undecided[f];
+        if (open.erase({n, f}) && --n > 0) open.insert({n, f});
+      }
+    }
+  }
 }
 
 // The steps rs (of one kind and shape), sorted by traced time, in groups of
 // at most `most` steps whose mean time is at most kGroupSpread times their
-// median's: a step near the median of each group (smallest_near_median) is
+// median's: a step near the median of each group (choose_kept_steps) is
 // kept and stands for the group (factor: the group's traced time over its
 // own, at most kGroupSpread x kNearMedian times the steps it stands for), a
 // step alone in its group stays as itself. The time of a step changes with
@@ -1295,8 +1391,8 @@ size_t smallest_near_median(const TopSteps& steps, const std::vector<size_t>& rs
 // (1.1 s predicted for 4.2 s); miniAMR's light steps for its refining ones,
 // 400-2,800 times their time, so that the K = 10 skeleton predicted 12.4 s
 // on a SimGrid platform where K = 1 predicted 4.1 s.
-void group_by_time(const TopSteps& steps, std::vector<size_t> rs, size_t most, int run_class, Plan& plan,
-                   const std::function<void(const TopRun&)>& leave_out) {
+void group_by_time(const TopSteps& steps, std::vector<size_t> rs, size_t most, int run_class,
+                   std::vector<StepGroup>& out) {
   auto time = [&](size_t k) { return steps.runs[rs[k]].time; };
   std::stable_sort(rs.begin(), rs.end(), [&](size_t x, size_t y) { return steps.runs[x].time < steps.runs[y].time; });
   for (size_t g = 0; g < rs.size();) {
@@ -1309,18 +1405,29 @@ void group_by_time(const TopSteps& steps, std::vector<size_t> rs, size_t most, i
       const size_t n = end + 1 - g;
       if (sum > kGroupSpread * static_cast<double>(n) * time(g + n / 2)) break;  // its mean over its median
     }
-    const size_t keep = smallest_near_median(steps, rs, g, end);
-    Plan::KeptRun by{steps.runs[rs[keep]].first, steps.runs[rs[keep]].end, 0.0, 0};
-    by.traced_s = time(keep) * 1e-9;
-    by.run_class = run_class;
-    for (size_t k = g; k < end; ++k) {
-      by.factor += time(k) / time(keep);
-      if (k == keep) continue;
-      leave_out(steps.runs[rs[k]]);
-      by.left_out += steps.runs[rs[k]].top_nodes();
+    StepGroup group;
+    group.runs.assign(rs.begin() + static_cast<std::ptrdiff_t>(g), rs.begin() + static_cast<std::ptrdiff_t>(end));
+    group.run_class = run_class;
+    out.push_back(std::move(group));
+    g = end;
+  }
+}
+
+// Each group's kept step stands for the group's others, left out.
+void keep_groups(const TopSteps& steps, const std::vector<StepGroup>& groups, Plan& plan,
+                 const std::function<void(const TopRun&)>& leave_out) {
+  for (const StepGroup& g : groups) {
+    const TopRun& kept = steps.runs[g.runs[g.keep]];
+    Plan::KeptRun by{kept.first, kept.end, 0.0, 0};
+    by.traced_s = kept.time * 1e-9;
+    by.run_class = g.run_class;
+    for (size_t r : g.runs) {
+      by.factor += steps.runs[r].time / kept.time;
+      if (r == g.runs[g.keep]) continue;
+      leave_out(steps.runs[r]);
+      by.left_out += steps.runs[r].top_nodes();
     }
     plan.kept_runs.push_back(by);
-    g = end;
   }
 }
 
@@ -1328,7 +1435,7 @@ void group_by_time(const TopSteps& steps, std::vector<size_t> rs, size_t most, i
 // (sample_short_steps), the others of each kind and shape grouped by time
 // (group_by_time), at most 1 / share steps a group. Returns the top-level
 // nodes left out.
-size_t keep_by_time(const TopSteps& steps, double share, double short_budget, Plan& plan) {
+size_t keep_by_time(const FoldedProgram& p, const TopSteps& steps, double share, double short_budget, Plan& plan) {
   size_t left = 0;
   const std::function<void(const TopRun&)> leave_out = [&](const TopRun& run) {
     for (size_t i = run.first; i < run.end; ++i) plan.left_out[i] = true;
@@ -1343,11 +1450,14 @@ size_t keep_by_time(const TopSteps& steps, double share, double short_budget, Pl
   for (size_t r = 0; r < steps.runs.size(); ++r)
     if (!is_short[r] && steps.runs[r].time > 0 && steps.time_step(r)) of_kind[steps.kinds[r]].push_back(r);
   int run_class = 0;  // 0: the short steps
+  std::vector<StepGroup> groups;
   for (auto& [kind, rs] : of_kind) {
     ++run_class;
     for (std::vector<size_t>& shape : shapes(steps, std::move(rs)))
-      group_by_time(steps, std::move(shape), most, run_class, plan, leave_out);
+      group_by_time(steps, std::move(shape), most, run_class, groups);
   }
+  choose_kept_steps(p, steps, groups);
+  keep_groups(steps, groups, plan, leave_out);
   return left;
 }
 
@@ -1370,7 +1480,7 @@ bool choose_left_out_steps(const FoldedProgram& p, const NodeTimes& t, double K,
     if (steps.time_step(r)) may += runs[r].time;
   const double fixed = std::max(0.0, planned - may);
   const double share = may > 0 ? std::clamp((t.program / K - fixed) / may, 0.5 / K, 1.0 / K) : 1.0 / K;
-  const size_t left = keep_by_time(steps, share, kShortShare * t.program / K, plan);
+  const size_t left = keep_by_time(p, steps, share, kShortShare * t.program / K, plan);
   // runs that stand for nothing need no timing
   plan.kept_runs.erase(std::remove_if(plan.kept_runs.begin(), plan.kept_runs.end(),
                                       [](const Plan::KeptRun& k) { return k.left_out == 0; }),

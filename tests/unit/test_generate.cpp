@@ -1308,6 +1308,66 @@ TEST(Generate, StepsOfOneKindSplitIntoGroupsOfEqualSize) {
   }
 }
 
+// 72 time steps of one kind (a message each way and a reduction, 10-17 ms
+// of computation), each ending in one of three collectives (in no period):
+// of three forms, alike in their numbers of calls. Every group of them kept one step near its median, whatever its
+// form, so the skeleton wrote each of the three (and an adaptive code's,
+// whose steps differ by a neighbour or two, dozens: p4est's step-3 example,
+// 26 runs each written out); now each group keeps a step of one form where
+// it can, and that form is written once, the kept steps its table's rows.
+TEST(Generate, KeptStepsAreOfOneFormWhereEachGroupHasOneNearItsMedian) {
+  constexpr int kSteps = 72;
+  // the forms, a square-free word on three letters (no two blocks in a row alike: no loop folds any
+  // steps): the number of ones between the Thue-Morse sequence's successive zeros
+  std::vector<uint32_t> forms;
+  for (uint32_t n = 0, ones = 0; forms.size() < kSteps; ++n) {
+    if (__builtin_popcount(n) % 2 == 0) {
+      if (n > 0) forms.push_back(ones);
+      ones = 0;
+    } else {
+      ++ones;
+    }
+  }
+  auto program = [&](uint32_t r) {
+    std::vector<skt::testing::Syn> v{call(skt::kFunc_MPI_Init, 0)};
+    for (int s = 0; s < kSteps; ++s) {
+      skt::testing::Syn send = message(skt::kFunc_MPI_Send, 1, 1 - r, 0);
+      const skt::testing::Syn recv = message(skt::kFunc_MPI_Recv, 2, 1 - r, 0);
+      const skt::testing::Syn sum = call(skt::kFunc_MPI_Allreduce, 3);
+      const uint32_t collective[] = {skt::kFunc_MPI_Barrier, skt::kFunc_MPI_Bcast, skt::kFunc_MPI_Allgather};
+      const skt::testing::Syn last = call(collective[forms[static_cast<size_t>(s)]], 5);
+      send.gap = 10'000'000 + 100'000 * s;  // sorted by time, the steps in turn
+      if (r == 0) v.insert(v.end(), {send, recv, sum, last});
+      else v.insert(v.end(), {recv, send, sum, last});
+    }
+    v.push_back(call(skt::kFunc_MPI_Finalize, 9));
+    return v;
+  };
+  const skt::FoldedProgram p = folded_from(2, program);
+  const skt::gen::Plan plan = plan_at_ten(p).plan;
+  ASSERT_GE(plan.kept_runs.size(), 7u) << p.to_string();
+  std::set<std::vector<uint32_t>> kept_forms;  // of the kept steps: each top-level call's function
+  for (const skt::gen::Plan::KeptRun& k : plan.kept_runs) {
+    std::vector<uint32_t> funcs;
+    for (size_t i = k.first; i < k.end; ++i) {
+      const skt::FoldedNode& n = p.nodes[p.top[i]];
+      ASSERT_FALSE(n.is_loop()) << p.to_string();
+      const skt::MergedEvent& e = p.symbols.events[static_cast<size_t>(n.symbol)];
+      funcs.push_back(p.symbols.identities[e.identity].func);
+    }
+    kept_forms.insert(funcs);
+  }
+  EXPECT_EQ(kept_forms.size(), 1u) << "kept steps of " << kept_forms.size() << " forms";
+  // and the skeleton writes the form once
+  skt::gen::GenerateOptions opt;
+  opt.scale = 10;
+  const std::string code = skt::gen::generate(p, opt).code;
+  size_t collectives = 0;  // written (each call's comment: "/* n12: MPI_Bcast at app+0x50 */")
+  for (const char* f : {": MPI_Barrier at ", ": MPI_Bcast at ", ": MPI_Allgather at "})
+    for (size_t at = code.find(f); at != std::string::npos; at = code.find(f, at + 1)) ++collectives;
+  EXPECT_EQ(collectives, 1u) << code;
+}
+
 // A run of refinement periods (PRK AMR's FINE_GRAIN mode): each period four
 // phases of 5 time steps alike (phase f: f + 1 exchanges, 1 ms of
 // computation before each, and a reduction), made twice, so the fold writes
