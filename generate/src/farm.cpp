@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <map>
 
 #include "plan.h"
@@ -24,6 +25,8 @@ constexpr size_t kMaxTasks = 1'000'000;
 // Kept tasks per worker at least, where there are that many: the master
 // measures each worker's speed and the round trip from them.
 constexpr uint64_t kMinKeptPerWorker = 4;
+// Tasks a worker may have in flight at most (seeds sent it unasked).
+constexpr size_t kMaxInFlight = 16;
 
 // One answer of the master's (its sends to one worker), and the receive of
 // the request it answers (its receives from that worker), as indices into
@@ -35,9 +38,10 @@ struct MasterStep {
   size_t recv_at = SIZE_MAX;  // the call that took the request: MPI_Recv, MPI_Probe, MPI_Iprobe, or MPI_Wait*/Test* of an MPI_Irecv
   size_t request_end = SIZE_MAX;
   size_t answer_from = 0;     // the calls before the answer's first send that go with it
-  size_t answer = 0;          // the answer's first send
+  size_t answer = 0;          // the answer's first send (SIZE_MAX: none, a request after the worker's stop)
   size_t answer_end = 0;      // after its last
   int64_t worker = 0;         // world rank
+  bool answered() const { return answer != SIZE_MAX; }
 };
 
 // What one call of a rank does with messages, as the farm sees it: a
@@ -288,12 +292,15 @@ class Finder {
 
   size_t receive_step(uint32_t m, size_t j, int64_t c, int64_t tag, int64_t& from, size_t& at) const;
   // The end of the master's sends to `to` on c from calls[j] on (with the
-  // completions of MPI_Isend among them).
-  size_t sends_to(uint32_t m, size_t j, int64_t c, int64_t to) const {
-    for (; j < calls_[m].size(); ++j) {
+  // completions of MPI_Isend among them); with one_tag, before the next send
+  // with the first one's tag (a seed in several messages has one of each
+  // kind: a worker's two seeds are two messages alike).
+  size_t sends_to(uint32_t m, size_t j, int64_t c, int64_t to, bool one_tag = false) const {
+    const int64_t tag = op(m, j).tag;
+    for (size_t first = j; j < calls_[m].size(); ++j) {
       const Op& o = op(m, j);
       if (o.kind == OpKind::kDone && !failed_probe(m, j)) continue;  // an MPI_Isend's completion
-      if (o.kind != OpKind::kSend || o.comm != c || o.peer != to) break;
+      if (o.kind != OpKind::kSend || o.comm != c || o.peer != to || (one_tag && j > first && o.tag == tag)) break;
     }
     return j;
   }
@@ -474,27 +481,32 @@ size_t Finder::receive_step(uint32_t m, size_t j, int64_t c, int64_t tag, int64_
 }
 
 // The master's farm starting at calls[i]: sends to the first workers
-// (seeds, at most one per rank, each in one or more messages), then
-// receives of requests and answers to their sources, each request answered
-// before its worker's next: at once, or after other requests were taken (a
-// drain); posts of receives, completions of sends and polls that found
-// nothing among them. Returns the end (i: none), after the last answer
-// that leaves no request unanswered.
+// (seeds, each in one or more messages; up to kMaxInFlight to one worker,
+// whose tasks are then in flight together), then receives of requests and
+// answers to their sources, each request answered before its worker's next
+// (before its next but as many as it had seeds less one): at once, or after
+// other requests were taken (a drain); posts of receives, completions of
+// sends and polls that found nothing among them. Returns the end (i: none),
+// after the last answer that leaves no request unanswered, or after the last
+// requests, where those left unanswered came after their workers' last
+// answers (their stops), fewer than their seeds (a worker with two tasks in
+// flight asks once more after its stop: its last task's result). The
+// unanswered requests are steps without an answer.
 size_t Finder::master_run(uint32_t m, size_t i, std::vector<MasterStep>& steps) const {
   const size_t n = calls_[m].size();
   steps.clear();
   if (op(m, i).kind == OpKind::kDone || op(m, i).kind == OpKind::kOther) return i;
   const int64_t c = op(m, i).comm;
   size_t j = i;
-  std::set<int64_t> seeded;
+  std::map<int64_t, size_t> seeds;  // per worker
   for (; j < n; ) {
     size_t k = j;  // receives posted, sends completed or polls in vain between the seeds (not before a request)
     while (k < n && noise(m, k)) ++k;
     if (k >= n || op(m, k).kind != OpKind::kSend || op(m, k).comm != c) break;
     j = k;
     const Op& o = op(m, j);
-    if (!seeded.insert(o.peer).second) return i;
-    const size_t e = sends_to(m, j, c, o.peer);
+    if (++seeds[o.peer] > kMaxInFlight) return i;
+    const size_t e = sends_to(m, j, c, o.peer, true);
     steps.push_back({SIZE_MAX, SIZE_MAX, SIZE_MAX, j, j, e, o.peer});
     j = e;
   }
@@ -502,14 +514,19 @@ size_t Finder::master_run(uint32_t m, size_t i, std::vector<MasterStep>& steps) 
   while (first < n && noise(m, first)) ++first;
   if (first >= n) return i;
   const int64_t tag = op(m, first).tag;
-  std::map<int64_t, MasterStep> pending;  // per worker: its request taken, not answered yet
+  auto in_flight = [&](int64_t w) { return std::max<size_t>(1, seeds.count(w) ? seeds.at(w) : 0); };
+  std::map<int64_t, std::deque<MasterStep>> pending;  // per worker: its requests taken, not answered yet
   size_t clean = j, clean_steps = steps.size();  // the end after the last answer that left none pending
+  size_t open = 0;  // requests pending
   for (;;) {
     int64_t from = kNone;
     size_t at = SIZE_MAX;
     const size_t len = receive_step(m, j, c, tag, from, at);
     if (len) {
-      if (!pending.emplace(from, MasterStep{j, at, j + len, 0, 0, 0, from}).second) break;  // asked twice
+      std::deque<MasterStep>& asked = pending[from];
+      if (asked.size() >= in_flight(from)) break;  // asked more often than it had tasks
+      asked.push_back(MasterStep{j, at, j + len, 0, 0, 0, from});
+      ++open;
       j += len;
       continue;
     }
@@ -517,9 +534,10 @@ size_t Finder::master_run(uint32_t m, size_t i, std::vector<MasterStep>& steps) 
     while (a < n && noise(m, a)) ++a;  // a receive posted again before the answer (the merge's order)
     if (a >= n || op(m, a).kind != OpKind::kSend || op(m, a).comm != c) break;
     auto asked = pending.find(op(m, a).peer);
-    if (asked == pending.end()) break;
-    MasterStep s = asked->second;
-    pending.erase(asked);
+    if (asked == pending.end() || asked->second.empty()) break;
+    MasterStep s = asked->second.front();
+    asked->second.pop_front();
+    --open;
     const bool at_once = s.request_end == j;  // the calls between go with the request, else with the answer
     if (at_once) s.request_end = a;
     s.answer_from = at_once ? a : j;
@@ -527,11 +545,25 @@ size_t Finder::master_run(uint32_t m, size_t i, std::vector<MasterStep>& steps) 
     s.answer_end = sends_to(m, a, c, s.worker);
     steps.push_back(s);
     j = s.answer_end;
-    if (pending.empty()) clean = j, clean_steps = steps.size();
+    if (open == 0) clean = j, clean_steps = steps.size();
+  }
+  // requests left unanswered after their workers' last answers, fewer than their seeds: the results of
+  // tasks still in flight at the stop
+  bool tail = open > 0 && j > clean;
+  for (const auto& [w, asked] : pending) tail = tail && asked.size() < in_flight(w);
+  if (tail) {
+    std::vector<MasterStep> unanswered;
+    for (auto& [w, asked] : pending)
+      for (MasterStep s : asked) s.answer = s.answer_from = s.answer_end = SIZE_MAX, unanswered.push_back(s);
+    std::sort(unanswered.begin(), unanswered.end(), [](const MasterStep& x, const MasterStep& y) { return x.request < y.request; });
+    steps.insert(steps.end(), unanswered.begin(), unanswered.end());
+    clean = j, clean_steps = steps.size();
   }
   j = clean;
   steps.resize(clean_steps);
-  if (steps.size() <= seeded.size()) return i;
+  size_t answered_requests = 0;
+  for (const MasterStep& st : steps) answered_requests += st.request != SIZE_MAX && st.answered();
+  if (answered_requests == 0) return i;
   for (; j < n && op(m, j).kind == OpKind::kPost && op(m, j).comm == c && op(m, j).tag == tag; ++j) {
   }  // receives posted again after the last answers: close_run takes their completions too
   return j;
@@ -638,9 +670,16 @@ bool Finder::worker_figures(Farm& f, uint32_t w, size_t begin, size_t end, std::
     int64_t tag = kNone;  // the first send's or receive's
     bool received = false;  // the seed's receive, after which its posts are the next request's
     size_t in_vain = 0;     // polls in vain so far in this wait
+    TaskTime task;          // a request's: the computation up to its first send (the next task's receive may be
+                            // posted before it: a worker with tasks in flight), the rest is waiting
     for (; j < end && (asking ? !answering(j) : in_answer(j) || (seed && !received && noise(w, j))); ++j) {
       received |= op(w, j).kind == OpKind::kRecv;
       const Op& o = op(w, j);
+      if (asking && bytes_sent == 0 && tag == kNone) {
+        task.compute_ns += calls[j].gap_ns, task.sleep_ns += calls[j].sleep_ns;
+        if (o.kind == OpKind::kSend) bytes_sent += o.bytes, tag = o.tag;
+        continue;
+      }
       if (o.kind == OpKind::kSend) bytes_sent += o.bytes;
       // an answer's tag: its probe's, where it was probed for (MPI_Mrecv has none of its own), else its receive's
       if (tag == kNone && (asking ? o.kind == OpKind::kSend : answering(j))) tag = o.tag;
@@ -657,7 +696,7 @@ bool Finder::worker_figures(Farm& f, uint32_t w, size_t begin, size_t end, std::
       uint64_t& most = requests == 0 ? f.first_ask_bytes : f.ask_bytes;
       most = std::max(most, bytes_sent);
       if (f.request_tag < 0) f.request_tag = tag;
-      if (answered) tasks.push_back({calls[from].gap_ns, calls[from].sleep_ns});
+      if (answered) tasks.push_back(task);
       ++requests;
       continue;
     }
@@ -711,25 +750,26 @@ bool Finder::classify(Farm& f, const std::map<uint32_t, std::pair<size_t, size_t
 bool Finder::farm_of(uint32_t m, size_t begin, size_t end, const std::vector<MasterStep>& steps, Farm& f) {
   f.master = m;
   f.comm = op(m, begin).comm;
-  const MasterStep& asked = *std::find_if(steps.begin(), steps.end(), [](const MasterStep& s) { return s.request != SIZE_MAX; });
+  const MasterStep& asked = *std::find_if(steps.begin(), steps.end(),
+                                         [](const MasterStep& s) { return s.request != SIZE_MAX && s.answered(); });
   f.ask_tag = op(m, asked.recv_at).tag;
-  std::map<uint32_t, uint64_t> answers, asks;  // per worker
-  std::set<uint32_t> seeded;
+  std::map<uint32_t, uint64_t> answers, asks;  // per worker: answers (seeds too), requests (answered or not)
+  size_t answered = 0;
   for (const MasterStep& s : steps) {
     if (s.worker < 0 || s.worker >= static_cast<int64_t>(m_.world_size) || s.worker == m) return false;
     const uint32_t w = static_cast<uint32_t>(s.worker);
-    ++answers[w];
-    if (s.request == SIZE_MAX) seeded.insert(w);
+    if (s.answered()) ++answers[w], ++answered;
+    if (s.request == SIZE_MAX) f.seeded.push_back(w);
     else ++asks[w];
   }
-  if (steps.size() < answers.size() + 1) return false;  // no task at all
+  if (answered < answers.size() + 1) return false;  // no task at all
   std::map<uint32_t, std::pair<size_t, size_t>> runs{{m, {begin, end}}};
   for (const auto& [w, n] : answers) {
+    const bool seeded = std::find(f.seeded.begin(), f.seeded.end(), w) != f.seeded.end();
     size_t b = 0, e = 0;
-    if (!worker_run(f, w, seeded.count(w) > 0, asks[w], b, e)) return false;
+    if (!worker_run(f, w, seeded, asks[w], b, e)) return false;
     runs[w] = {b, e};
     f.workers.push_back(w);
-    if (seeded.count(w)) f.seeded.push_back(w);
   }
   for (const auto& [w, run] : runs) cursor_[w] = run.second;  // the next farm of these ranks starts after
   f.first = SIZE_MAX;
@@ -786,11 +826,27 @@ bool Finder::master_figures(Farm& f, size_t begin, const std::vector<MasterStep>
   const uint32_t m = f.master;
   const std::vector<Call>& mc = calls_[m];
   std::map<uint32_t, uint64_t> left, given;  // per worker: answers still to come, tasks given
-  for (const MasterStep& s : steps) ++left[static_cast<uint32_t>(s.worker)];
+  for (const MasterStep& s : steps)
+    if (s.answered()) ++left[static_cast<uint32_t>(s.worker)];
   bool first_stop = true, first_task = true;
   double recv_ns = 0, answer_ns = 0, poll_ns = 0, poll_sleep_ns = 0;
-  size_t requests = 0, polls = 0;
+  size_t requests = 0, polls = 0, answers = 0;
+  // a request's calls or an answer's: the computation after a poll in vain is polling in a request
+  auto add = [&](size_t from, size_t to, bool request) {
+    for (size_t k = from; k < to; ++k) {
+      const double gap = k > begin ? mc[k].gap_ns : 0;
+      (request ? recv_ns : answer_ns) += gap;
+      if (request && k > from && failed_poll(m, k - 1)) poll_ns += gap, poll_sleep_ns += mc[k].sleep_ns, ++polls;
+      const FoldedNode& node = p_.nodes[mc[k].node];
+      f.traced_ns += gap + (m < node.dur.size() ? node.dur[m].mean : 0);
+    }
+  };
   for (const MasterStep& s : steps) {
+    if (!s.answered()) {  // the result of a task in flight at the worker's stop
+      add(s.request, s.request_end, true), ++requests;
+      continue;
+    }
+    ++answers;
     const uint32_t w = static_cast<uint32_t>(s.worker);
     const int64_t tag = op(m, s.answer).tag;
     const bool stop = --left[w] == 0;
@@ -812,16 +868,6 @@ bool Finder::master_figures(Farm& f, size_t begin, const std::vector<MasterStep>
       f.task_units.push_back(own[k].compute_ns * rate_[w]);
       f.task_sleep_s.push_back(own[k].sleep_ns * 1e-9);
     }
-    // a request's calls or an answer's: the computation after a poll in vain is polling in a request
-    auto add = [&](size_t from, size_t to, bool request) {
-      for (size_t k = from; k < to; ++k) {
-        const double gap = k > begin ? mc[k].gap_ns : 0;
-        (request ? recv_ns : answer_ns) += gap;
-        if (request && k > from && failed_poll(m, k - 1)) poll_ns += gap, poll_sleep_ns += mc[k].sleep_ns, ++polls;
-        const FoldedNode& node = p_.nodes[mc[k].node];
-        f.traced_ns += gap + (m < node.dur.size() ? node.dur[m].mean : 0);
-      }
-    };
     if (s.request != SIZE_MAX) add(s.request, s.request_end, true), ++requests;
     add(s.answer_from, s.answer_end, false);
   }
@@ -831,7 +877,7 @@ bool Finder::master_figures(Farm& f, size_t begin, const std::vector<MasterStep>
   f.master_poll_sleep_s = polls ? poll_sleep_ns / static_cast<double>(polls) * 1e-9 : 0;
   recv_ns -= poll_ns;  // polling is waiting: the skeleton polls, computing as much after each poll
   f.master_recv_units = requests ? recv_ns / static_cast<double>(requests) * rate_[m] : 0;
-  f.master_answer_units = answer_ns / static_cast<double>(steps.size()) * rate_[m];
+  f.master_answer_units = answers ? answer_ns / static_cast<double>(answers) * rate_[m] : 0;
   return true;
 }
 

@@ -4,8 +4,9 @@
 //
 // A farm, as the trace shows it (every rank's calls in a run of top-level
 // items of the folded program, nothing else in that run):
-//   - the master may first send some workers a task unasked (seeds, one
-//     each); then it receives requests (one tag or MPI_ANY_TAG, one
+//   - the master may first send some workers a task unasked (seeds: one
+//     each, or several, the tasks a worker then has in flight at once, at
+//     most 16); then it receives requests (one tag or MPI_ANY_TAG, one
 //     communicator) and answers each with one send to the rank it took it
 //     from, before the next. A request is taken by an MPI_Recv from
 //     MPI_ANY_SOURCE, an MPI_Probe from MPI_ANY_SOURCE and an MPI_Recv from
@@ -22,7 +23,9 @@
 //     MPI_Issend with its completion (an MPI_Request_free of it counts as
 //     one: the message goes on). The answer to a request
 //     may also come later, after other requests were taken (a master that
-//     takes the last results, then stops each worker: a drain);
+//     takes the last results, then stops each worker: a drain); a worker
+//     with several tasks in flight asks after its stop as often as it had
+//     seeds less one (its last tasks' results), and these go unanswered;
 //   - each worker (every rank the master answered) receives its seed, if it
 //     had one, then alternates a request to the master (with that tag;
 //     MPI_Send ... or MPI_Isend and its completion) and a receive from the
@@ -30,7 +33,9 @@
 //     request, and its completion; probes of the master's message, and
 //     polls before them, go with it, and its tag is the probe's where it
 //     was probed for); its last answer is its stop, every other one a
-//     task, and the computation before its next request is that task's.
+//     task, and the computation before its next request (up to its first
+//     send: a receive of its next task may be posted before it) is that
+//     task's.
 // Non-blocking calls are followed through the requests their completions
 // name (reqback in the folded program): a message arrives where its
 // MPI_Irecv is completed, leaves where its MPI_Isend was posted; every
@@ -79,7 +84,8 @@ struct Farm {
   uint32_t master = 0;           // world rank
   int64_t comm = 0;              // communicator symbol
   std::vector<uint32_t> workers; // world ranks, ascending
-  std::vector<uint32_t> seeded;  // workers the master sent a first task unasked, in order
+  std::vector<uint32_t> seeded;  // workers the master sent tasks unasked, in the order sent (each as often as
+                                 // it then had tasks in flight)
   int64_t ask_tag = 0;           // the master's receives: a tag, or -1 (MPI_ANY_TAG)
   int64_t request_tag = -1;      // the workers' requests' (the first one's)
   int64_t task_tag = 0, stop_tag = 0;  // the answers' (the first of each)

@@ -5,8 +5,10 @@
  * share the tasks as fast as each of them is on the machine it runs on.
  *
  * The master first sends the workers it seeded in the trace a task
- * unasked, then answers each request with the next kept task (its number in
- * the first 8 bytes) or, when none is left, a stop (-1); a worker computes
+ * unasked (or several: the tasks each then has in flight), then answers
+ * each request with the next kept task (its number in the first 8 bytes)
+ * or, when none is left, a stop (-1), once (a worker with tasks still in
+ * flight sends their results after it, unanswered); a worker computes
  * the task's traced work, sleeps the time the application's worker slept
  * in it (blocked time, if any), and asks again, sending the seconds it
  * spent computing. The application's other tasks are left out (every K-th is kept); the
@@ -43,8 +45,9 @@ struct skel_farm {
   int master;                               /* its rank in the farm's communicator */
   int workers;                              /* how many */
   const int* worker;                        /* their ranks in the communicator */
-  int seeds;                                /* workers sent a first task unasked */
-  const int* seed;                          /* their ranks in the communicator, in order */
+  int seeds;                                /* tasks sent unasked */
+  const int* seed;                          /* to whom: ranks in the communicator, in order (a worker as often as
+                                               it has tasks in flight) */
   const unsigned char* seeded;              /* [world]: whether this rank is one */
   int ask_tag;                              /* the master's receives' (MPI_ANY_TAG or a tag) */
   int request_tag, task_tag, stop_tag;      /* what the workers and the master send with */
@@ -73,14 +76,28 @@ struct skel_farm {
 #define SKEL_FARM_MIN_BYTES 8
 static inline int skel_farm_bytes(int traced) { return traced > SKEL_FARM_MIN_BYTES ? traced : SKEL_FARM_MIN_BYTES; }
 
+/* Tasks a worker may have in flight at most (farm.cpp, kMaxInFlight): the seeds it was sent unasked. */
+#define SKEL_FARM_MAX_IN_FLIGHT 16
+
 /* What the master measured of one worker. */
 struct skel_farm_worker_stat {
-  long current;     /* the task it has, -1: none */
-  double sent_at;   /* when that task was sent */
+  long task[SKEL_FARM_MAX_IN_FLIGHT];    /* the tasks it has, oldest first from `head` (a ring) */
+  double sent_at[SKEL_FARM_MAX_IN_FLIGHT]; /* when each was sent */
+  int head, in_flight;
+  int stopped;      /* sent its stop */
+  double asked_at;  /* its last request's arrival */
   double first_at;  /* its first request's arrival, from the farm's start */
   double busy_s, units, trip_s;
   long done;
 };
+
+/* Tasks in flight per worker of the farm's seeds (at least 1: a worker that asks first). */
+static int skel_farm_depth(const struct skel_farm* f, int w)
+{
+  int i, n = 0;
+  for (i = 0; i < f->seeds; ++i) n += f->seed[i] == f->worker[w];
+  return n > 0 ? n : 1;
+}
 
 /* A binary heap of workers by the time they next ask (the replay). */
 static inline void skel_farm_sift(double* at, int* who, int n, int i)
@@ -99,25 +116,47 @@ static inline void skel_farm_sift(double* at, int* who, int n, int i)
   }
 }
 
+/* The replay's workers: when each is done with the tasks it has, whether it was stopped. */
+struct skel_farm_replay_state {
+  double* free_at;
+  unsigned char* stopped;
+};
+
 /* The farm's duration with `n` tasks (kept: the kept ones, else all), the
- * master answering the earliest request first, g seconds per answer. */
+ * master answering the earliest request first, g seconds per answer. A
+ * worker asks first (at `first`) as often as it has tasks in flight (its
+ * seeds), then once per task done; it computes its tasks in the order sent,
+ * each once it has arrived (a trip after its answer) and the one before it
+ * is done. The requests after a worker's stop (its tasks still in flight)
+ * are taken, not answered. */
 static double skel_farm_replay(const struct skel_farm* f, int kept, long n, const double* speed, const double* trip,
-                               const double* first, double g, double* at, int* who)
+                               const double* first, double g, double* at, int* who, struct skel_farm_replay_state rs)
 {
   double master = 0;
   long next = 0;
-  int w, live = f->workers;
-  for (w = 0; w < live; ++w) at[w] = first[w], who[w] = w;
+  int w, d, live = 0;
+  for (w = 0; w < f->workers; ++w) {
+    rs.free_at[w] = first[w], rs.stopped[w] = 0;
+    for (d = skel_farm_depth(f, w); d > 0; --d) at[live] = first[w], who[live++] = w;
+  }
   for (w = live / 2; w >= 0; --w) skel_farm_sift(at, who, live, w);
   while (live > 0) {
     double start = at[0] > master ? at[0] : master;
     int k = who[0];
-    master = start + g;
-    if (next < n) {
+    if (rs.stopped[k]) {
+      master = start;
+    } else {
+      master = start + g;
+      rs.stopped[k] = next >= n;
+    }
+    if (!rs.stopped[k]) {
       long task = kept ? f->kept_task[next] : next;
+      double arrives = master + trip[k];
       ++next;
-      at[0] = master + trip[k] + speed[k] * f->task_units[task] + f->task_sleep[task];
-    } else { /* stopped: out of the heap */
+      rs.free_at[k] = (arrives > rs.free_at[k] ? arrives : rs.free_at[k]) + speed[k] * f->task_units[task] +
+                      f->task_sleep[task];
+      at[0] = rs.free_at[k];
+    } else { /* out of the heap */
       --live;
       at[0] = at[live], who[0] = who[live];
     }
@@ -145,10 +184,13 @@ static double skel_farm_left_out(const struct skel_farm* f, const struct skel_fa
   int W = f->workers, w, known = 0, known_speed = 0;
   double *speed, *trip, *first, *at, mean_speed = 0, mean_trip = 0, whole, kept;
   int* who;
+  struct skel_farm_replay_state rs;
+  const size_t heap = (size_t)W * SKEL_FARM_MAX_IN_FLIGHT;
   if (f->kept >= f->tasks) return 0;
-  speed = (double*)skel_alloc(sizeof(double) * (size_t)W * 4);
-  trip = speed + W, first = trip + W, at = first + W;
-  who = (int*)skel_alloc(sizeof(int) * (size_t)W);
+  speed = (double*)skel_alloc(sizeof(double) * ((size_t)W * 4 + heap));
+  trip = speed + W, first = trip + W, rs.free_at = first + W, at = rs.free_at + W;
+  who = (int*)skel_alloc(sizeof(int) * heap);
+  rs.stopped = (unsigned char*)skel_alloc((size_t)W);
   for (w = 0; w < W; ++w) {
     const struct skel_farm_worker_stat* s = &st[f->worker[w]];
     first[w] = s->first_at;
@@ -162,11 +204,12 @@ static double skel_farm_left_out(const struct skel_farm* f, const struct skel_fa
     if (speed[w] < 0) speed[w] = mean_speed;
     if (trip[w] < 0) trip[w] = mean_trip;
   }
-  whole = skel_farm_replay(f, 0, f->tasks, speed, trip, first, g, at, who);
-  kept = skel_farm_replay(f, 1, f->kept, speed, trip, first, g, at, who);
+  whole = skel_farm_replay(f, 0, f->tasks, speed, trip, first, g, at, who, rs);
+  kept = skel_farm_replay(f, 1, f->kept, speed, trip, first, g, at, who, rs);
   skel_farm_replayed[0] = whole, skel_farm_replayed[1] = kept;
   free(speed);
   free(who);
+  free(rs.stopped);
   return skel_farm_scaled_left_out(whole, kept, measured);
 }
 
@@ -307,8 +350,32 @@ static void skel_farm_answer(const struct skel_farm* f, MPI_Comm comm, int to, s
     skel_farm_send(f->answer_isend, skel_sbuf, skel_farm_bytes(f->task_bytes), to, f->task_tag, comm);
   else
     skel_farm_send(f->answer_isend, skel_sbuf, skel_farm_bytes(f->stop_bytes), to, f->stop_tag, comm), ++*stopped;
-  s->current = task;
-  s->sent_at = MPI_Wtime();
+  if (task < 0) {
+    s->stopped = 1;
+    return;
+  }
+  if (s->in_flight == SKEL_FARM_MAX_IN_FLIGHT) skel_die("a farm worker with more tasks in flight than the trace's");
+  {
+    const int at = (s->head + s->in_flight++) % SKEL_FARM_MAX_IN_FLIGHT;
+    s->task[at] = task;
+    s->sent_at[at] = MPI_Wtime();
+  }
+}
+
+/* A request from worker s, arrived `now`: its oldest task done, `spent`
+ * seconds computing it (its data's first 8 bytes). The trip is the time
+ * from the task's start (its sending, or the worker's request before, if
+ * later: it was computing the task before) to the result, less the task. */
+static void skel_farm_task_done(const struct skel_farm* f, struct skel_farm_worker_stat* s, const unsigned char* data,
+                                double now)
+{
+  double spent, start = s->sent_at[s->head];
+  const long task = s->task[s->head];
+  memcpy(&spent, data, sizeof spent);
+  if (s->asked_at > start) start = s->asked_at;
+  s->busy_s += spent, s->units += f->task_units[task], ++s->done;
+  s->trip_s += (now - start) - spent - f->task_sleep[task];
+  s->head = (s->head + 1) % SKEL_FARM_MAX_IN_FLIGHT, --s->in_flight;
 }
 
 /* SKELGEN_FARM_REPORT: one line per farm (docs/generate.md). */
@@ -324,6 +391,15 @@ static void skel_farm_report(const struct skel_farm* f, const struct skel_farm_w
   fflush(stdout);
 }
 
+/* Whether some worker still has a task (requests after the stops to come). */
+static int skel_farm_in_flight(const struct skel_farm* f, const struct skel_farm_worker_stat* st)
+{
+  int w;
+  for (w = 0; w < f->workers; ++w)
+    if (st[f->worker[w]].in_flight > 0) return 1;
+  return 0;
+}
+
 static void skel_farm_master(const struct skel_farm* f, MPI_Comm comm)
 {
   struct skel_farm_worker_stat* st;
@@ -334,7 +410,7 @@ static void skel_farm_master(const struct skel_farm* f, MPI_Comm comm)
   PMPI_Comm_size(comm, &size);
   st = (struct skel_farm_worker_stat*)skel_alloc(sizeof *st * (size_t)size);
   memset(st, 0, sizeof *st * (size_t)size);
-  for (i = 0; i < size; ++i) st[i].current = -1, st[i].first_at = -1;
+  for (i = 0; i < size; ++i) st[i].first_at = st[i].asked_at = -1;
   capacity = skel_farm_bytes(f->first_ask_bytes > f->ask_bytes ? f->first_ask_bytes : f->ask_bytes);
   skel_farm_open(f, comm, &in, capacity);
   t0 = MPI_Wtime();
@@ -343,11 +419,10 @@ static void skel_farm_master(const struct skel_farm* f, MPI_Comm comm)
     st[f->seed[i]].first_at = 0;
     skel_farm_answer(f, comm, f->seed[i], &st[f->seed[i]], &next, &stopped);
   }
-  while (stopped < f->workers) {
+  while (stopped < f->workers || skel_farm_in_flight(f, st)) {
     MPI_Status status;
-    double before, now, spent;
+    double before, now;
     const unsigned char* data;
-    int stops = stopped;
     struct skel_farm_worker_stat* s;
     if (answers > 0) skel_compute(f->master_recv_units);
     skel_enter(f->call_recv);
@@ -357,16 +432,11 @@ static void skel_farm_master(const struct skel_farm* f, MPI_Comm comm)
     waited += now - before;
     if (status.MPI_SOURCE < 0 || status.MPI_SOURCE >= size) skel_die("a farm request from outside the communicator");
     s = &st[status.MPI_SOURCE];
-    if (s->current >= 0) { /* the worker's last task done: what it took there */
-      memcpy(&spent, data, sizeof spent);
-      s->busy_s += spent, s->units += f->task_units[s->current], ++s->done;
-      s->trip_s += (now - s->sent_at) - spent - f->task_sleep[s->current];
-    } else if (s->first_at < 0) {
-      s->first_at = now - t0;
-    }
-    skel_farm_answer(f, comm, status.MPI_SOURCE, s, &next, &stopped);
-    skel_farm_repost(f, comm, &in, status.MPI_SOURCE, stopped > stops);
-    ++answers;
+    if (s->in_flight > 0) skel_farm_task_done(f, s, data, now);
+    else if (s->first_at < 0) s->first_at = now - t0;
+    s->asked_at = now;
+    if (!s->stopped) skel_farm_answer(f, comm, status.MPI_SOURCE, s, &next, &stopped), ++answers;
+    skel_farm_repost(f, comm, &in, status.MPI_SOURCE, s->stopped && s->in_flight == 0);
   }
   skel_farm_close(f, &in);
   {

@@ -2,7 +2,7 @@
  * sizes drawn from a skewed random distribution (a fixed seed: the same
  * tasks every run; which worker gets which changes from run to run).
  *
- *   farm2 [TASKS=150] [WORK=20000] [MODE=seeded|probe|chunks|drain|poll|mprobe|mrecv]
+ *   farm2 [TASKS=150] [WORK=20000] [MODE=seeded|probe|chunks|drain|poll|mprobe|mrecv|prefetch]
  *
  * seeded (the matrix-vector farm of the MPI textbooks): the master
  *   broadcasts the parameters, sends each worker its first task unasked
@@ -43,6 +43,14 @@
  *   with the next task (tag kTagWork) or a stop (tag kTagStop); workers
  *   take their answers with MPI_Mprobe(0, MPI_ANY_TAG) and MPI_Mrecv and
  *   tell a stop by its tag.
+ *
+ * prefetch (two tasks in flight per worker, so that a worker does not
+ *   wait for the master's answer): the master sends each worker two tasks
+ *   unasked, takes results with MPI_Recv from MPI_ANY_SOURCE and answers
+ *   each with the next task, or, the first time none is left, a stop (task
+ *   -1; the worker still has its other task to do, whose result is not
+ *   answered); workers keep an MPI_Irecv of their next task posted while
+ *   they compute the one they have (MPI_Wait for it), and end at the stop.
  *
  * Each call is logged (applog.h); sources and tags are the ones matched. */
 #include <string.h>
@@ -322,6 +330,57 @@ static void mprobed(int rank, int size, int tasks, long work) {
   LOG("MPI_Comm_free comm=farm");
 }
 
+static void prefetched(int rank, int size, int tasks, long work) {
+  if (rank == 0) {
+    int next = 0, running = 0, d, w;
+    char* stopped = calloc((size_t)size, 1);
+    double acc = 0, result;
+    for (d = 0; d < 2; ++d)
+      for (w = 1; w < size && next < tasks; ++w, ++next, ++running) {
+        MPI_Send(&next, 1, MPI_INT, w, kTagWork, MPI_COMM_WORLD);
+        LOG("MPI_Send peer=%d tag=%d count=1", w, kTagWork);
+      }
+    while (running > 0) {
+      MPI_Status st;
+      MPI_Recv(&result, 1, MPI_DOUBLE, MPI_ANY_SOURCE, kTagAsk, MPI_COMM_WORLD, &st);
+      LOG("MPI_Recv peer=%d tag=%d count=1 any_source", st.MPI_SOURCE, kTagAsk);
+      acc += result * 1e-12;
+      --running;
+      w = st.MPI_SOURCE;
+      if (next >= tasks && stopped[w]) continue;
+      int task = next < tasks ? next++ : -1;
+      running += task >= 0;
+      stopped[w] = task < 0;
+      MPI_Send(&task, 1, MPI_INT, w, kTagWork, MPI_COMM_WORLD);
+      LOG("MPI_Send peer=%d tag=%d count=1", w, kTagWork);
+    }
+    for (w = 1; w < size; ++w) { /* those that had no task */
+      int stop = -1;
+      if (stopped[w]) continue;
+      MPI_Send(&stop, 1, MPI_INT, w, kTagWork, MPI_COMM_WORLD);
+      LOG("MPI_Send peer=%d tag=%d count=1", w, kTagWork);
+    }
+    if (acc < 0) printf("farm2: %g\n", acc);
+    free(stopped);
+  } else {
+    int task[2], cur = 0;
+    MPI_Request req;
+    MPI_Irecv(&task[cur], 1, MPI_INT, 0, kTagWork, MPI_COMM_WORLD, &req);
+    LOG("MPI_Irecv peer=0 tag=%d count=1", kTagWork);
+    for (;;) {
+      MPI_Wait(&req, MPI_STATUS_IGNORE);
+      LOG("MPI_Wait");
+      if (task[cur] < 0) break;
+      MPI_Irecv(&task[1 - cur], 1, MPI_INT, 0, kTagWork, MPI_COMM_WORLD, &req);
+      LOG("MPI_Irecv peer=0 tag=%d count=1", kTagWork);
+      double result = compute(task_size(task[cur], work), task[cur]);
+      MPI_Send(&result, 1, MPI_DOUBLE, 0, kTagAsk, MPI_COMM_WORLD);
+      LOG("MPI_Send peer=0 tag=%d count=1", kTagAsk);
+      cur = 1 - cur;
+    }
+  }
+}
+
 /* MPI_Mprobe and MPI_Mrecv of one message of `count` ints or doubles, as mpi4py's comm.recv takes it. */
 static void mrecv(void* buf, int count, MPI_Datatype type, int source, MPI_Status* st) {
   MPI_Message msg;
@@ -373,8 +432,8 @@ int main(int argc, char** argv) {
   if (tasks < 1 || work < 0 ||
       (strcmp(mode, "seeded") != 0 && strcmp(mode, "probe") != 0 && strcmp(mode, "chunks") != 0 &&
        strcmp(mode, "drain") != 0 && strcmp(mode, "poll") != 0 && strcmp(mode, "mprobe") != 0 &&
-       strcmp(mode, "mrecv") != 0)) {
-    fprintf(stderr, "usage: farm2 [TASKS] [WORK] [seeded|probe|chunks|drain|poll|mprobe|mrecv]\n");
+       strcmp(mode, "mrecv") != 0 && strcmp(mode, "prefetch") != 0)) {
+    fprintf(stderr, "usage: farm2 [TASKS] [WORK] [seeded|probe|chunks|drain|poll|mprobe|mrecv|prefetch]\n");
     return 2;
   }
   app_start(&argc, &argv, &rank, &size);
@@ -383,6 +442,7 @@ int main(int argc, char** argv) {
   else if (strcmp(mode, "chunks") == 0) chunks(rank, size, tasks, work);
   else if (strcmp(mode, "mprobe") == 0) mprobed(rank, size, tasks, work);
   else if (strcmp(mode, "mrecv") == 0) mrecvd(rank, size, tasks, work);
+  else if (strcmp(mode, "prefetch") == 0) prefetched(rank, size, tasks, work);
   else drained(rank, size, tasks, work, strcmp(mode, "poll") == 0);
   if (rank == 0) printf("farm2 %s: %d tasks done\n", mode, tasks);
   LOG("MPI_Finalize");

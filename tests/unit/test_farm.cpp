@@ -420,6 +420,62 @@ TEST(Farm, KeptTasksDoNotAliasWithAPeriodInTheTaskSizes) {
   for (size_t j = 1; j < f.kept.size(); ++j) EXPECT_LT(f.kept[j - 1], f.kept[j]);
 }
 
+// Two tasks in flight per worker (tests/apps/farm2.c prefetch): the master
+// sends each worker two tasks unasked, answers each result with the next
+// task, or the first time none is left with a stop; the worker's last
+// result (of the task it still had) is taken, not answered. A worker keeps
+// an MPI_Irecv of its next task posted while it computes (2 ms) the one it
+// has. Before, the finder took a worker's two seeds for one answer in two
+// messages or for a worker asked twice, and found no farm; and it counted
+// a task's computation, made after the next receive was posted, as waiting.
+std::vector<Syn> prefetching_master() {
+  std::vector<Syn> v{call(skt::kFunc_MPI_Init, 0)};
+  for (int k = 0; k < 4; ++k) v.push_back(message(skt::kFunc_MPI_Send, 60, worker_of(k), kTask));
+  bool stopped[kRanks] = {false, false, false};
+  for (int k = 0, next = 4; k < kTasks; ++k) {
+    const int64_t w = worker_of(k);
+    Syn any = message(skt::kFunc_MPI_Recv, 61, w, kAsk);
+    any.flags = skt::kFlagAnySource;
+    v.push_back(any);
+    if (next < kTasks) v.push_back(message(skt::kFunc_MPI_Send, 62, w, kTask)), ++next;
+    else if (!stopped[w]) v.push_back(message(skt::kFunc_MPI_Send, 63, w, kStop)), stopped[w] = true;
+  }
+  v.push_back(call(skt::kFunc_MPI_Finalize, 8));
+  return v;
+}
+
+std::vector<Syn> prefetching_worker() {
+  std::vector<Syn> v{call(skt::kFunc_MPI_Init, 0)};
+  int64_t id = 0;
+  auto wait = [&] {
+    Syn done = call(skt::kFunc_MPI_Wait, 65);
+    done.reqs = {id++};
+    v.push_back(done);
+  };
+  v.push_back(post(64, 0, kAnyTag, id));
+  for (int task = 0; task < kTasks / 2; ++task) {
+    wait();
+    v.push_back(post(64, 0, kAnyTag, id));
+    v.push_back(message(skt::kFunc_MPI_Send, 66, 0, kAsk));
+    v.back().gap = 2'000'000;
+  }
+  wait();  // the stop
+  v.push_back(call(skt::kFunc_MPI_Finalize, 8));
+  return v;
+}
+
+TEST(Farm, TwoTasksInFlightPerWorker) {
+  skt::FoldedProgram p = skt::testing::folded_from(
+      kRanks, [&](uint32_t r) { return r == 0 ? prefetching_master() : prefetching_worker(); });
+  std::set<std::string> notes;
+  const std::vector<skt::gen::Farm> farms = skt::gen::find_farms(p, std::vector<double>(kRanks, 0.1), 1, notes);
+  expect_farm(farms);
+  ASSERT_EQ(farms.size(), 1u);
+  EXPECT_EQ(farms[0].seeded, (std::vector<uint32_t>{1, 2, 1, 2}));
+  EXPECT_TRUE(farms[0].worker_irecv);
+  EXPECT_LT(farms[0].worker_wait_units[1], 1'000) << "a task's computation taken for waiting";
+}
+
 // Receives re-posted after the stops and never completed: the skeleton
 // could not end them as the application did, so no farm (replayed as traced).
 TEST(Farm, PostedReceiveNeverCompletedIsNoFarm) {
