@@ -39,6 +39,10 @@ programs=(
   "poll-random-openmpi-8|openmpi|8|$build/tests/apps-openmpi/farm2 400 3000000 poll"
   "poll-random-mpich-2|mpich|2|$build/tests/apps-mpich/farm2 200 2000000 poll"
   "nb-test-random-openmpi-4|openmpi|4|$build/tests/apps-openmpi/farm3 300 3000000 0 test"
+  # two tasks in flight per worker (sent two unasked, the next receive posted while computing)
+  "prefetch-random-openmpi-4|openmpi|4|$build/tests/apps-openmpi/farm2 300 3000000 prefetch"
+  "prefetch-random-openmpi-8|openmpi|8|$build/tests/apps-openmpi/farm2 400 3000000 prefetch"
+  "prefetch-random-mpich-2|mpich|2|$build/tests/apps-mpich/farm2 200 2000000 prefetch"
 )
 # "MEDIAN (MIN-MAX)" of the numbers in FILE, MIN and MAX to 3 decimals
 median_range() { bench_min_median_max < "$1" | awk '{printf "%s (%.3f-%.3f)", $2, $1, $3}'; }
