@@ -296,7 +296,7 @@ class Finder {
   // with the first one's tag (a seed in several messages has one of each
   // kind: a worker's two seeds are two messages alike).
   size_t sends_to(uint32_t m, size_t j, int64_t c, int64_t to, bool one_tag = false) const {
-    const int64_t tag = op(m, j).tag;
+    const int64_t tag = j < calls_[m].size() ? op(m, j).tag : kNone;
     for (size_t first = j; j < calls_[m].size(); ++j) {
       const Op& o = op(m, j);
       if (o.kind == OpKind::kDone && !failed_probe(m, j)) continue;  // an MPI_Isend's completion
