@@ -2,7 +2,7 @@
  * sizes drawn from a skewed random distribution (a fixed seed: the same
  * tasks every run; which worker gets which changes from run to run).
  *
- *   farm2 [TASKS=150] [WORK=20000] [MODE=seeded|probe|chunks|drain|poll|mprobe|mrecv|prefetch]
+ *   farm2 [TASKS=150] [WORK=20000] [MODE=seeded|probe|chunks|drain|poll|mprobe|mrecv|prefetch] [DEPTH=2]
  *
  * seeded (the matrix-vector farm of the MPI textbooks): the master
  *   broadcasts the parameters, sends each worker its first task unasked
@@ -44,8 +44,8 @@
  *   take their answers with MPI_Mprobe(0, MPI_ANY_TAG) and MPI_Mrecv and
  *   tell a stop by its tag.
  *
- * prefetch (two tasks in flight per worker, so that a worker does not
- *   wait for the master's answer): the master sends each worker two tasks
+ * prefetch (DEPTH tasks in flight per worker, so that a worker does not
+ *   wait for the master's answer): the master sends each worker DEPTH tasks
  *   unasked, takes results with MPI_Recv from MPI_ANY_SOURCE and answers
  *   each with the next task, or, the first time none is left, a stop (task
  *   -1; the worker still has its other task to do, whose result is not
@@ -330,12 +330,12 @@ static void mprobed(int rank, int size, int tasks, long work) {
   LOG("MPI_Comm_free comm=farm");
 }
 
-static void prefetched(int rank, int size, int tasks, long work) {
+static void prefetched(int rank, int size, int tasks, long work, int depth) {
   if (rank == 0) {
     int next = 0, running = 0, d, w;
     char* stopped = calloc((size_t)size, 1);
     double acc = 0, result;
-    for (d = 0; d < 2; ++d)
+    for (d = 0; d < depth; ++d)
       for (w = 1; w < size && next < tasks; ++w, ++next, ++running) {
         MPI_Send(&next, 1, MPI_INT, w, kTagWork, MPI_COMM_WORLD);
         LOG("MPI_Send peer=%d tag=%d count=1", w, kTagWork);
@@ -429,11 +429,12 @@ int main(int argc, char** argv) {
   int tasks = argc > 1 ? atoi(argv[1]) : 150;
   long work = argc > 2 ? atol(argv[2]) : 20000;
   const char* mode = argc > 3 ? argv[3] : "seeded";
-  if (tasks < 1 || work < 0 ||
+  int depth = argc > 4 ? atoi(argv[4]) : 2;
+  if (tasks < 1 || work < 0 || depth < 1 ||
       (strcmp(mode, "seeded") != 0 && strcmp(mode, "probe") != 0 && strcmp(mode, "chunks") != 0 &&
        strcmp(mode, "drain") != 0 && strcmp(mode, "poll") != 0 && strcmp(mode, "mprobe") != 0 &&
        strcmp(mode, "mrecv") != 0 && strcmp(mode, "prefetch") != 0)) {
-    fprintf(stderr, "usage: farm2 [TASKS] [WORK] [seeded|probe|chunks|drain|poll|mprobe|mrecv|prefetch]\n");
+    fprintf(stderr, "usage: farm2 [TASKS] [WORK] [seeded|probe|chunks|drain|poll|mprobe|mrecv|prefetch] [DEPTH]\n");
     return 2;
   }
   app_start(&argc, &argv, &rank, &size);
@@ -442,7 +443,7 @@ int main(int argc, char** argv) {
   else if (strcmp(mode, "chunks") == 0) chunks(rank, size, tasks, work);
   else if (strcmp(mode, "mprobe") == 0) mprobed(rank, size, tasks, work);
   else if (strcmp(mode, "mrecv") == 0) mrecvd(rank, size, tasks, work);
-  else if (strcmp(mode, "prefetch") == 0) prefetched(rank, size, tasks, work);
+  else if (strcmp(mode, "prefetch") == 0) prefetched(rank, size, tasks, work, depth);
   else drained(rank, size, tasks, work, strcmp(mode, "poll") == 0);
   if (rank == 0) printf("farm2 %s: %d tasks done\n", mode, tasks);
   LOG("MPI_Finalize");
