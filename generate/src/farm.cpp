@@ -555,7 +555,8 @@ size_t Finder::master_run(uint32_t m, size_t i, std::vector<MasterStep>& steps) 
     std::vector<MasterStep> unanswered;
     for (auto& [w, asked] : pending)
       for (MasterStep s : asked) s.answer = s.answer_from = s.answer_end = SIZE_MAX, unanswered.push_back(s);
-    std::sort(unanswered.begin(), unanswered.end(), [](const MasterStep& x, const MasterStep& y) { return x.request < y.request; });
+    std::sort(unanswered.begin(), unanswered.end(),
+              [](const MasterStep& x, const MasterStep& y) { return x.request < y.request; });
     steps.insert(steps.end(), unanswered.begin(), unanswered.end());
     clean = j, clean_steps = steps.size();
   }

@@ -1273,8 +1273,8 @@ struct StepGroup {
 };
 
 // What the skeleton writes of a run, but for its numbers (counts, tags,
-// peers, roots, communicators, trip counts: a row's) and comments (call
-// sites): each call's function, datatypes, op and the ranks making it, each
+// peers, roots, communicators' slots, trip counts: a row's) and comments
+// (call sites): each call's function, datatypes, op and the ranks making it, each
 // loop's bounds. Runs of one form are written once, each a row of a table
 // (outline.h).
 using RunForm = std::vector<int64_t>;
@@ -1313,28 +1313,31 @@ std::vector<size_t> near_median(const TopSteps& steps, const StepGroup& g) {
   return near;
 }
 
-// The step each group keeps, of those near its median's time: as few forms
-// as may be kept (each form is code of its own; the runs of one form are
-// rows of its table), by a greedy cover: the form most groups not yet
-// decided may keep (on a tie, the shorter) is kept by each of them, and
-// so on (in one way for one folded program). In a group, of its steps of that form, the one of fewest nodes
-// (TopRun::written: the skeleton's lines; the step's factor makes up the
-// time), the median on a tie. An adaptive code's steps differ by a
-// neighbour or two from one refinement to the next; kept by size alone,
-// p4est's step-3 example kept 26 runs unlike any other (5,900 of its
-// skeleton's 14,298 lines).
 using FormCandidates = std::vector<std::pair<size_t, const RunForm*>>;  // a group's steps near its median: (k, form)
 
-// Of a group's candidates of one form, the one of fewest nodes, the median on a tie.
-size_t fewest_nodes_of_form(const TopSteps& steps, const StepGroup& g, const FormCandidates& near, const RunForm* form) {
+// Of a group's candidates of one form, the one of fewest nodes
+// (TopRun::written: the skeleton's lines; the step's factor makes up the
+// time), the median on a tie.
+size_t fewest_nodes_of_form(const TopSteps& steps, const StepGroup& g, const FormCandidates& near,
+                            const RunForm* form) {
+  const size_t median = g.runs.size() / 2;
   size_t keep = SIZE_MAX;
   auto nodes = [&](size_t k) { return steps.runs[g.runs[k]].written; };
   for (auto [k, f] : near)
-    if (f == form && (keep == SIZE_MAX || nodes(k) < nodes(keep) || (nodes(k) == nodes(keep) && k == g.runs.size() / 2)))
+    if (f == form && (keep == SIZE_MAX || nodes(k) < nodes(keep) || (nodes(k) == nodes(keep) && k == median)))
       keep = k;
   return keep;
 }
 
+// The step each group keeps, of those near its median's time: as few forms
+// as may be kept (each form is code of its own; the runs of one form are
+// rows of its table), by a greedy cover: the form most groups not yet
+// decided may keep (on a tie, the shorter, then the first by value: one
+// choice for one folded program) is kept by each of them, and so on; in a
+// group, its step of that form of fewest nodes. An adaptive code's steps
+// differ by a neighbour or two from one refinement to the next; kept by
+// size alone, p4est's step-3 example kept 26 runs unlike any other (5,900
+// of its skeleton's 14,298 lines).
 void choose_kept_steps(const FoldedProgram& p, const TopSteps& steps, std::vector<StepGroup>& groups) {
   std::map<RunForm, std::vector<size_t>> groups_of;  // by form: the groups that may keep it
   std::vector<FormCandidates> near(groups.size());
