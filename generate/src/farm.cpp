@@ -549,7 +549,7 @@ size_t Finder::master_run(uint32_t m, size_t i, std::vector<MasterStep>& steps) 
   }
   // requests left unanswered after their workers' last answers, fewer than their seeds: the results of
   // tasks still in flight at the stop
-  bool tail = open > 0 && j > clean;
+  bool tail = open > 0;
   for (const auto& [w, asked] : pending) tail = tail && asked.size() < in_flight(w);
   if (tail) {
     std::vector<MasterStep> unanswered;
