@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <tuple>
 
 #include "skel/merge.h"
 
@@ -31,6 +32,70 @@ namespace skt::merge {
 namespace {
 
 enum class Edit : uint8_t { kMatch, kOld, kNew };
+
+// A suffix automaton of s[lo, hi): per state, the length of its longest
+// string, its suffix link, its transitions, and where in s the first and the
+// last occurrence of its strings end (last_end: filled by with_last_ends).
+struct SuffixAutomaton {
+  struct State {
+    long len = 0, link = -1, first_end = 0, last_end = -1;
+    std::map<uint32_t, long> next;
+  };
+  std::vector<State> st;
+  State& operator[](long v) { return st[static_cast<size_t>(v)]; }
+  const State& operator[](long v) const { return st[static_cast<size_t>(v)]; }
+};
+
+SuffixAutomaton suffix_automaton(const std::vector<uint32_t>& s, size_t lo, size_t hi) {
+  SuffixAutomaton sa;
+  sa.st.resize(1);
+  sa.st.reserve(2 * (hi - lo) + 2);
+  long last = 0;
+  for (size_t p = lo; p < hi; ++p) {
+    const uint32_t c = s[p];
+    const long cur = static_cast<long>(sa.st.size());
+    sa.st.push_back(SuffixAutomaton::State{sa[last].len + 1, -1, static_cast<long>(p), static_cast<long>(p), {}});
+    long q = last;
+    while (q != -1 && !sa[q].next.count(c)) {
+      sa[q].next[c] = cur;
+      q = sa[q].link;
+    }
+    if (q == -1) {
+      sa[cur].link = 0;
+    } else {
+      const long r = sa[q].next[c];
+      if (sa[q].len + 1 == sa[r].len) {
+        sa[cur].link = r;
+      } else {
+        const long clone = static_cast<long>(sa.st.size());
+        SuffixAutomaton::State copy = sa[r];
+        copy.len = sa[q].len + 1;
+        copy.last_end = -1;  // a clone ends nowhere of its own
+        sa.st.push_back(std::move(copy));
+        while (q != -1 && sa[q].next.count(c) && sa[q].next[c] == r) {
+          sa[q].next[c] = clone;
+          q = sa[q].link;
+        }
+        sa[r].link = clone;
+        sa[cur].link = clone;
+      }
+    }
+    last = cur;
+  }
+  return sa;
+}
+
+// Fills each state's last_end: the latest end among the states whose
+// suffix links lead to it (longest states first, a counting sort by length).
+void with_last_ends(SuffixAutomaton& sa) {
+  std::vector<size_t> by_len(sa.st.size() + 1, 0);
+  for (const auto& x : sa.st) ++by_len[static_cast<size_t>(x.len)];
+  for (size_t l = 1; l < by_len.size(); ++l) by_len[l] += by_len[l - 1];
+  std::vector<long> order(sa.st.size());
+  for (long v = static_cast<long>(sa.st.size()) - 1; v >= 0; --v) order[--by_len[static_cast<size_t>(sa[v].len)]] = v;
+  for (auto it = order.rbegin(); it != order.rend(); ++it)
+    if (sa[*it].link >= 0) sa[sa[*it].link].last_end = std::max(sa[sa[*it].link].last_end, sa[*it].last_end);
+}
 
 // The longest run of calls common to a[alo, ahi) and b[blo, bhi), the one
 // that ends earliest in a, then earliest in b (as Python's difflib): a
@@ -40,53 +105,17 @@ struct Block {
 };
 Block longest_block(const std::vector<uint32_t>& a, size_t alo, size_t ahi, const std::vector<uint32_t>& b,
                     size_t blo, size_t bhi) {
-  struct State {
-    long len = 0, link = -1, first_end = 0;  // first_end: where in b its first occurrence ends
-    std::map<uint32_t, long> next;
-  };
-  std::vector<State> st(1);
-  st.reserve(2 * (bhi - blo) + 2);
-  long last = 0;
-  for (size_t p = blo; p < bhi; ++p) {
-    const uint32_t c = b[p];
-    const long cur = static_cast<long>(st.size());
-    st.push_back(State{st[static_cast<size_t>(last)].len + 1, -1, static_cast<long>(p), {}});
-    long q = last;
-    while (q != -1 && !st[static_cast<size_t>(q)].next.count(c)) {
-      st[static_cast<size_t>(q)].next[c] = cur;
-      q = st[static_cast<size_t>(q)].link;
-    }
-    if (q == -1) {
-      st[static_cast<size_t>(cur)].link = 0;
-    } else {
-      const long r = st[static_cast<size_t>(q)].next[c];
-      if (st[static_cast<size_t>(q)].len + 1 == st[static_cast<size_t>(r)].len) {
-        st[static_cast<size_t>(cur)].link = r;
-      } else {
-        const long clone = static_cast<long>(st.size());
-        State copy = st[static_cast<size_t>(r)];
-        copy.len = st[static_cast<size_t>(q)].len + 1;
-        st.push_back(std::move(copy));
-        while (q != -1 && st[static_cast<size_t>(q)].next.count(c) && st[static_cast<size_t>(q)].next[c] == r) {
-          st[static_cast<size_t>(q)].next[c] = clone;
-          q = st[static_cast<size_t>(q)].link;
-        }
-        st[static_cast<size_t>(r)].link = clone;
-        st[static_cast<size_t>(cur)].link = clone;
-      }
-    }
-    last = cur;
-  }
+  const SuffixAutomaton sa = suffix_automaton(b, blo, bhi);
   Block best;
   long v = 0, len = 0;
   for (size_t p = alo; p < ahi; ++p) {
     const uint32_t c = a[p];
-    while (v != 0 && !st[static_cast<size_t>(v)].next.count(c)) {
-      v = st[static_cast<size_t>(v)].link;
-      len = st[static_cast<size_t>(v)].len;
+    while (v != 0 && !sa[v].next.count(c)) {
+      v = sa[v].link;
+      len = sa[v].len;
     }
-    auto it = st[static_cast<size_t>(v)].next.find(c);
-    if (it == st[static_cast<size_t>(v)].next.end()) {
+    auto it = sa[v].next.find(c);
+    if (it == sa[v].next.end()) {
       v = 0, len = 0;
       continue;
     }
@@ -95,46 +124,173 @@ Block longest_block(const std::vector<uint32_t>& a, size_t alo, size_t ahi, cons
       // the longest match ending at p: its first occurrence in b ends at first_end
       best.k = static_cast<size_t>(len);
       best.i = p + 1 - best.k;
-      best.j = static_cast<size_t>(st[static_cast<size_t>(v)].first_end) + 1 - best.k;
+      best.j = static_cast<size_t>(sa[v].first_end) + 1 - best.k;
     }
   }
   return best;
 }
 
-// An edit script turning a into b from their matching blocks: the anchors
-// (a[i] == b[j], i and j ascending), then in each range between them as
-// difflib does: the longest common run, then the same on each side of it.
-// Between blocks, a's calls alone come first, then b's. Empty with `ok`
-// false when the work (the lengths of the ranges searched, summed) passes
-// work_limit.
+// The longest stretch of s[lo, hi) that repeats a period at least twice:
+// s[start, start + count * period) is the period s[start, start + period)
+// count times (its smallest period; the earliest of equal stretches). From
+// the suffix automaton: a string whose first and last occurrences overlap or
+// touch, d apart, makes a stretch of period d as long as itself and d more;
+// the longest such stretch is a whole run (its longest repeat occurs twice,
+// one period apart). O(n).
+struct Periodic {
+  size_t start = 0, period = 0, count = 0;
+};
+Periodic longest_periodic(const std::vector<uint32_t>& s, size_t lo, size_t hi) {
+  SuffixAutomaton sa = suffix_automaton(s, lo, hi);
+  with_last_ends(sa);
+  long best_span = 0, best_d = 0, best_first = 0;
+  for (const auto& x : sa.st) {
+    const long d = x.last_end - x.first_end;
+    if (x.len == 0 || d <= 0 || d > x.len) continue;
+    const long span = x.len + d, first = x.first_end - x.len + 1;
+    if (span > best_span || (span == best_span && (d < best_d || (d == best_d && first < best_first))))
+      best_span = span, best_d = d, best_first = first;
+  }
+  if (best_span == 0) return {};
+  return Periodic{static_cast<size_t>(best_first), static_cast<size_t>(best_d), static_cast<size_t>(best_span / best_d)};
+}
+
+// Where both ranges are mostly one period repeated, the same number of
+// times (at least half of each range: a stretch found by chance among other
+// calls is not the range's loop), the two stretches; count 0 where not.
+std::pair<Periodic, Periodic> common_periods(const std::vector<uint32_t>& a, size_t alo, size_t ahi,
+                                             const std::vector<uint32_t>& b, size_t blo, size_t bhi) {
+  constexpr size_t kMinRange = 4;  // calls; a shorter range is aligned block by block
+  if (ahi - alo < kMinRange || bhi - blo < kMinRange) return {};
+  const Periodic x = longest_periodic(a, alo, ahi), y = longest_periodic(b, blo, bhi);
+  const bool mostly = 2 * x.count * x.period >= ahi - alo && 2 * y.count * y.period >= bhi - blo;
+  if (x.count < 2 || x.count != y.count || !mostly) return {};
+  return {x, y};
+}
+
+// A range being aligned stands for `count` ranges a_step and b_step further
+// on as well (its blocks are repeated there): a period of both sides' loops.
+struct Repeat {
+  size_t count = 1, a_step = 0, b_step = 0;
+};
+struct Range {
+  size_t alo = 0, ahi = 0, blo = 0, bhi = 0;
+  std::vector<Repeat> repeats;  // of the periods it lies in, outermost first
+  bool whole_is_not_a_loop = false;  // two periods aligned to learn one: not split into periods again
+};
+
+// Block x where it stands and at every repeat of its range.
+void add_repeated(std::vector<Block>& blocks, const Block& x, const std::vector<Repeat>& repeats, size_t level = 0) {
+  if (level == repeats.size()) {
+    blocks.push_back(x);
+    return;
+  }
+  const Repeat& r = repeats[level];
+  for (size_t c = 0; c < r.count; ++c)
+    add_repeated(blocks, Block{x.i + c * r.a_step, x.j + c * r.b_step, x.k}, repeats, level + 1);
+}
+
+// The matching blocks of a and b in given ranges, under a bound on the work
+// (the lengths of the ranges searched, summed; `ok` false past it).
+//
+// In a range as difflib does: the longest common run, then the same on each
+// side of it. Where both sides of a range are mostly one period repeated the
+// same number of times (a loop that both run as often), every period is
+// aligned alike, and what comes before and after on its own; the calls left
+// unmatched at the end of one period and at the start of the next go each
+// into its own period (empty blocks where periods begin). So every
+// iteration of the loop is merged alike. Found block by block over the whole
+// range, the runs that cross from one iteration into the next paired the
+// groups' calls otherwise than in the first iteration, which has none
+// before it (NPB MG at 16 ranks: the first V-cycle stayed out of the loop).
+//
+// How one period is aligned: as the second of two periods aligned together,
+// where that alignment crosses from the first period into the second at the
+// start of both (the alignment inside a loop, not at its edge: one period
+// alone, a run that ends a's period may pair with one that starts b's, as
+// the longest common run does not know that the periods come round again);
+// one period alone where it does not.
+struct Matcher {
+  const std::vector<uint32_t>& a;
+  const std::vector<uint32_t>& b;
+  size_t work_limit = 0, work = 0;
+  bool ok = true;
+
+  void match(Range first, std::vector<Block>& blocks) {
+    std::vector<Range> todo{std::move(first)};
+    while (!todo.empty() && ok) {
+      Range r = std::move(todo.back());
+      todo.pop_back();
+      if (r.alo >= r.ahi || r.blo >= r.bhi) continue;
+      work += 2 * ((r.ahi - r.alo) + (r.bhi - r.blo));  // the periods sought, then the longest block
+      if (work > work_limit) {
+        ok = false;
+        return;
+      }
+      const auto [pa, pb] = r.whole_is_not_a_loop ? std::pair<Periodic, Periodic>{}
+                                                  : common_periods(a, r.alo, r.ahi, b, r.blo, r.bhi);
+      if (pa.count > 0) {
+        for (size_t c = 0; c <= pa.count; ++c)
+          add_repeated(blocks, Block{pa.start + c * pa.period, pb.start + c * pb.period, 0}, r.repeats);
+        todo.push_back({r.alo, pa.start, r.blo, pb.start, r.repeats});
+        todo.push_back({pa.start + pa.count * pa.period, r.ahi, pb.start + pb.count * pb.period, r.bhi, r.repeats});
+        std::vector<Repeat> inside = r.repeats;
+        inside.push_back(Repeat{pa.count, pa.period, pb.period});
+        if (!period_as_the_second_of_two(pa, pb, inside, blocks) && ok)
+          todo.push_back({pa.start, pa.start + pa.period, pb.start, pb.start + pb.period, std::move(inside)});
+        continue;
+      }
+      const Block x = longest_block(a, r.alo, r.ahi, b, r.blo, r.bhi);
+      if (x.k == 0) continue;
+      add_repeated(blocks, x, r.repeats);
+      todo.push_back({r.alo, x.i, r.blo, x.j, r.repeats});
+      todo.push_back({x.i + x.k, r.ahi, x.j + x.k, r.bhi, std::move(r.repeats)});
+    }
+  }
+
+  // The blocks of one period (each repeat alike), from two periods aligned together: false where that
+  // alignment does not cross into the second period at the start of both.
+  bool period_as_the_second_of_two(const Periodic& pa, const Periodic& pb, const std::vector<Repeat>& repeats,
+                                   std::vector<Block>& blocks) {
+    std::vector<Block> two;
+    match(Range{pa.start, pa.start + 2 * pa.period, pb.start, pb.start + 2 * pb.period, {}, true}, two);
+    if (!ok) return false;
+    const size_t ma = pa.start + pa.period, mb = pb.start + pb.period;  // where the second periods begin
+    std::vector<Block> second;
+    for (const Block& x : two) {
+      if (x.i + x.k <= ma && x.j + x.k <= mb) continue;      // the first periods'
+      if (x.i >= ma && x.j >= mb) {                           // the second's
+        second.push_back(Block{x.i - pa.period, x.j - pb.period, x.k});
+      } else if (x.i < ma && x.j < mb && ma - x.i == mb - x.j) {  // across both starts at once
+        second.push_back(Block{pa.start, pb.start, x.k - (ma - x.i)});
+      } else {
+        return false;  // a's period begins elsewhere than b's in this alignment
+      }
+    }
+    for (const Block& x : second) add_repeated(blocks, x, repeats);
+    return true;
+  }
+};
+
+// An edit script turning a into b: the anchors (a[i] == b[j], i and j
+// ascending), then in each range between them the Matcher's blocks. Between
+// blocks, a's calls alone come first, then b's. Empty with `ok` false when
+// the work passes work_limit.
 std::vector<Edit> diff(const std::vector<uint32_t>& a, const std::vector<uint32_t>& b,
                        const std::vector<Block>& anchors, size_t work_limit, bool& ok) {
-  ok = true;
   std::vector<Block> blocks = anchors;
-  std::vector<std::array<size_t, 4>> todo;
+  Matcher m{a, b, work_limit};
   size_t i0 = 0, j0 = 0;
   for (const Block& x : anchors) {
-    todo.push_back({i0, x.i, j0, x.j});
+    m.match({i0, x.i, j0, x.j, {}}, blocks);
     i0 = x.i + x.k, j0 = x.j + x.k;
   }
-  todo.push_back({i0, a.size(), j0, b.size()});
-  size_t work = 0;
-  while (!todo.empty()) {
-    auto [alo, ahi, blo, bhi] = todo.back();
-    todo.pop_back();
-    if (alo >= ahi || blo >= bhi) continue;
-    work += (ahi - alo) + (bhi - blo);
-    if (work > work_limit) {
-      ok = false;
-      return {};
-    }
-    const Block x = longest_block(a, alo, ahi, b, blo, bhi);
-    if (x.k == 0) continue;
-    blocks.push_back(x);
-    todo.push_back({alo, x.i, blo, x.j});
-    todo.push_back({x.i + x.k, ahi, x.j + x.k, bhi});
-  }
-  std::sort(blocks.begin(), blocks.end(), [](const Block& x, const Block& y) { return x.i < y.i; });
+  m.match({i0, a.size(), j0, b.size(), {}}, blocks);
+  ok = m.ok;
+  if (!ok) return {};
+  std::sort(blocks.begin(), blocks.end(), [](const Block& x, const Block& y) {
+    return std::tie(x.i, x.j, x.k) < std::tie(y.i, y.j, y.k);  // an empty block before the one it starts
+  });
   std::vector<Edit> out;
   out.reserve(a.size() + b.size());
   size_t i = 0, j = 0;

@@ -604,6 +604,53 @@ TEST(Merge, AlignedHalvesThatMakeDifferentNumbersOfExchangesRepeatEveryCycle) {
   EXPECT_FALSE(repeats);
 }
 
+// NPB MG's V-cycles again, with fewer exchanges on each side of the halves'
+// difference: per cycle one half makes C R C^2 and the other C^3 S C^2.
+// Aligned run against run (the longest common run, then each side), the
+// common runs that cross from one cycle into the next paired the halves'
+// exchanges one way and the first cycle, which has no cycle before it,
+// another way: the first V-cycle stayed out of the loop (MG at 16 ranks,
+// class C: a main loop of 19 of its 20 V-cycles). Each half's calls repeat
+// with the cycle, the same number of times: aligned period against period,
+// every cycle is merged alike.
+TEST(Merge, AlignedPeriodicHalvesMergeEveryCycleAlike) {
+  for (int cycles : {2, 3, 7, 20}) {
+    auto program = [&](uint32_t r) {
+      const bool first = r < 2;
+      const int64_t peer = (r + 2) % 4;
+      std::vector<Syn> v{simple(kFunc_MPI_Init, 0)};
+      auto exchanges = [&](int n) {
+        for (int k = 0; k < n; ++k) {
+          v.push_back(send(10, r ^ 1));
+          v.back().gap = 100000;
+          v.push_back(recv(11, r ^ 1));
+        }
+      };
+      for (int c = 0; c < cycles; ++c) {
+        exchanges(first ? 1 : 3);
+        v.push_back(first ? recv(20, peer) : send(30, peer));
+        v.back().gap = 100000;
+        v.push_back(first ? recv(21, peer) : send(31, peer));
+        exchanges(2);
+      }
+      v.push_back(simple(kFunc_MPI_Finalize, 1));
+      return v;
+    };
+    Result res = run(4, program, 64, merge::Order::kAlign);
+    const MergedTrace& m = res.merged;
+    ASSERT_EQ((m.events.size() - 2) % static_cast<size_t>(cycles), 0u) << cycles;
+    const size_t len = (m.events.size() - 2) / static_cast<size_t>(cycles);
+    const auto first = cycle_events(m, 0, len);
+    for (int c = 1; c < cycles; ++c) EXPECT_EQ(cycle_events(m, c, len), first) << cycles << " cycles, cycle " << c;
+    // and in each cycle some of the halves' exchanges are one event of all ranks (two of the three here:
+    // one period aligned alone, as two aligned together pair one half's C^3 across its periods with the
+    // other's first C^3, the longest common run found earliest)
+    size_t by_all = 0;
+    for (const auto& [id, ranks] : first) by_all += ranks == all(4);
+    EXPECT_EQ(by_all, 2u * 2) << cycles;
+  }
+}
+
 TEST(Merge, AlignmentBeyondItsWorkBoundIsTheGreedyWalk) {
   auto program = [](uint32_t r) { return uneven_halves(r, 4); };
   Result bounded = run(4, program, 64, merge::Order::kAlign, 0);  // no work allowed: every alignment is over the bound
@@ -650,18 +697,22 @@ TEST(Merge, AutoOrderIsTheAlignmentWhereItsFoldIsShorter) {
 
 // A bandwidth test's two sides run different code (tests/apps/window_bw.c,
 // the OSU micro-benchmarks' osu_bw): rank 0 sends a window of messages and
-// receives an acknowledgement, rank 1 the other way round. Aligned, each
-// rank's calls stand apart from its partner's, and every message crosses the
-// iterations of its loop: the fold counts them (FoldedProgram::
-// crossing_messages), and the judge skelgen uses scores them beside the
-// folded length, so that auto keeps the walk, whose loops keep their
-// messages, even where the alignment folds shorter.
+// receives an acknowledgement, rank 1 the other way round; here the window
+// changes from round to round, with no period the rounds repeat. Aligned,
+// each rank's calls stand apart from its partner's (they have none in
+// common), and every message crosses the iterations of its loop: the fold
+// counts them (FoldedProgram::crossing_messages), and the judge skelgen uses
+// scores them beside the folded length, so that auto keeps the walk, whose
+// loops keep their messages, even where the alignment folds shorter. (With
+// one window in every round, the alignment merges each round's two halves
+// together, as one period of both ranks' loops, and no message crosses.)
 TEST(Merge, AutoOrderKeepsTheOrderWhoseLoopsKeepTheirMessages) {
   const int rounds = 12, window = 8;
   auto program = [&](uint32_t r) {
     std::vector<Syn> v{simple(kFunc_MPI_Init, 0)};
     for (int i = 0; i < rounds; ++i) {
-      for (int w = 0; w < window; ++w) v.push_back(r == 0 ? send(10, 1, 1 << (i % 4)) : recv(20, 0, 1 << (i % 4)));
+      const int messages = 1 + (5 * i) % window;  // 1, 6, 3, 8, 5, 2, 7, 4, 1, ...
+      for (int w = 0; w < messages; ++w) v.push_back(r == 0 ? send(10, 1, 1 << (i % 4)) : recv(20, 0, 1 << (i % 4)));
       v.push_back(r == 0 ? recv(11, 1, 4) : send(21, 0, 4));
     }
     v.push_back(simple(kFunc_MPI_Finalize, 1));
@@ -678,6 +729,18 @@ TEST(Merge, AutoOrderKeepsTheOrderWhoseLoopsKeepTheirMessages) {
   EXPECT_EQ(opt.judge(aligned.merged), a.length() + a.crossing_messages);
   Result automatic = run(2, program, 64, merge::Order::kAuto, kDefaultWork, opt.judge);
   EXPECT_EQ(automatic.ordered.used, merge::Order::kWalk);
+  // one window in every round: aligned period against period, no message crosses
+  auto steady = [&](uint32_t r) {
+    std::vector<Syn> v{simple(kFunc_MPI_Init, 0)};
+    for (int i = 0; i < rounds; ++i) {
+      for (int w = 0; w < window; ++w) v.push_back(r == 0 ? send(10, 1, 4) : recv(20, 0, 4));
+      v.push_back(r == 0 ? recv(11, 1, 4) : send(21, 0, 4));
+    }
+    v.push_back(simple(kFunc_MPI_Finalize, 1));
+    return v;
+  };
+  const FoldedProgram s = fold::compress(run(2, steady, 64, merge::Order::kAlign).merged, {});
+  EXPECT_EQ(s.crossing_messages, 0u) << s.to_string();
 }
 
 // NPB MG's zran3 at 16 ranks: ten rounds of four MPI_Allreduce, the fourth
