@@ -162,9 +162,10 @@ std::pair<Periodic, Periodic> common_periods(const std::vector<uint32_t>& a, siz
                                              const std::vector<uint32_t>& b, size_t blo, size_t bhi) {
   constexpr size_t kMinRange = 4;  // calls; a shorter range is aligned block by block
   if (ahi - alo < kMinRange || bhi - blo < kMinRange) return {};
-  const Periodic x = longest_periodic(a, alo, ahi), y = longest_periodic(b, blo, bhi);
-  const bool mostly = 2 * x.count * x.period >= ahi - alo && 2 * y.count * y.period >= bhi - blo;
-  if (x.count < 2 || x.count != y.count || !mostly) return {};
+  const Periodic x = longest_periodic(a, alo, ahi);
+  if (x.count < 2 || 2 * x.count * x.period < ahi - alo) return {};  // b's is not sought where a's fails
+  const Periodic y = longest_periodic(b, blo, bhi);
+  if (y.count != x.count || 2 * y.count * y.period < bhi - blo) return {};
   return {x, y};
 }
 

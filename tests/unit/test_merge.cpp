@@ -708,16 +708,20 @@ TEST(Merge, AutoOrderIsTheAlignmentWhereItsFoldIsShorter) {
 // together, as one period of both ranks' loops, and no message crosses.)
 TEST(Merge, AutoOrderKeepsTheOrderWhoseLoopsKeepTheirMessages) {
   const int rounds = 12, window = 8;
-  auto program = [&](uint32_t r) {
-    std::vector<Syn> v{simple(kFunc_MPI_Init, 0)};
-    for (int i = 0; i < rounds; ++i) {
-      const int messages = 1 + (5 * i) % window;  // 1, 6, 3, 8, 5, 2, 7, 4, 1, ...
-      for (int w = 0; w < messages; ++w) v.push_back(r == 0 ? send(10, 1, 1 << (i % 4)) : recv(20, 0, 1 << (i % 4)));
-      v.push_back(r == 0 ? recv(11, 1, 4) : send(21, 0, 4));
-    }
-    v.push_back(simple(kFunc_MPI_Finalize, 1));
-    return v;
+  // round i: messages(i) messages of bytes(i) bytes, then the acknowledgement
+  auto bandwidth = [&](std::function<int(int)> messages, std::function<int64_t(int)> bytes) {
+    return [=](uint32_t r) {
+      std::vector<Syn> v{simple(kFunc_MPI_Init, 0)};
+      for (int i = 0; i < rounds; ++i) {
+        for (int w = 0; w < messages(i); ++w) v.push_back(r == 0 ? send(10, 1, bytes(i)) : recv(20, 0, bytes(i)));
+        v.push_back(r == 0 ? recv(11, 1, 4) : send(21, 0, 4));
+      }
+      v.push_back(simple(kFunc_MPI_Finalize, 1));
+      return v;
+    };
   };
+  auto program = bandwidth([&](int i) { return 1 + (5 * i) % window; },  // 1, 6, 3, 8, 5, 2, 7, 4, 1, ...
+                           [](int i) { return int64_t{1} << (i % 4); });
   Result aligned = run(2, program, 64, merge::Order::kAlign);
   Result walked = run(2, program, 64, merge::Order::kWalk);
   const FoldedProgram a = fold::compress(aligned.merged, {}), w = fold::compress(walked.merged, {});
@@ -730,15 +734,7 @@ TEST(Merge, AutoOrderKeepsTheOrderWhoseLoopsKeepTheirMessages) {
   Result automatic = run(2, program, 64, merge::Order::kAuto, kDefaultWork, opt.judge);
   EXPECT_EQ(automatic.ordered.used, merge::Order::kWalk);
   // one window in every round: aligned period against period, no message crosses
-  auto steady = [&](uint32_t r) {
-    std::vector<Syn> v{simple(kFunc_MPI_Init, 0)};
-    for (int i = 0; i < rounds; ++i) {
-      for (int w = 0; w < window; ++w) v.push_back(r == 0 ? send(10, 1, 4) : recv(20, 0, 4));
-      v.push_back(r == 0 ? recv(11, 1, 4) : send(21, 0, 4));
-    }
-    v.push_back(simple(kFunc_MPI_Finalize, 1));
-    return v;
-  };
+  auto steady = bandwidth([&](int) { return window; }, [](int) { return int64_t{4}; });
   const FoldedProgram s = fold::compress(run(2, steady, 64, merge::Order::kAlign).merged, {});
   EXPECT_EQ(s.crossing_messages, 0u) << s.to_string();
 }
